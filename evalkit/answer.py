@@ -1,0 +1,75 @@
+"""The final answer text a run is judged against (spec §1.7).
+
+Result events carry the headless answer, one per segment, and all of them are answers; an
+interactive transcript has none, so the answer falls back to the last main-thread assistant text
+block. Which source was used is reported, because an answer from narration reads differently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from evalkit.ecma import js_string, js_trim, js_truthy
+from evalkit.errors import TranscriptError
+
+__all__ = ["FinalAnswer", "final_answer"]
+
+AnswerSource = Literal["result", "assistant_fallback", "none"]
+
+
+@dataclass(frozen=True)
+class FinalAnswer:
+    """The answer text and where it came from.
+
+    Attributes:
+        text: The answer, untrimmed (`""` when there is none).
+        source: `result` (result events' strings joined), `assistant_fallback` (the last
+            main-thread text block) or `none`.
+        has_answer: The text is non-empty after ECMAScript trimming (§10.6).
+    """
+
+    text: str
+    source: AnswerSource
+
+    @property
+    def has_answer(self) -> bool:
+        return js_trim(self.text) != ""
+
+
+def final_answer(events: Sequence[dict[str, Any]], *, path: str = "(transcript)") -> FinalAnswer:
+    """§1.7: result strings joined with a blank line, else the last main-thread text block.
+
+    Raises:
+        TranscriptError: The fallback meets a main-thread assistant event whose content is a
+            non-empty string (the reference crashes there, §9.1 case 3).
+    """
+    results = [e["result"] for e in events
+               if e.get("type") == "result" and isinstance(e.get("result"), str)]
+    if results:
+        return FinalAnswer("\n\n".join(results), "result")
+    answer = ""
+    for event in events:
+        # `parent_tool_use_id` of "" is a subagent thread: test for None, not truthiness (§1.8).
+        if event.get("type") != "assistant" or event.get("parent_tool_use_id") is not None:
+            continue
+        message = event.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str) and content:
+            raise TranscriptError(path, "main-thread assistant content is a string and there is "
+                                        "no result text (the reference harness crashes here)")
+        if not isinstance(content, list):
+            continue
+        text = "".join(_block_text(b) for b in content
+                       if isinstance(b, dict) and b.get("type") == "text")
+        if js_trim(text):
+            answer = text
+    return FinalAnswer(answer, "assistant_fallback" if answer else "none")
+
+
+def _block_text(block: dict[str, Any]) -> str:
+    text = block.get("text")
+    if not js_truthy(text):
+        return ""
+    return text if isinstance(text, str) else js_string(text)

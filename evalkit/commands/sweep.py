@@ -1,0 +1,15 @@
+"""`evalkit sweep` — placeholder until its issue lands (it prints that and exits 2)."""
+
+from __future__ import annotations
+
+import sys
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("sweep", help="(not built yet)")
+    parser.set_defaults(func=_run)
+
+
+def _run(args) -> int:
+    print("evalkit sweep: not built yet", file=sys.stderr)
+    return 2

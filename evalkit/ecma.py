@@ -1,0 +1,246 @@
+"""ECMAScript semantics the reference harness relies on, ported once (spec §10).
+
+The reference is a Node.js script. Wherever JavaScript and Python disagree on a primitive —
+string length, number formatting, rounding, trimming, JSON serialisation, what a regex class
+matches — the JavaScript behaviour is reproduced here and every other module calls these
+functions instead of the Python built-ins.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+__all__ = [
+    "JS_WHITESPACE",
+    "LINE_START",
+    "LINE_END",
+    "DOT",
+    "WS",
+    "NOT_WS",
+    "utf16_len",
+    "utf16_prefix",
+    "printable",
+    "js_trim",
+    "js_truthy",
+    "js_string",
+    "number_str",
+    "js_json",
+    "fix",
+    "jround",
+    "grp",
+    "pct1",
+    "rj",
+    "lj",
+    "pl",
+]
+
+# §10.3 / §10.6: ECMAScript's whitespace set, used by `\s`, `trim()` and the answer tests.
+JS_WHITESPACE = (
+    "\t\n\x0b\x0c\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+# Regex fragments with ECMAScript meaning (§10.3). Python's `re.M` breaks lines only at "\n",
+# and `.` excludes only "\n"; ECMAScript's line terminators are \n, \r, U+2028 and U+2029.
+_TERMINATORS = "\\n\\r\\u2028\\u2029"
+LINE_START = f"(?<![^{_TERMINATORS}])"
+LINE_END = f"(?![^{_TERMINATORS}])"
+DOT = f"[^{_TERMINATORS}]"
+WS = "[\\t-\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]"
+NOT_WS = "[^\\t-\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]"
+
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
+def utf16_len(s: str) -> int:
+    """Length in UTF-16 code units, JavaScript's `s.length` (§10.1): an emoji counts 2."""
+    n = len(s)
+    if s.isascii():
+        return n
+    return n + len(_ASTRAL.findall(s))
+
+
+def utf16_prefix(s: str, units: int) -> str:
+    """The first `units` UTF-16 code units of `s` (`s.slice(0, units)`).
+
+    A cut through a surrogate pair leaves a lone high surrogate, as JavaScript does; `printable`
+    turns it into U+FFFD for output.
+    """
+    if s.isascii() or units <= 0:
+        return s[: max(units, 0)]
+    raw = s.encode("utf-16-le", "surrogatepass")[: 2 * units]
+    return raw.decode("utf-16-le", "surrogatepass")
+
+
+def printable(s: str) -> str:
+    """Replace lone surrogates with U+FFFD, as Node does when it writes a string."""
+    return s.encode("utf-8", "replace").decode("utf-8") if _has_lone_surrogate(s) else s
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _has_lone_surrogate(s: str) -> bool:
+    return not s.isascii() and _LONE_SURROGATE.search(s) is not None
+
+
+def js_trim(s: str) -> str:
+    """`String.prototype.trim` (§10.6): strips ECMAScript whitespace, not Python's set."""
+    return s.strip(JS_WHITESPACE)
+
+
+def js_truthy(x: Any) -> bool:
+    """ECMAScript truthiness (§1.5): `[]` and `{}` are true, `0`, `""`, null and false are not."""
+    if x is None or x is False:
+        return False
+    if isinstance(x, bool):
+        return True
+    if isinstance(x, int | float):
+        return x != 0 and not (isinstance(x, float) and math.isnan(x))
+    if isinstance(x, str):
+        return x != ""
+    return True
+
+
+def js_string(x: Any) -> str:
+    """ECMAScript `String(x)` for JSON values (§10.6)."""
+    if isinstance(x, str):
+        return x
+    if x is None:
+        return "null"
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, int | float):
+        return number_str(x)
+    if isinstance(x, list):
+        return ",".join("" if e is None else js_string(e) for e in x)
+    return "[object Object]"
+
+
+def number_str(x: float | int) -> str:
+    """ECMAScript Number-to-String (§10.2, §10.4): `44`, `12.5`, `1e-7`, `1e+21`, never `44.0`."""
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, int):
+        if abs(x) < 2**53:
+            return str(x)
+        x = float(x)
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    if x == 0:
+        return "0"
+    sign = "-" if x < 0 else ""
+    # repr() gives the shortest round-trip digits, as ECMAScript requires; only the layout differs.
+    _, digits_t, exp = Decimal(repr(abs(x))).as_tuple()
+    digits = "".join(map(str, digits_t)).rstrip("0") or "0"
+    exp += len(digits_t) - len(digits)
+    k = len(digits)
+    n = exp + k  # value = 0.<digits> × 10^n
+    if k <= n <= 21:
+        body = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        body = digits[:n] + "." + digits[n:]
+    elif -6 < n <= 0:
+        body = "0." + "0" * (-n) + digits
+    else:
+        e = n - 1
+        mant = digits if k == 1 else digits[0] + "." + digits[1:]
+        body = f"{mant}e{'+' if e >= 0 else '-'}{abs(e)}"
+    return sign + body
+
+
+_JSON_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+}
+_NEEDS_ESCAPE = re.compile('["\\\\\x00-\x1f\ud800-\udfff]')
+
+
+def _quote(s: str) -> str:
+    def esc(m: re.Match[str]) -> str:
+        c = m.group(0)
+        return _JSON_ESCAPES.get(c) or f"\\u{ord(c):04x}"
+
+    return '"' + _NEEDS_ESCAPE.sub(esc, s) + '"'
+
+
+def _is_array_index(key: str) -> bool:
+    return key.isdigit() and key.isascii() and str(int(key)) == key and int(key) < 2**32 - 1
+
+
+def js_json(x: Any) -> str:
+    """`JSON.stringify(x)` with no indentation (§10.2).
+
+    Differs from `json.dumps(..., separators=(",", ":"), ensure_ascii=False)` in number layout,
+    lone surrogates (escaped), non-finite numbers (`null`) and key order (array-index keys first).
+    """
+    if x is None:
+        return "null"
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, int | float):
+        if isinstance(x, float) and not math.isfinite(x):
+            return "null"
+        return number_str(x)
+    if isinstance(x, str):
+        return _quote(x)
+    if isinstance(x, list | tuple):
+        return "[" + ",".join(js_json(e) for e in x) + "]"
+    if isinstance(x, dict):
+        keys = list(x)
+        index_keys = sorted((k for k in keys if _is_array_index(k)), key=int)
+        other = [k for k in keys if not _is_array_index(k)]
+        return "{" + ",".join(_quote(k) + ":" + js_json(x[k]) for k in index_keys + other) + "}"
+    raise TypeError(f"not a JSON value: {type(x).__name__}")
+
+
+def fix(x: float, d: int) -> str:
+    """`Number.prototype.toFixed(d)`: exact binary value, ties away from zero (§10.4)."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return number_str(x)
+    q = Decimal(x).quantize(Decimal(1).scaleb(-d), rounding=ROUND_HALF_UP)
+    text = f"{q:f}"
+    # (-0).toFixed(1) is "0.0", but (-0.04).toFixed(1) keeps its sign: "-0.0".
+    return text.lstrip("-") if x == 0 else text
+
+
+def jround(x: float) -> int:
+    """`Math.round`: nearest integer, exact halves toward +∞ (§10.4)."""
+    f = math.floor(x)
+    return int(f + 1 if x - f >= 0.5 else f)
+
+
+def grp(n: int | float) -> str:
+    """Comma thousands separators: `17465` → `17,465`."""
+    if isinstance(n, float) and n.is_integer():
+        n = int(n)
+    return f"{n:,}"
+
+
+def pct1(f: float) -> str:
+    """A fraction as a percentage with one decimal, `fix(f × 100, 1) + "%"`."""
+    return fix(f * 100, 1) + "%"
+
+
+def rj(s: str, w: int) -> str:
+    """`padStart(w)`, counting UTF-16 units; never truncates."""
+    return " " * max(0, w - utf16_len(s)) + s
+
+
+def lj(s: str, w: int) -> str:
+    """`padEnd(w)`, counting UTF-16 units; never truncates."""
+    return s + " " * max(0, w - utf16_len(s))
+
+
+def pl(n: int, word: str) -> str:
+    """`word` when `n` is 1, else `word + "s"`."""
+    return word if n == 1 else word + "s"

@@ -1,0 +1,371 @@
+"""Reading Claude Code stream-json transcripts into one event list (spec §1.1–1.6).
+
+A *session* is an ordered list of segment files (`run-X.jsonl`, `run-X.t2.jsonl`, …); their events
+are concatenated in the order given. Reading is tolerant and accountable: every line that is
+skipped is counted per file in a `SegmentRead`, never silently lost from view, while the events
+that survive are exactly the ones the reference harness keeps.
+
+Errors (a missing, unreadable or non-regular path; a line the reference crashes on) raise
+`TranscriptError`, which names the file and, where it can, the line.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import stat
+import zlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalkit.ecma import js_json, js_string, js_truthy
+from evalkit.errors import TranscriptError
+
+__all__ = [
+    "EXPLORE",
+    "SegmentRead",
+    "Transcript",
+    "ToolResult",
+    "read_transcript",
+    "read_segment",
+    "parse_line",
+    "is_explore",
+    "family",
+    "result_text",
+    "tool_results",
+    "explore_texts",
+]
+
+# §1.4: the name the harness registers; any MCP server prefix works for `is_explore`.
+EXPLORE = "mcp__codegraph__codegraph_explore"
+_MAX_SAFE_INTEGER = 2**53
+
+
+@dataclass(frozen=True)
+class SegmentRead:
+    """What reading one segment file kept and skipped.
+
+    Attributes:
+        path: The file as the caller named it.
+        lines: Pieces after splitting the decoded text on "\\n" (a final empty piece included).
+        events: Lines kept as events (JSON objects).
+        blank: Empty pieces skipped.
+        malformed: Pieces that are not valid JSON (partial lines, NaN, a leading BOM), skipped.
+        non_object: Valid JSON that is not an object (numbers, strings, arrays), ignored.
+        invalid_utf8: Lines holding bytes that are not UTF-8, decoded with U+FFFD.
+        gzip: The file was gzip-compressed.
+        truncated_gzip: The gzip stream ended early; what was decompressed is kept.
+    """
+
+    path: str
+    lines: int = 0
+    events: int = 0
+    blank: int = 0
+    malformed: int = 0
+    non_object: int = 0
+    invalid_utf8: int = 0
+    gzip: bool = False
+    truncated_gzip: bool = False
+
+    @property
+    def skipped(self) -> int:
+        """Non-blank lines that did not become events."""
+        return self.malformed + self.non_object
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """The events of one session, all segments concatenated (§1.1).
+
+    Attributes:
+        paths: The segment files, in order.
+        events: Every kept event (a JSON object as a dict), in file then line order.
+        segments: One `SegmentRead` per file.
+        segment_starts: Index into `events` where each segment's events begin.
+    """
+
+    paths: tuple[str, ...]
+    events: list[dict[str, Any]] = field(repr=False)
+    segments: tuple[SegmentRead, ...]
+    segment_starts: tuple[int, ...]
+
+    @property
+    def skipped_lines(self) -> int:
+        return sum(s.skipped for s in self.segments)
+
+
+def _check_regular_file(path: str) -> None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        why = "broken symbolic link" if os.path.islink(path) else "no such file"
+        raise TranscriptError(path, why) from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise TranscriptError(path, "symbolic link loop") from None
+        raise TranscriptError(path, f"cannot read: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise TranscriptError(path, "is a directory, not a transcript file")
+    if not stat.S_ISREG(st.st_mode):
+        raise TranscriptError(path, "not a regular file")
+
+
+def _read_bytes(path: str) -> tuple[bytes, bool, bool]:
+    """The file's bytes, gunzipped when it starts with the gzip magic (so `.jsonl.gz` just works)."""
+    _check_regular_file(path)
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise TranscriptError(path, f"cannot read: {exc.strerror or exc}") from None
+    if not data.startswith(b"\x1f\x8b"):
+        return data, False, False
+    out = bytearray()
+    rest = data
+    truncated = False
+    # Concatenated gzip members are valid gzip; a cut-off stream keeps what it decompressed.
+    while rest:
+        d = zlib.decompressobj(wbits=31)
+        try:
+            out += d.decompress(rest)
+        except zlib.error as exc:
+            if not out:
+                raise TranscriptError(path, f"not a readable gzip file ({exc})") from None
+            truncated = True
+            break
+        if not d.eof:
+            truncated = True
+            break
+        rest = d.unused_data
+    return bytes(out), True, truncated
+
+
+def _reject_constant(name: str) -> Any:
+    # §10.2: ECMAScript's JSON.parse rejects NaN and ±Infinity, so such a line is skipped.
+    raise ValueError(f"{name} is not JSON")
+
+
+def _parse_int(text: str) -> int | float:
+    # §10.2: numbers are doubles; integers beyond 2^53 lose precision as they do in Node.
+    value = int(text)
+    return value if -_MAX_SAFE_INTEGER <= value <= _MAX_SAFE_INTEGER else float(value)
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
+
+
+def parse_line(piece: str) -> tuple[bool, Any]:
+    """Parse one line as ECMAScript's JSON.parse would: `(ok, value)`."""
+    try:
+        value, end = _DECODER.raw_decode(piece, _skip_ws(piece, 0))
+    except (ValueError, RecursionError):
+        return False, None
+    if _skip_ws(piece, end) != len(piece):
+        return False, None
+    return True, value
+
+
+def _skip_ws(s: str, i: int) -> int:
+    # JSON whitespace only (space, \t, \n, \r): a leading BOM is *not* skipped (§1.1).
+    n = len(s)
+    while i < n and s[i] in " \t\n\r":
+        i += 1
+    return i
+
+
+def read_segment(path: str, *, drop_falsy: bool = False) -> tuple[list[dict[str, Any]], SegmentRead]:
+    """Read one segment file: its events and the account of what was skipped.
+
+    Args:
+        path: A `.jsonl` file, optionally gzip-compressed.
+        drop_falsy: The interactive reader's rule (§1.10 step 5): lines parsing to `null`,
+            `false`, `0` or `""` are dropped instead of raising.
+
+    Raises:
+        TranscriptError: The path is missing, unreadable or not a regular file, or a line is JSON
+            `null` (the reference crashes on it, §9.1 case 1) and `drop_falsy` is off.
+    """
+    data, gz, truncated = _read_bytes(path)
+    events: list[dict[str, Any]] = []
+    blank = malformed = non_object = invalid = 0
+    raw_lines = data.split(b"\n")  # 0x0A never occurs inside a UTF-8 sequence (§10.8)
+    for lineno, raw in enumerate(raw_lines, start=1):
+        if not raw:
+            blank += 1
+            continue
+        try:
+            piece = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            piece = raw.decode("utf-8", "replace")
+            invalid += 1
+        ok, value = parse_line(piece)
+        if not ok:
+            malformed += 1
+        elif isinstance(value, dict):
+            events.append(value)
+        elif value is None and not drop_falsy:
+            raise TranscriptError(path, "line is JSON null (the reference harness crashes here)", lineno)
+        else:
+            non_object += 1
+    account = SegmentRead(
+        path=path,
+        lines=len(raw_lines),
+        events=len(events),
+        blank=blank,
+        malformed=malformed,
+        non_object=non_object,
+        invalid_utf8=invalid,
+        gzip=gz,
+        truncated_gzip=truncated,
+    )
+    return events, account
+
+
+def read_transcript(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
+                    drop_falsy: bool = False) -> Transcript:
+    """Read the segment files of one session, in the order given (§1.1).
+
+    The caller orders `.tN` segments numerically; `evalkit.sweep` discovery does.
+    """
+    if isinstance(paths, str | os.PathLike):
+        paths = [paths]
+    names = tuple(os.fspath(p) for p in paths)
+    if not names:
+        raise TranscriptError("(no files)", "a session needs at least one segment file")
+    events: list[dict[str, Any]] = []
+    accounts: list[SegmentRead] = []
+    starts: list[int] = []
+    for name in names:
+        starts.append(len(events))
+        seg_events, account = read_segment(name, drop_falsy=drop_falsy)
+        events.extend(seg_events)
+        accounts.append(account)
+    return Transcript(names, events, tuple(accounts), tuple(starts))
+
+
+# --- tool names and results (§1.4, §1.5) ---------------------------------------------------
+
+
+def is_explore(name: Any) -> bool:
+    """§1.4: the tool name contains `codegraph_explore` (any MCP server prefix)."""
+    return isinstance(name, str) and "codegraph_explore" in name
+
+
+def family(name: Any) -> str:
+    """§1.4: `codegraph`, `read`, `search`, `bash` or `other`, tested in that order."""
+    if not isinstance(name, str):
+        name = js_string(name) if name is not None else ""
+    if "codegraph" in name:
+        return "codegraph"
+    if name in ("Read", "NotebookRead"):
+        return "read"
+    if name in ("Grep", "Glob"):
+        return "search"
+    if name in ("Bash", "BashOutput"):
+        return "bash"
+    return "other"
+
+
+def result_text(content: Any, *, path: str = "(transcript)") -> str:
+    """`textOf(content)` (§1.5): a tool_result's text, array pieces glued with no separator."""
+    if isinstance(content, list):
+        parts = []
+        for el in content:
+            if el is None:
+                raise TranscriptError(path, "null element in a tool_result content array "
+                                            "(the reference harness crashes here)")
+            if isinstance(el, dict) and el.get("text") is not None:
+                text = el["text"]
+                parts.append(text if isinstance(text, str) else js_string(text))
+            elif isinstance(el, str):
+                parts.append(el)
+            else:
+                parts.append(js_json(el))
+        return "".join(parts)
+    if isinstance(content, str):
+        return content
+    if content is None:
+        return ""
+    return js_json(content)
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """One `tool_result` block, with the tool name known at that point of the stream (§1.5).
+
+    Attributes:
+        index: Position of the holding event in the event list.
+        tool_use_id: The id it answers.
+        name: The tool's name, `""` when the id was not (yet) seen.
+        is_error: ECMAScript truthiness of `is_error`.
+        text: `result_text` of its content.
+        thread: `parent_tool_use_id` of the holding event, or `"main"` (§1.8).
+    """
+
+    index: int
+    tool_use_id: Any
+    name: str
+    is_error: bool
+    text: str
+    thread: str
+
+
+def _thread(event: dict[str, Any]) -> str:
+    parent = event.get("parent_tool_use_id")
+    return "main" if parent is None else js_string(parent)
+
+
+def tool_results(events: Sequence[dict[str, Any]], *, path: str = "(transcript)",
+                 any_type: bool = False) -> Iterator[ToolResult]:
+    """Every tool_result block in stream order, named by the tool_use seen before it (§1.5).
+
+    Args:
+        events: The event list.
+        path: Named in errors.
+        any_type: Walk every event whose `message.content` is an array, as the interactive
+            parser's `collectExploreTexts` does (§1.6), instead of assistant/user events only.
+    """
+    names: dict[Any, Any] = {}
+    for i, event in enumerate(events):
+        etype = event.get("type")
+        if not any_type and etype not in ("assistant", "user"):
+            continue
+        message = event.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, list):
+            continue
+        for block in content:
+            if block is None:
+                if any_type and etype not in ("assistant", "user"):
+                    continue
+                raise TranscriptError(path, f"null block in a {etype} message's content "
+                                            "(the reference harness crashes here)")
+            if not isinstance(block, dict):
+                continue
+            btype = block.get("type")
+            if btype == "tool_use" and (any_type or etype == "assistant"):
+                names[_hashable(block.get("id"))] = block.get("name")
+            elif btype == "tool_result" and (any_type or etype == "user"):
+                name = names.get(_hashable(block.get("tool_use_id")), "")
+                yield ToolResult(
+                    index=i,
+                    tool_use_id=block.get("tool_use_id"),
+                    name=name if isinstance(name, str) else js_string(name),
+                    is_error=js_truthy(block.get("is_error")),
+                    text=result_text(block.get("content"), path=path),
+                    thread=_thread(event),
+                )
+
+
+def _hashable(x: Any) -> Any:
+    # Ids are strings in practice; a malformed id (an object) must not crash the map.
+    return x if isinstance(x, str | int | float | bool | type(None)) else js_json(x)
+
+
+def explore_texts(events: Sequence[dict[str, Any]], *, path: str = "(transcript)",
+                  any_type: bool = False) -> list[str]:
+    """The answered explore texts of §1.6: non-error explore results, any thread, stream order."""
+    return [r.text for r in tool_results(events, path=path, any_type=any_type)
+            if is_explore(r.name) and not r.is_error]
