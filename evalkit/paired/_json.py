@@ -1,0 +1,116 @@
+"""Bounded JSON decoding shared by the case manifest, evidence files and receipts (spec §3.1, §5.1).
+
+Python's `json` module accepts duplicate keys, `NaN`/`Infinity`, unbounded integers and nesting
+limited only by the interpreter's recursion limit. evalkit refuses all of these explicitly, with
+its own bounds (spec §11 "Bounded JSON"): nesting depth 64, integer magnitude 2^53 - 1, no
+duplicate keys, no non-finite numbers. The integer bound is checked on the digit string before
+conversion, so it never depends on CPython's integer-digit limit.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+__all__ = ["MAX_DEPTH", "MAX_SAFE_INTEGER", "BoundsError", "SyntaxProblem", "decode_bounded"]
+
+MAX_DEPTH = 64
+MAX_SAFE_INTEGER = 2**53 - 1
+# "-9007199254740991" is 17 characters; anything longer is out of range without converting.
+_MAX_INT_CHARS = len(str(-MAX_SAFE_INTEGER))
+
+
+class BoundsError(ValueError):
+    """The text is JSON but breaks one of evalkit's bounds (depth, integer, duplicate, NaN)."""
+
+
+class SyntaxProblem(ValueError):
+    """The text is not JSON. `message` is the decoder's position text; `line` is 1-based."""
+
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+
+def _parse_int(text: str) -> int:
+    if len(text) > _MAX_INT_CHARS:
+        raise BoundsError("integer out of range")
+    value = int(text)
+    if abs(value) > MAX_SAFE_INTEGER:
+        raise BoundsError("integer out of range")
+    return value
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e400 overflows to inf: as unbounded as Infinity itself
+        raise BoundsError("non-finite number")
+    return value
+
+
+def _parse_constant(name: str) -> Any:
+    raise BoundsError("NaN or Infinity")
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise BoundsError("duplicate key")
+        obj[key] = value
+    return obj
+
+
+def _depth_ok(value: Any) -> bool:
+    # Iterative walk: the decoder already bounded recursion, this enforces evalkit's own limit.
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > MAX_DEPTH:
+            return False
+        stack.extend((child, depth + 1) for child in children)
+    return True
+
+
+def decode_bounded(text: str) -> Any:
+    """Decode `text` as bounded JSON.
+
+    Raises:
+        SyntaxProblem: the text is not JSON at all.
+        BoundsError: the text is JSON that breaks a bound.
+    """
+    try:
+        value = json.loads(
+            text,
+            object_pairs_hook=_pairs,
+            parse_int=_parse_int,
+            parse_float=_parse_float,
+            parse_constant=_parse_constant,
+        )
+    except RecursionError as exc:  # far deeper than MAX_DEPTH
+        raise BoundsError("nesting too deep") from exc
+    except json.JSONDecodeError as exc:
+        raise SyntaxProblem(str(exc), exc.lineno) from exc
+    if not _depth_ok(value):
+        raise BoundsError("nesting too deep")
+    return value
+
+
+def canonical_dumps(obj: Any) -> str:
+    """The canonical serialization of files evalkit writes (spec §3.1): sorted, indent 2, one \\n."""
+    return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def fingerprint_dumps(obj: Any) -> bytes:
+    """The hashing serialization of case fingerprints and config digests (spec §2.5, §8.5)."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
+        "utf-8"
+    )
