@@ -45,8 +45,11 @@ def final_answer(events: Sequence[dict[str, Any]], *, path: str = "(transcript)"
         TranscriptError: The fallback meets a main-thread assistant event whose content is a
             non-empty string (the reference crashes there, §9.1 case 3).
     """
-    results = [e["result"] for e in events
-               if e.get("type") == "result" and isinstance(e.get("result"), str)]
+    results = [
+        e["result"]
+        for e in events
+        if e.get("type") == "result" and isinstance(e.get("result"), str)
+    ]
     if results:
         return FinalAnswer("\n\n".join(results), "result")
     answer = ""
@@ -57,12 +60,16 @@ def final_answer(events: Sequence[dict[str, Any]], *, path: str = "(transcript)"
         message = event.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         if isinstance(content, str) and content:
-            raise TranscriptError(path, "main-thread assistant content is a string and there is "
-                                        "no result text (the reference harness crashes here)")
+            raise TranscriptError(
+                path,
+                "main-thread assistant content is a string and there is "
+                "no result text (the reference harness crashes here)",
+            )
         if not isinstance(content, list):
             continue
-        text = "".join(_block_text(b) for b in content
-                       if isinstance(b, dict) and b.get("type") == "text")
+        text = "".join(
+            _block_text(b) for b in content if isinstance(b, dict) and b.get("type") == "text"
+        )
         if js_trim(text):
             answer = text
     return FinalAnswer(answer, "assistant_fallback" if answer else "none")

@@ -76,7 +76,7 @@ def utf16_prefix(s: str, units: int) -> str:
 
 def printable(s: str) -> str:
     """Replace lone surrogates with U+FFFD, as Node does when it writes a string."""
-    return s.encode("utf-8", "replace").decode("utf-8") if _has_lone_surrogate(s) else s
+    return _LONE_SURROGATE.sub("\ufffd", s) if _has_lone_surrogate(s) else s
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")

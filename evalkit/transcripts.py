@@ -175,7 +175,9 @@ def _skip_ws(s: str, i: int) -> int:
     return i
 
 
-def read_segment(path: str, *, drop_falsy: bool = False) -> tuple[list[dict[str, Any]], SegmentRead]:
+def read_segment(
+    path: str, *, drop_falsy: bool = False
+) -> tuple[list[dict[str, Any]], SegmentRead]:
     """Read one segment file: its events and the account of what was skipped.
 
     Args:
@@ -206,7 +208,9 @@ def read_segment(path: str, *, drop_falsy: bool = False) -> tuple[list[dict[str,
         elif isinstance(value, dict):
             events.append(value)
         elif value is None and not drop_falsy:
-            raise TranscriptError(path, "line is JSON null (the reference harness crashes here)", lineno)
+            raise TranscriptError(
+                path, "line is JSON null (the reference harness crashes here)", lineno
+            )
         else:
             non_object += 1
     account = SegmentRead(
@@ -223,8 +227,9 @@ def read_segment(path: str, *, drop_falsy: bool = False) -> tuple[list[dict[str,
     return events, account
 
 
-def read_transcript(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
-                    drop_falsy: bool = False) -> Transcript:
+def read_transcript(
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *, drop_falsy: bool = False
+) -> Transcript:
     """Read the segment files of one session, in the order given (§1.1).
 
     The caller orders `.tN` segments numerically; `evalkit.sweep` discovery does.
@@ -274,8 +279,11 @@ def result_text(content: Any, *, path: str = "(transcript)") -> str:
         parts = []
         for el in content:
             if el is None:
-                raise TranscriptError(path, "null element in a tool_result content array "
-                                            "(the reference harness crashes here)")
+                raise TranscriptError(
+                    path,
+                    "null element in a tool_result content array "
+                    "(the reference harness crashes here)",
+                )
             if isinstance(el, dict) and el.get("text") is not None:
                 text = el["text"]
                 parts.append(text if isinstance(text, str) else js_string(text))
@@ -317,8 +325,9 @@ def _thread(event: dict[str, Any]) -> str:
     return "main" if parent is None else js_string(parent)
 
 
-def tool_results(events: Sequence[dict[str, Any]], *, path: str = "(transcript)",
-                 any_type: bool = False) -> Iterator[ToolResult]:
+def tool_results(
+    events: Sequence[dict[str, Any]], *, path: str = "(transcript)", any_type: bool = False
+) -> Iterator[ToolResult]:
     """Every tool_result block in stream order, named by the tool_use seen before it (§1.5).
 
     Args:
@@ -340,8 +349,11 @@ def tool_results(events: Sequence[dict[str, Any]], *, path: str = "(transcript)"
             if block is None:
                 if any_type and etype not in ("assistant", "user"):
                     continue
-                raise TranscriptError(path, f"null block in a {etype} message's content "
-                                            "(the reference harness crashes here)")
+                raise TranscriptError(
+                    path,
+                    f"null block in a {etype} message's content "
+                    "(the reference harness crashes here)",
+                )
             if not isinstance(block, dict):
                 continue
             btype = block.get("type")
@@ -364,8 +376,12 @@ def _hashable(x: Any) -> Any:
     return x if isinstance(x, str | int | float | bool | type(None)) else js_json(x)
 
 
-def explore_texts(events: Sequence[dict[str, Any]], *, path: str = "(transcript)",
-                  any_type: bool = False) -> list[str]:
+def explore_texts(
+    events: Sequence[dict[str, Any]], *, path: str = "(transcript)", any_type: bool = False
+) -> list[str]:
     """The answered explore texts of §1.6: non-error explore results, any thread, stream order."""
-    return [r.text for r in tool_results(events, path=path, any_type=any_type)
-            if is_explore(r.name) and not r.is_error]
+    return [
+        r.text
+        for r in tool_results(events, path=path, any_type=any_type)
+        if is_explore(r.name) and not r.is_error
+    ]

@@ -63,7 +63,9 @@ def XRES(id: str, paths: list[str], extra: str = "", error: bool = False) -> lis
     return _result_event(id, xres_text(paths, extra), error)
 
 
-def RESULT(text: str | None = None, subtype: str = "success", **fields: Any) -> list[dict[str, Any]]:
+def RESULT(
+    text: str | None = None, subtype: str = "success", **fields: Any
+) -> list[dict[str, Any]]:
     event: dict[str, Any] = {
         "type": "result",
         "subtype": subtype,
@@ -105,6 +107,7 @@ def lines(*groups: list[dict[str, Any]] | dict[str, Any]) -> list[dict[str, Any]
 
 
 def write_jsonl(path: Path, events: list[dict[str, Any]]) -> Path:
-    path.write_text("\n".join(json.dumps(e, ensure_ascii=False) for e in events) + "\n",
-                    encoding="utf-8")
+    path.write_text(
+        "\n".join(json.dumps(e, ensure_ascii=False) for e in events) + "\n", encoding="utf-8"
+    )
     return path

@@ -1,0 +1,216 @@
+"""Explore responses: file sections, their sizes, and the envelope view (spec §2, §4).
+
+A `codegraph_explore` response is markdown. Each file section starts at a line beginning with
+``**` `` and runs to the next one; the last runs to the first guidance quote (`"\\n> "`) after it.
+Every size is a count of UTF-16 code units (Decision 1).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from evalkit.ecma import DOT, LINE_START, grp, pct1, rj, utf16_len
+from evalkit.errors import UsageError
+
+__all__ = [
+    "DEFINING_KINDS",
+    "Symbol",
+    "Section",
+    "Envelope",
+    "split_sections",
+    "returned_paths",
+    "mentioned_paths",
+    "PATH_TOKEN",
+    "glob_to_regex",
+    "EnvelopeFile",
+    "EnvelopeView",
+    "envelope_view",
+    "format_envelope",
+]
+
+# §2.2 step 1: header at an ECMAScript line start; `[^`]` may cross lines, `.` may not.
+_HEADER = re.compile(LINE_START + r"\*\*`([^`]+)`\*\*(" + DOT + "*)")
+# §2.2 step 5: `name(kind)` labels of the header remainder; `\w` is ASCII (§10.3).
+_LABEL = re.compile(r"([A-Za-z_$][A-Za-z0-9_$.]*)\(([a-z_]+)\)")
+# §2.8: a path with at least one directory and an extension starting with a letter.
+PATH_TOKEN = re.compile(r"(?:[\w@.+-]+/)+[\w@.+-]+\.[A-Za-z]\w*", re.ASCII)
+_GUIDANCE = "\n> "
+
+# §2.3: the product's node kinds less file/import/export. `constructor` and `union` are not
+# here, as in the reference (quirk 5, §9.2).
+DEFINING_KINDS = frozenset(
+    "module class struct interface trait protocol function method property field variable "
+    "constant enum enum_member type_alias namespace route component".split()
+)
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A `name(kind)` header label with a defining kind."""
+
+    name: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class Section:
+    """One file section of an explore response.
+
+    Attributes:
+        path: The path between the backticks of the header.
+        chars: UTF-16 units charged to the file (§2.5).
+        symbols: Defined symbols listed in the header, in order.
+        at: UTF-16 offset of the header in the response.
+        header: The header remainder after ``**`path`**`` (e.g. `` — send(function), +3 more``).
+    """
+
+    path: str
+    chars: int
+    symbols: tuple[Symbol, ...]
+    at: int
+    header: str
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """The sections of one response and their total (`envelope`)."""
+
+    envelope: int
+    files: tuple[Section, ...]
+
+
+def split_sections(src: str | None) -> Envelope:
+    """Split a response into file sections (§2.2).
+
+    Section i spans from its header to the next header; the last one ends at the first
+    `"\\n> "` after its header (or the end of the text). Quirk 2 (§9.2): that search is a plain
+    substring search, so a source line starting with `> ` cuts the last section short.
+    """
+    src = src or ""
+    matches = list(_HEADER.finditer(src))
+    if not matches:
+        return Envelope(0, ())
+    last_at = matches[-1].start()
+    tail = src.find(_GUIDANCE, last_at)
+    end = tail if tail >= 0 else len(src)
+    ascii_text = src.isascii()
+    files = []
+    offset = 0  # UTF-16 offset of matches[i].start()
+    for i, m in enumerate(matches):
+        start = m.start()
+        stop = matches[i + 1].start() if i + 1 < len(matches) else end
+        if ascii_text:
+            at, chars = start, stop - start
+        else:
+            if i == 0:
+                offset = utf16_len(src[:start])
+            at, chars = offset, utf16_len(src[start:stop])
+            offset += chars
+        header = m.group(2)
+        symbols = tuple(
+            Symbol(s.group(1), s.group(2))
+            for s in _LABEL.finditer(header)
+            if s.group(2) in DEFINING_KINDS
+        )
+        files.append(Section(m.group(1), chars, symbols, at, header))
+    return Envelope(sum(f.chars for f in files), tuple(files))
+
+
+def returned_paths(text: str | None) -> list[str]:
+    """§2.8: the section paths of a response, in order (the same sections as §2.2)."""
+    return [m.group(1) for m in _HEADER.finditer(text or "")]
+
+
+def mentioned_paths(text: str | None) -> list[str]:
+    """§2.8: every path-shaped token anywhere in the response."""
+    return PATH_TOKEN.findall(text or "")
+
+
+# --- envelope view (§4) ---------------------------------------------------------------------
+
+_GLOB_SPECIALS = re.compile(r"([.+^${}()|\[\]\\])")
+# Quirk 14 (§9.2): in the reference the `**` sentinel is the six-character text `\u0000`.
+_SENTINEL = "\\u0000"
+
+
+def glob_to_regex(glob: str) -> re.Pattern[str]:
+    """Turn an `--answer` glob into the reference's regex (§4.3).
+
+    Quirk 1 (§9.2): `?` is not escaped, so it acts as a regex quantifier. A `?` with nothing
+    to repeat is an invalid regex; the reference crashes there and evalkit raises `UsageError`.
+    """
+    body = _GLOB_SPECIALS.sub(r"\\\1", glob)
+    body = body.replace("**", _SENTINEL).replace("*", "[^/]*").replace(_SENTINEL, DOT + "*")
+    try:
+        return re.compile("^" + body + r"\Z")
+    except re.error as exc:
+        raise UsageError(f"--answer {glob!r} is not a usable glob ({exc.msg})") from None
+
+
+@dataclass(frozen=True)
+class EnvelopeFile:
+    """A path's pooled chars over every response, and whether an answer glob matches it."""
+
+    path: str
+    chars: int
+    share: float
+    answer: bool
+
+
+@dataclass(frozen=True)
+class EnvelopeView:
+    """The envelope view of §4.2: ranked files, total, response count, answer-set chars."""
+
+    envelope: int
+    responses: int
+    files: tuple[EnvelopeFile, ...]
+    answer_chars: int
+    globs: tuple[str, ...]
+
+    @property
+    def answer_share(self) -> float:
+        return self.answer_chars / self.envelope if self.envelope else 0.0
+
+
+def envelope_view(explore_texts: Sequence[str], globs: Iterable[str] = ()) -> EnvelopeView:
+    """Pool every response by path and rank by chars, largest first, stable (§4.2)."""
+    globs = tuple(globs)
+    patterns = [glob_to_regex(g) for g in globs]
+    pooled: dict[str, int] = {}
+    envelope = 0
+    for text in explore_texts:
+        for f in split_sections(text).files:
+            pooled[f.path] = pooled.get(f.path, 0) + f.chars
+            envelope += f.chars
+    ranked = sorted(pooled.items(), key=lambda kv: -kv[1])  # stable: ties keep first-seen order
+    files = tuple(
+        EnvelopeFile(
+            path,
+            chars,
+            chars / envelope if envelope else 0.0,
+            any(p.search(path) for p in patterns),
+        )
+        for path, chars in ranked
+    )
+    answer_chars = sum(f.chars for f in files if f.answer)
+    return EnvelopeView(envelope, len(explore_texts), files, answer_chars, globs)
+
+
+def format_envelope(view: EnvelopeView, indent: str = "  ", limit: int = 12) -> str:
+    """The printed envelope block (§4.4)."""
+    out = [
+        f"{indent}Explore envelope: {grp(view.envelope)} chars over {view.responses} response(s)"
+    ]
+    if view.globs:
+        top = "true" if view.files and view.files[0].answer else "false"
+        out.append(
+            f"{indent}  answer-set share: {pct1(view.answer_share)} | top file answers: {top}"
+        )
+    for f in view.files[:limit]:
+        mark = "*" if f.answer else " "
+        out.append(f"{indent}  {mark} {rj(pct1(f.share), 6)} {rj(str(f.chars), 6)}  {f.path}")
+    if len(view.files) > limit:
+        out.append(f"{indent}    … {len(view.files) - limit} more files")
+    return "\n".join(out)
