@@ -1,15 +1,28 @@
-"""`evalkit pairs` — placeholder until its issue lands (it prints that and exits 2)."""
+"""`evalkit pairs check|report` — paired evidence: strict gate and per-pair tables.
+
+The subcommands live in `evalkit.paired.cli` (shared with `python -m evalkit.paired`); this
+module only registers them under `evalkit`.
+"""
 
 from __future__ import annotations
 
-import sys
+import argparse
+
+from evalkit.paired.cli import CHECK_HELP, EXIT_CODES, add_subcommands
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("pairs", help="(not built yet)")
-    parser.set_defaults(func=_run)
-
-
-def _run(args) -> int:
-    print("evalkit pairs: not built yet", file=sys.stderr)
-    return 2
+    parser = subparsers.add_parser(
+        "pairs",
+        help="paired A/B evidence: strict gate (check) and per-pair tables (report)",
+        description=(
+            "Paired evidence about agent tool use (Direct vs Host Code Mode, Host single-call vs "
+            "composition policy, nested Code Mode, free tool selection). `check FILE [--strict]` "
+            "validates a schema-v1 evidence file and runs the strict gate; `report FILE [--json]` "
+            "prints the per-pair table in the design's layout with deltas and caveats.\n\n"
+            + CHECK_HELP
+        ),
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_subcommands(parser)

@@ -520,9 +520,7 @@ class _Gate:
                 )
             )
         elif not validation_required and v == "unavailable":
-            out.append(
-                _at(sample, "correctness_missing", "validation_verdict")
-            )
+            out.append(_at(sample, "correctness_missing", "validation_verdict"))
         return out
 
     # -- assembly

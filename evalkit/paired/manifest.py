@@ -35,6 +35,7 @@ __all__ = [
     "CaseManifest",
     "case_fingerprint",
     "load_cases",
+    "model_config_digest",
     "parse_cases",
 ]
 
@@ -254,3 +255,10 @@ def _parse_case(raw: Any, i: int) -> Case:
         fingerprint=case_fingerprint(raw),
         raw=MappingProxyType(raw),
     )
+
+
+def model_config_digest(record: Mapping[str, Any]) -> str:
+    """SHA-256 hex of a model/configuration record, hashed like a case (spec §8.5)."""
+    if not isinstance(record, Mapping):
+        raise TypeError("a model/configuration record is a JSON object")
+    return hashlib.sha256(fingerprint_dumps(_thaw(record))).hexdigest()

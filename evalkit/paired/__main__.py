@@ -1,0 +1,7 @@
+"""`python -m evalkit.paired check|report FILE` (see `evalkit.paired.cli`)."""
+
+import sys
+
+from evalkit.paired.cli import main
+
+sys.exit(main())
