@@ -1,15 +1,128 @@
-"""`evalkit sweep` — placeholder until its issue lands (it prints that and exits 2)."""
+"""`evalkit sweep [DIR]` — the baseline sweep and the new-vs-baseline arm table (spec §7, §8)."""
 
 from __future__ import annotations
 
+import argparse
 import sys
+from pathlib import Path
+
+from evalkit import caveats
+from evalkit.errors import UsageError
+
+DESCRIPTION = """\
+Sweep every session in a corpus directory and print the explore allocation
+baseline: the corpus line, the slice table (all / single-question /
+multi-turn: n, pooled, median, p25, p75, min, path-cited only), the per-call
+median and p25, the pass/repo x arm table (median [min–max], n, pooled), the
+lowest sessions with their calls, the quantile method, the caveats, and what
+became of every file in the tree.
+
+Sessions are found by the harness's layout (spec §7):
+  <pass>/ab-<repo>/run-{baseline,new}-<i>.jsonl          A/B arms
+  <pass>/<repo>/run<n>/run-<label>.jsonl + .t2, .t3       campaign runs
+  X.jsonl + X.t2.jsonl + X.t3.jsonl …                     one multi-turn session
+Any other *.jsonl(.gz) is a session labelled only as far as its path says.
+A session whose parse raises is a crash: counted, reported, excluded.
+
+With no DIR, sweeps the bundled synthetic corpus (data/corpus), whose numbers
+demonstrate the pipeline and say nothing about any real tool."""
+
+EPILOG = """\
+examples:
+  evalkit sweep                          the bundled corpus
+  evalkit sweep /private/tmp             every A/B log under /private/tmp
+  evalkit sweep DIR --markdown sweep.md  also write the tables as markdown
+  evalkit sweep DIR --json | jq .arms    machine-readable (fractions, not percents)
+  evalkit sweep DIR --no-cache -j 1      re-parse everything in one process
+
+Parsed sessions are cached by file content and evalkit version (default
+$XDG_CACHE_HOME/evalkit or ~/.cache/evalkit); the cache never changes a number.
+
+exit status: 0 swept (crashed sessions are reported, not fatal); 2 unusable
+input (no such directory, bad option)."""
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("sweep", help="(not built yet)")
-    parser.set_defaults(func=_run)
+    p = subparsers.add_parser(
+        "sweep",
+        help="baseline sweep and new-vs-baseline arm table over a corpus directory",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "dir",
+        nargs="?",
+        metavar="DIR",
+        help="corpus directory (default: the bundled synthetic corpus)",
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print one JSON document instead of the text report"
+    )
+    p.add_argument(
+        "--markdown", metavar="FILE", type=Path, help="also write the tables as markdown to FILE"
+    )
+    p.add_argument(
+        "--arms",
+        metavar="A,B",
+        help="arm labels for the arm table, in column order "
+        "(default: baseline,new when present, else every arm found)",
+    )
+    p.add_argument(
+        "--tail",
+        type=int,
+        default=5,
+        metavar="N",
+        help="how many of the lowest sessions to show (default 5)",
+    )
+    p.add_argument(
+        "--list-files",
+        action="store_true",
+        help="list every parsed file too, not only the ones outside the sweep",
+    )
+    p.add_argument(
+        "-j", "--jobs", type=int, metavar="N", help="parser processes (default: every core)"
+    )
+    p.add_argument("--no-cache", action="store_true", help="parse everything, cache nothing")
+    p.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        type=Path,
+        help="cache location (default $XDG_CACHE_HOME/evalkit or ~/.cache/evalkit)",
+    )
+    p.set_defaults(func=_run)
 
 
 def _run(args) -> int:
-    print("evalkit sweep: not built yet", file=sys.stderr)
-    return 2
+    from evalkit.sweep import run_sweep
+    from evalkit.sweep.render import render_json, render_markdown, render_text
+
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
+    if args.tail < 0:
+        raise UsageError(f"--tail must be 0 or more, got {args.tail}")
+    arms = None
+    if args.arms is not None:
+        arms = tuple(a.strip() for a in args.arms.split(",") if a.strip())
+        if not arms:
+            raise UsageError("--arms needs at least one arm label")
+    result = run_sweep(
+        args.dir,
+        arms=arms,
+        cache=not args.no_cache,
+        cache_dir=args.cache_dir,
+        jobs=args.jobs,
+        progress=None,
+    )
+    if args.markdown is not None:
+        try:
+            args.markdown.write_text(render_markdown(result, tail=args.tail), encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--markdown {args.markdown}: cannot write ({exc.strerror})") from None
+    if args.json:
+        if result.bundled:
+            print(f"note: {caveats.SYNTHETIC_CORPUS}", file=sys.stderr)
+        sys.stdout.write(render_json(result))
+    else:
+        sys.stdout.write(render_text(result, tail=args.tail, every_file=args.list_files))
+    return 0

@@ -1,0 +1,59 @@
+"""The caveat sentences evalkit prints beside allocation numbers, in one place.
+
+The CLI, the markdown report and the notebooks all quote these, so a caveat reads the same
+wherever a number can be misread. Wording follows the project's own doc (seed; spec §3.1, §8.4,
+§12.1).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "SYNTHETIC_CORPUS",
+    "RELATIVE_METRIC",
+    "NEVER_QUOTE_MEDIAN",
+    "UNCITED_IS_NOT_UNUSED",
+    "SIGNAL_IN_TAIL",
+    "SMALL_N",
+    "SWEEP_CAVEATS",
+]
+
+SYNTHETIC_CORPUS = (
+    "This is evalkit's bundled corpus: a synthetic reconstruction calibrated to the published "
+    "summary statistics. Its numbers demonstrate and regression-test the pipeline and say "
+    "nothing about any real tool."
+)
+
+RELATIVE_METRIC = (
+    "Relative metric: attribution is by citation, so compare two builds on the same question; "
+    "it is not an absolute measure of waste."
+)
+
+NEVER_QUOTE_MEDIAN = (
+    'Never quote the median as waste ("codegraph wastes 10% of what it returns"): flow-question '
+    "answers name most files on the chain and the metric is byte-weighted, so the typical "
+    "session scores high whatever the build."
+)
+
+UNCITED_IS_NOT_UNUSED = (
+    "Uncited is not unused: an agent can read a file, rule it out and never name it; that was "
+    "useful work and this metric calls it waste. The error is one-sided."
+)
+
+SIGNAL_IN_TAIL = (
+    "The signal is in the tail: the discrimination lives at p25 and below, not around the "
+    "median; read the lowest sessions."
+)
+
+SMALL_N = (
+    "Small n: an arm has a handful of runs of 1–5 explore calls each; report the range, "
+    "not the median of three."
+)
+
+# In the order `evalkit sweep` prints them.
+SWEEP_CAVEATS = (
+    RELATIVE_METRIC,
+    NEVER_QUOTE_MEDIAN,
+    UNCITED_IS_NOT_UNUSED,
+    SIGNAL_IN_TAIL,
+    SMALL_N,
+)

@@ -1,0 +1,246 @@
+"""The baseline sweep and the new-vs-baseline arm table over a corpus directory (spec §7, §8).
+
+Data flows through the modules in this order:
+
+* `discover` — sessions from a directory tree by the harness's layout rules (§7.1–7.5)
+* `records` — parse one session into its allocation numbers (§8.2 steps 1–2)
+* `cache`, `parse` — cached, parallel analysis of every session
+* `quantile` — the one quantile rule (§8.1, Decision 2)
+* `aggregate` — the corpus line, slice table, per-call line, arm table and tail (§8.2, §8.4)
+* `render` — text, markdown and JSON output (`evalkit sweep`)
+
+For notebooks::
+
+    from evalkit.sweep import run_sweep
+    result = run_sweep()                 # the bundled synthetic corpus
+    result.slices_frame()                # the baseline slice table (fractions)
+    result.arm_frame(per_run=True)       # per-run efficiencies per pass/repo/arm
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import evalkit
+from evalkit.errors import UsageError
+from evalkit.sweep.aggregate import (
+    ArmCell,
+    ArmRow,
+    CorpusCounts,
+    PerCall,
+    SliceRow,
+    arm_frame,
+    arm_table,
+    calls_frame,
+    corpus_counts,
+    per_call,
+    sessions_frame,
+    slice_table,
+    slices_frame,
+    tail,
+)
+from evalkit.sweep.cache import SweepCache, default_cache_dir
+from evalkit.sweep.discover import Discovery, FileEntry, SessionRef, discover
+from evalkit.sweep.parse import Progress, analyse_sessions
+from evalkit.sweep.quantile import QUANTILE_METHOD, median, quantile
+from evalkit.sweep.records import CallRecord, SessionRecord
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "run_sweep",
+    "sweep_records",
+    "bundled_corpus_dir",
+    "is_bundled_corpus",
+    "SweepResult",
+    "Accounting",
+    "SessionRecord",
+    "CallRecord",
+    "SessionRef",
+    "FileEntry",
+    "Discovery",
+    "SliceRow",
+    "PerCall",
+    "ArmCell",
+    "ArmRow",
+    "CorpusCounts",
+    "SweepCache",
+    "default_cache_dir",
+    "discover",
+    "quantile",
+    "median",
+    "QUANTILE_METHOD",
+]
+
+
+def bundled_corpus_dir() -> Path:
+    """`<repo>/data/corpus`, the synthetic corpus shipped with evalkit (it may be absent)."""
+    return Path(evalkit.__file__).resolve().parent.parent / "data" / "corpus"
+
+
+def is_bundled_corpus(path: str | os.PathLike[str]) -> bool:
+    try:
+        return Path(path).resolve() == bundled_corpus_dir()
+    except OSError:
+        return False
+
+
+@dataclass(frozen=True)
+class Accounting:
+    """What the sweep did with one file or directory of the tree.
+
+    `status` is `parsed` (a segment of a session in the sweep), `no-explore`, `crash` (a
+    segment of a session whose parse raised) or `skipped`; `reason` says why for all but parsed.
+    """
+
+    path: str
+    status: str
+    session: str | None
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """A swept corpus: every session record and the tables computed from them (fractions).
+
+    Attributes:
+        root: The swept directory.
+        bundled: The root is the bundled synthetic corpus (the sweep prints its label).
+        discovery: Sessions and file entries found.
+        records: One record per discovered session, in discovery order (every status).
+        arms: Arm labels compared in `arm_rows`, in column order.
+        cache_hits, cache_misses: How many sessions came from the cache.
+    """
+
+    root: Path
+    bundled: bool
+    discovery: Discovery
+    records: tuple[SessionRecord, ...]
+    arms: tuple[str, ...]
+    arm_rows: tuple[ArmRow, ...]
+    cache_hits: int = 0
+    cache_misses: int = 0
+
+    @cached_property
+    def counts(self) -> CorpusCounts:
+        return corpus_counts(self.records)
+
+    @cached_property
+    def slices(self) -> tuple[SliceRow, ...]:
+        return slice_table(self.records)
+
+    @cached_property
+    def per_call(self) -> PerCall:
+        return per_call(self.records)
+
+    @property
+    def sessions(self) -> tuple[SessionRecord, ...]:
+        """The sessions in the sweep (at least one allocation call)."""
+        return tuple(r for r in self.records if r.in_sweep)
+
+    def record(self, log: str) -> SessionRecord:
+        """The record whose log (first segment, relative to the root) is `log`."""
+        for r in self.records:
+            if r.log == log:
+                return r
+        raise KeyError(log)
+
+    def tail(self, n: int = 5) -> tuple[SessionRecord, ...]:
+        return tail(self.records, n)
+
+    def cell(self, pass_: str | None, repo: str | None, arm: str) -> ArmCell | None:
+        for row in self.arm_rows:
+            if row.pass_ == pass_ and row.repo == repo:
+                for c in row.cells:
+                    if c is not None and c.arm == arm:
+                        return c
+        return None
+
+    @cached_property
+    def accounting(self) -> tuple[Accounting, ...]:
+        """Every entry of the tree with what became of it, in path order."""
+        status = {r.log: r for r in self.records}
+        out = []
+        for f in self.discovery.files:
+            if f.session is None:
+                out.append(Accounting(f.path, "skipped", None, f.reason))
+            else:
+                r = status[f.session]
+                out.append(Accounting(f.path, r.status, r.log, r.reason))
+        return tuple(out)
+
+    # DataFrames (pandas is imported lazily)
+    def sessions_frame(self) -> pd.DataFrame:
+        return sessions_frame(self.records)
+
+    def calls_frame(self) -> pd.DataFrame:
+        return calls_frame(self.records)
+
+    def slices_frame(self) -> pd.DataFrame:
+        return slices_frame(self.slices)
+
+    def arm_frame(self, *, per_run: bool = False) -> pd.DataFrame:
+        return arm_frame(self.arm_rows, per_run=per_run)
+
+
+def sweep_records(
+    root: str | os.PathLike[str],
+    discovery: Discovery,
+    *,
+    cache: SweepCache | None = None,
+    jobs: int | None = None,
+    progress: Progress | None = None,
+) -> list[SessionRecord]:
+    return analyse_sessions(root, discovery.sessions, cache=cache, jobs=jobs, progress=progress)
+
+
+def run_sweep(
+    root: str | os.PathLike[str] | None = None,
+    *,
+    arms: tuple[str, ...] | None = None,
+    cache: bool = True,
+    cache_dir: str | os.PathLike[str] | None = None,
+    jobs: int | None = None,
+    progress: bool | None = False,
+) -> SweepResult:
+    """Discover, parse and aggregate a corpus directory (spec §7, §8.2, §8.4).
+
+    Args:
+        root: The corpus directory; default the bundled synthetic corpus (`data/corpus`).
+        arms: Arm labels for the arm table (default `baseline`, `new` when present).
+        cache: Use the parsed-session cache (it never changes a number, only the time taken).
+        cache_dir: Cache location (default `$XDG_CACHE_HOME/evalkit` or `~/.cache/evalkit`).
+        jobs: Worker processes for parsing (default: every core).
+        progress: Progress bar on stderr: True, False, or None = only when stderr is a terminal.
+
+    Raises:
+        UsageError: The directory does not exist (or, by default, the bundled corpus is absent).
+    """
+    if root is None:
+        root = bundled_corpus_dir()
+        if not root.is_dir():
+            raise UsageError(
+                f"the bundled corpus is missing (expected {root.parent.name}/{root.name} in the "
+                "evalkit repository); pass a corpus directory: evalkit sweep DIR"
+            )
+    root = Path(root)
+    found = discover(root)
+    store = SweepCache((cache_dir or default_cache_dir()) if cache else None)
+    bar = None if progress is False else Progress(len(found.sessions), enabled=progress)
+    records = tuple(analyse_sessions(root, found.sessions, cache=store, jobs=jobs, progress=bar))
+    arm_labels, rows = arm_table(records, arms)
+    return SweepResult(
+        root=root,
+        bundled=is_bundled_corpus(root),
+        discovery=found,
+        records=records,
+        arms=arm_labels,
+        arm_rows=rows,
+        cache_hits=store.hits,
+        cache_misses=store.misses,
+    )

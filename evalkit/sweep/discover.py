@@ -1,0 +1,353 @@
+"""Finding the sessions of a corpus directory by the harness's layout rules (spec §7.1–7.5).
+
+A *session* is an ordered list of segment files (§1.1). Discovery walks a directory tree once and
+accounts for every entry in it: each file is either a segment of exactly one session or skipped
+with a reason, so a sweep can always say what it did with every file.
+
+The rules, in the order they are applied inside one directory:
+
+* **Segments** (§7.2, §7.3): `X.tN.jsonl` is turn N of the session whose first file is
+  `X.jsonl` in the same directory; a session's segments are its first file followed by its `.tN`
+  files sorted numerically (`t10` after `t9`). A `.tN` file is never a session of its own; one
+  without its first file is skipped. `.jsonl.gz` works everywhere `.jsonl` does.
+* **Runs of one arm** (§7.2): `run-<label>-<i>.jsonl` is run `i` of arm `label`. When
+  `run-<label>.jsonl` exists, that arm has exactly one run and the indexed files are skipped, as
+  `compare-arms.mjs` ignores them. A zero-padded index (`run-new-01.jsonl`) is a crash: the
+  reference rebuilds the name as `run-new-1.jsonl` and throws.
+* **Labels from the path** (§7.1, §7.6): a run directory `ab-<repo>` names the repo and its
+  parent names the pass (`cg22/ab-express/run-new-1.jsonl`); a campaign run directory
+  `<pass>/<repo>/run<n>/run-<label>.jsonl` (§7.3) names run, repo and pass. The directory's own
+  name counts as part of the path, so sweeping `cg22/` still knows the pass. Any other
+  `*.jsonl(.gz)` is a session whose labels are filled only where its path says so.
+* **Interactive sessions** (§7.4, §1.10): `<id>.jsonl` with `<id>/subagents/*.jsonl` beside it;
+  the subagent files (and their `*.meta.json`) belong to that session.
+* **Not transcripts** (§7.1): the CG-4 sidecar `explore-<label>.jsonl`, `.err` logs, MCP
+  configs, the target copies `t-new/` and `t-base/`, hidden directories and anything else are
+  skipped with a reason.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from evalkit.errors import UsageError
+
+__all__ = ["SessionRef", "FileEntry", "Discovery", "discover", "natural_key"]
+
+Layout = Literal["ab-arm", "campaign", "interactive", "generic"]
+
+# `X.jsonl`, `X.tN.jsonl`, each optionally `.gz`.
+_TRANSCRIPT = re.compile(r"^(?P<stem>.+?)(?:\.t(?P<turn>\d+))?\.jsonl(?P<gz>\.gz)?$")
+_INDEXED_RUN = re.compile(r"^run-(?P<label>.+)-(?P<index>\d+)$")  # §7.2 step 2
+_SINGLE_RUN = re.compile(r"^run-(?P<label>.+)$")  # §7.2 step 1
+_SIDECAR = re.compile(r"^explore-(?P<label>.+)\.jsonl(?:\.gz)?$")  # §7.1, CG-4
+_AB_DIR = re.compile(r"^ab-(?P<repo>.+)$")
+_CAMPAIGN_RUN_DIR = re.compile(r"^run\d+$")  # §7.3
+# Output roots whose `ab-` prefix does not name a repo (§7.1 defaults, §7.3).
+_NOT_REPOS = {"readme", "new-vs-baseline"}
+_TARGET_COPIES = {"t-new", "t-base"}  # §7.1: throwaway working copies the agent edits
+_KNOWN_FILES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\.err$"), "stderr log of a run (§7.1), not a transcript"),
+    (re.compile(r"^mcp-.*\.json$"), "MCP config of an arm (§7.1), not a transcript"),
+    (re.compile(r"^console\.log$"), "campaign console log (§7.1), not a transcript"),
+)
+
+
+@dataclass(frozen=True)
+class SessionRef:
+    """One session found in the tree.
+
+    Attributes:
+        log: The first segment's path relative to the root, with `/` separators.
+        segments: Every segment file, relative to the root, in reading order.
+        pass_: The pass (`cg22`, `ab-readme`), when the path names it; else None.
+        repo: The repo (`express`), when the path names it; else None.
+        arm: The arm label (`new`, `baseline`, `headless-with`), when the file name gives it.
+        run: The run (`1` for `run-new-1`, `run2` for a campaign run directory), when given.
+        layout: Which rule found it: `ab-arm`, `campaign`, `interactive` or `generic`.
+        subagents: Interactive sessions only: the subagent transcripts (§1.10 step 3).
+        problem: Set when the reference would crash on this session before reading it (a
+            zero-padded run index, §7.2); such a session is reported as a crash.
+    """
+
+    log: str
+    segments: tuple[str, ...]
+    pass_: str | None = None
+    repo: str | None = None
+    arm: str | None = None
+    run: str | None = None
+    layout: Layout = "generic"
+    subagents: tuple[str, ...] = ()
+    problem: str | None = None
+
+    @property
+    def multi_turn(self) -> bool:
+        """Decision 7: more than one segment file."""
+        return len(self.segments) > 1
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """What discovery did with one entry of the tree.
+
+    Attributes:
+        path: Relative to the root, `/` separators; a directory ends with `/`.
+        session: The `log` of the session the file belongs to, or None when skipped.
+        reason: Why it was skipped (None when it belongs to a session).
+    """
+
+    path: str
+    session: str | None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """Every session of a tree and the account of every entry in it."""
+
+    root: Path
+    sessions: tuple[SessionRef, ...]
+    files: tuple[FileEntry, ...]
+
+    @property
+    def skipped(self) -> tuple[FileEntry, ...]:
+        return tuple(f for f in self.files if f.session is None)
+
+
+def natural_key(s: str) -> tuple:
+    """Sort key with digit runs compared as numbers: `run-new-2` before `run-new-10`."""
+    return tuple((0, int(t), t) if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", s))
+
+
+def _rel(parts: tuple[str, ...], name: str = "") -> str:
+    return "/".join((*parts, name)) if name else "/".join(parts)
+
+
+def _count_files(path: Path) -> int:
+    n = 0
+    for _, _, names in os.walk(path):
+        n += len(names)
+    return n
+
+
+def _labels(parts: tuple[str, ...], root_name: str) -> tuple[str | None, str | None, str | None]:
+    """(pass, repo, campaign run) from a directory's path parts (§7.1, §7.3, §7.6)."""
+    chain = ((root_name,) if root_name else ()) + parts
+    if not chain:
+        return None, None, None
+    here = chain[-1]
+    m = _AB_DIR.match(here)
+    if m and m["repo"] not in _NOT_REPOS:
+        return (chain[-2] if len(chain) > 1 else None), m["repo"], None
+    if _CAMPAIGN_RUN_DIR.match(here):
+        repo = chain[-2] if len(chain) > 1 else None
+        pass_ = chain[-3] if len(chain) > 2 else None
+        return pass_, repo, here
+    return None, None, None
+
+
+def discover(root: str | os.PathLike[str]) -> Discovery:
+    """Find every session under `root` and account for every entry (spec §7.1–7.5).
+
+    Raises:
+        UsageError: `root` does not exist or is not a directory.
+    """
+    root = Path(root)
+    if not root.exists():
+        raise UsageError(f"{os.fspath(root)}: no such directory")
+    if not root.is_dir():
+        raise UsageError(
+            f"{os.fspath(root)}: not a directory (evalkit sweep reads a corpus directory; "
+            "use `evalkit run FILE` for one transcript)"
+        )
+    root_name = root.resolve().name
+
+    listing: dict[tuple[str, ...], list[str]] = {}
+    entries: list[FileEntry] = []
+
+    def walk_error(exc: OSError) -> None:
+        rel = Path(exc.filename).relative_to(root).as_posix() if exc.filename else "."
+        entries.append(FileEntry(rel + "/", None, f"cannot list directory: {exc.strerror}"))
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=walk_error):
+        here = Path(dirpath)
+        parts = here.relative_to(root).parts
+        keep = []
+        has_runs = any(n.startswith("run-") for n in filenames)
+        for d in sorted(dirnames, key=natural_key):
+            full = here / d
+            if full.is_symlink():
+                entries.append(
+                    FileEntry(
+                        _rel(parts, d) + "/", None, "symbolic link to a directory, not followed"
+                    )
+                )
+            elif d.startswith("."):
+                n = _count_files(full)
+                entries.append(
+                    FileEntry(_rel(parts, d) + "/", None, f"hidden directory, not read ({n} files)")
+                )
+            elif d in _TARGET_COPIES and has_runs:
+                n = _count_files(full)
+                entries.append(
+                    FileEntry(
+                        _rel(parts, d) + "/",
+                        None,
+                        f"target copy the agent worked in (§7.1), not read ({n} files)",
+                    )
+                )
+            else:
+                keep.append(d)
+        dirnames[:] = keep
+        listing[parts] = sorted(filenames, key=natural_key)
+
+    sessions: list[SessionRef] = []
+    claimed: set[tuple[tuple[str, ...], str]] = set()  # (dir parts, file name) owned by a session
+
+    # Interactive sessions first (§7.4): they claim their subagent directories.
+    for parts, names in listing.items():
+        if len(parts) < 2 or parts[-1] != "subagents":
+            continue
+        owner_dir, sid = parts[:-2], parts[-2]
+        owner_names = listing.get(owner_dir, [])
+        first = next((n for n in (sid + ".jsonl", sid + ".jsonl.gz") if n in owner_names), None)
+        if first is None:
+            continue
+        log = _rel(owner_dir, first)
+        subs = sorted(
+            (n for n in names if _TRANSCRIPT.match(n) and not n.endswith(".meta.json")),
+            key=lambda n: n.encode("utf-8"),
+        )  # §1.10 step 3: UTF-8 byte order
+        for n in names:
+            claimed.add((parts, n))
+            entries.append(FileEntry(_rel(parts, n), log))
+        claimed.add((owner_dir, first))
+        entries.append(FileEntry(log, log))
+        sessions.append(
+            SessionRef(
+                log, (log,), layout="interactive", subagents=tuple(_rel(parts, n) for n in subs)
+            )
+        )
+
+    for parts, names in listing.items():
+        sessions.extend(_classify_dir(parts, names, root_name, claimed, entries))
+
+    sessions.sort(key=lambda s: natural_key(s.log))
+    entries.sort(key=lambda e: natural_key(e.path))
+    return Discovery(root, tuple(sessions), tuple(entries))
+
+
+def _classify_dir(
+    parts: tuple[str, ...],
+    names: list[str],
+    root_name: str,
+    claimed: set[tuple[tuple[str, ...], str]],
+    entries: list[FileEntry],
+) -> list[SessionRef]:
+    """Sessions and file entries of one directory (the rules in the module docstring)."""
+    firsts: dict[str, str] = {}  # stem -> first segment file name
+    turns: dict[str, list[tuple[int, str]]] = {}
+    others: list[str] = []
+    for name in names:
+        if (parts, name) in claimed:
+            continue
+        m = _TRANSCRIPT.match(name)
+        if not m:
+            others.append(name)
+            continue
+        stem = m["stem"]
+        if m["turn"] is not None:
+            if m["gz"] and name[:-3] in names:
+                entries.append(
+                    FileEntry(
+                        _rel(parts, name), None, f"compressed duplicate of {name[:-3]}, not read"
+                    )
+                )
+                continue
+            turns.setdefault(stem, []).append((int(m["turn"]), name))
+        elif stem in firsts:
+            # `x.jsonl` and `x.jsonl.gz` both present: one session, the plain file wins.
+            plain, gz = sorted((firsts[stem], name), key=lambda n: n.endswith(".gz"))
+            firsts[stem] = plain
+            entries.append(
+                FileEntry(_rel(parts, gz), None, f"compressed duplicate of {plain}, not read")
+            )
+        else:
+            firsts[stem] = name
+
+    run_stems = {s for s in firsts if s.startswith("run-")}
+    pass_, repo, campaign_run = _labels(parts, root_name)
+
+    for name in others:
+        rel = _rel(parts, name)
+        m = _SIDECAR.match(name)
+        if m and any(
+            s == "run-" + m["label"] or s.startswith("run-" + m["label"] + "-") for s in run_stems
+        ):
+            entries.append(FileEntry(rel, None, "CG-4 explore sidecar (§7.1), not a transcript"))
+            continue
+        reason = next(
+            (why for pat, why in _KNOWN_FILES if pat.search(name)),
+            "not a transcript (not *.jsonl or *.jsonl.gz)",
+        )
+        entries.append(FileEntry(rel, None, reason))
+
+    sessions: list[SessionRef] = []
+    for stem, first in firsts.items():
+        segs = [first] + [
+            n for _, n in sorted(turns.pop(stem, []), key=lambda t: (t[0], natural_key(t[1])))
+        ]
+        log = _rel(parts, first)
+        arm = run = problem = None
+        layout: Layout = "generic"
+        mi, ms = _INDEXED_RUN.match(stem), _SINGLE_RUN.match(stem)
+        if mi:
+            if "run-" + mi["label"] in firsts:
+                why = (
+                    f"ignored: run-{mi['label']}.jsonl is in the same directory, so arm "
+                    f"'{mi['label']}' has exactly one run (§7.2 rule 1)"
+                )
+                entries.extend(FileEntry(_rel(parts, n), None, why) for n in segs)
+                continue
+            arm, run = mi["label"], mi["index"]
+            if str(int(run)) != run:
+                problem = (
+                    f"zero-padded run index '{run}': the reference rebuilds the name as "
+                    f"run-{arm}-{int(run)}.jsonl and crashes (§7.2)"
+                )
+        elif ms:
+            arm = ms["label"]
+        if campaign_run is not None:
+            run = campaign_run
+            layout = "campaign" if ms else "generic"
+        elif repo is not None and (mi or ms):
+            layout = "ab-arm"
+        entries.extend(FileEntry(_rel(parts, n), log) for n in segs)
+        sessions.append(
+            SessionRef(
+                log=log,
+                segments=tuple(_rel(parts, n) for n in segs),
+                pass_=pass_,
+                repo=repo,
+                arm=arm,
+                run=run,
+                layout=layout,
+                problem=problem,
+            )
+        )
+
+    for stem, orphan in turns.items():
+        for _, name in orphan:
+            entries.append(
+                FileEntry(
+                    _rel(parts, name),
+                    None,
+                    f"a .tN segment without its first segment {stem}.jsonl (§7.2 rule 3: never a "
+                    "session of its own)",
+                )
+            )
+    return sessions

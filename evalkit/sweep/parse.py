@@ -1,0 +1,108 @@
+"""Analysing every discovered session: cache first, then parallel parsing over the cores.
+
+The results come back in discovery order whatever order the workers finish in, so a sweep's
+output never depends on scheduling. A progress bar goes to stderr only when stderr is a terminal.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any, TextIO
+
+from evalkit.sweep.cache import SweepCache
+from evalkit.sweep.discover import SessionRef
+from evalkit.sweep.records import SessionRecord, analyse_session, record_from_payload
+
+__all__ = ["analyse_sessions", "Progress"]
+
+# Below this many cache misses a process pool costs more than it saves.
+_MIN_PARALLEL = 4
+
+
+class Progress:
+    """`[#####     ] 52/103 sessions` redrawn in place on a terminal; silent otherwise."""
+
+    def __init__(self, total: int, stream: TextIO | None = None, enabled: bool | None = None):
+        self.stream = stream if stream is not None else sys.stderr
+        if enabled is None:
+            enabled = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.enabled = enabled and total > 0
+        self.total = total
+        self.done = 0
+
+    def advance(self, n: int = 1) -> None:
+        self.done += n
+        if self.enabled:
+            width = 30
+            filled = width * self.done // self.total
+            self.stream.write(
+                f"\r[{'#' * filled}{' ' * (width - filled)}] {self.done}/{self.total} sessions"
+            )
+            self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\r" + " " * 60 + "\r")
+            self.stream.flush()
+
+
+def _work(args: tuple[str, tuple[str, ...], str, str | None]) -> dict[str, Any]:
+    root, segments, log, problem = args
+    return analyse_session(root, segments, log, problem)
+
+
+def analyse_sessions(
+    root: str | os.PathLike[str],
+    refs: Sequence[SessionRef],
+    *,
+    cache: SweepCache | None = None,
+    jobs: int | None = None,
+    progress: Progress | None = None,
+) -> list[SessionRecord]:
+    """One `SessionRecord` per ref, in the order of `refs`.
+
+    Args:
+        root: The swept directory the refs' paths are relative to.
+        refs: Sessions from `discover`.
+        cache: Where analysed payloads are looked up and stored; None = no cache.
+        jobs: Worker processes (default: the machine's cores); 1 parses in this process.
+        progress: Optional progress display.
+    """
+    root = os.fspath(Path(root))
+    cache = cache if cache is not None else SweepCache(None)
+    payloads: list[dict[str, Any] | None] = [None] * len(refs)
+    keys: list[str | None] = [None] * len(refs)
+    todo: list[int] = []
+    for i, ref in enumerate(refs):
+        keys[i] = cache.key(root, ref.segments + ref.subagents)
+        hit = cache.get(keys[i])
+        if hit is not None:
+            payloads[i] = hit
+            if progress:
+                progress.advance()
+        else:
+            todo.append(i)
+
+    jobs = jobs or os.cpu_count() or 1
+    work = [(root, refs[i].segments, refs[i].log, refs[i].problem) for i in todo]
+    if jobs > 1 and len(todo) >= _MIN_PARALLEL:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool:
+            futures = {pool.submit(_work, w): i for i, w in zip(todo, work, strict=True)}
+            for fut in as_completed(futures):
+                payloads[futures[fut]] = fut.result()
+                if progress:
+                    progress.advance()
+    else:
+        for i, w in zip(todo, work, strict=True):
+            payloads[i] = _work(w)
+            if progress:
+                progress.advance()
+    for i in todo:
+        cache.put(keys[i], payloads[i])  # type: ignore[arg-type]
+    if progress:
+        progress.close()
+    return [record_from_payload(ref, p) for ref, p in zip(refs, payloads, strict=True)]  # type: ignore[arg-type]

@@ -1,0 +1,193 @@
+"""One row per session of a sweep: what parsing it gave (spec §8.2 steps 1–2).
+
+`analyse_session` is the unit of work the sweep runs in parallel and caches. It returns a small
+JSON-able payload (numbers only, no labels) so the cache can store it; `SessionRecord` joins that
+payload with the labels discovery read from the path.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from evalkit.errors import TranscriptError
+from evalkit.sweep.discover import SessionRef
+
+__all__ = ["CallRecord", "SessionRecord", "analyse_session", "record_from_payload"]
+
+Status = Literal["parsed", "no-explore", "crash"]
+
+# Bump when the payload's shape or meaning changes; part of every cache key.
+PAYLOAD_VERSION = 1
+
+NO_EXPLORE = "no answered explore call with file sections (not in the sweep, Decision 4)"
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One allocation call (§3.2 step 6): a non-error explore result with at least one section.
+
+    Attributes:
+        index: 1-based over the session's allocation calls.
+        envelope: Σ section chars (UTF-16 units, Decision 1).
+        used: Σ chars of sections with a verdict (cited chars).
+        used_path: Σ chars of sections with a `path` verdict.
+        files: Sections in the call (a file twice counts twice).
+        cited_files: Sections with a verdict.
+    """
+
+    index: int
+    envelope: int
+    used: int
+    used_path: int
+    files: int
+    cited_files: int
+
+    @property
+    def efficiency(self) -> float:
+        """`used / envelope`, 0 when the envelope is 0 (§3.2 step 6)."""
+        return self.used / self.envelope if self.envelope else 0.0
+
+
+@dataclass(frozen=True)
+class SessionRecord:
+    """A discovered session with its allocation totals (fractions, not percents).
+
+    Attributes:
+        log: First segment, relative to the swept directory.
+        segments: Every segment file, relative to the swept directory.
+        pass_, repo, arm, run, layout: Labels from the path (`SessionRef`).
+        status: `parsed` (in the sweep), `no-explore` (parsed, no allocation call) or `crash`.
+        reason: Why a session is not in the sweep (None when parsed).
+        calls: The allocation calls.
+        chars: Σ chars returned (the pooled envelope).
+        cited_chars: Σ chars of cited files (`used`).
+        path_chars: Σ chars of path-cited files (`usedPath`).
+        files_returned: Distinct paths returned.
+        files_used: Distinct paths with a verdict.
+        cited_paths: The distinct paths with a verdict, largest first (§3.2 step 7 order).
+        has_answer: The final answer is non-empty after trimming.
+        explore_results: Answered explore results (§1.6), with or without sections.
+    """
+
+    log: str
+    segments: tuple[str, ...]
+    pass_: str | None
+    repo: str | None
+    arm: str | None
+    run: str | None
+    layout: str
+    status: Status
+    reason: str | None
+    calls: tuple[CallRecord, ...] = ()
+    chars: int = 0
+    cited_chars: int = 0
+    path_chars: int = 0
+    files_returned: int = 0
+    files_used: int = 0
+    cited_paths: tuple[str, ...] = ()
+    has_answer: bool = False
+    explore_results: int = 0
+
+    @property
+    def in_sweep(self) -> bool:
+        """Decision 4: at least one allocation call."""
+        return self.status == "parsed"
+
+    @property
+    def multi_turn(self) -> bool:
+        """Decision 7: more than one segment file."""
+        return len(self.segments) > 1
+
+    @property
+    def sections(self) -> int:
+        return sum(c.files for c in self.calls)
+
+    @property
+    def efficiency(self) -> float:
+        """Pooled `cited_chars / chars` (§3.2 step 7), 0 when nothing was returned."""
+        return self.cited_chars / self.chars if self.chars else 0.0
+
+    @property
+    def path_efficiency(self) -> float:
+        """Pooled `path_chars / chars`, the path-cited floor."""
+        return self.path_chars / self.chars if self.chars else 0.0
+
+
+def _relative(path: str, root: str) -> str:
+    try:
+        return os.path.relpath(path, root).replace(os.sep, "/")
+    except ValueError:
+        return path
+
+
+def analyse_session(
+    root: str, segments: tuple[str, ...], log: str, problem: str | None = None
+) -> dict[str, Any]:
+    """Parse one session and reduce it to its allocation numbers (§8.2 steps 1–2).
+
+    Never raises for a bad session: a parse that raises is a crash payload with the reason,
+    naming the file relative to `root`.
+    """
+    if problem is not None:
+        return {"status": "crash", "reason": problem}
+    # Imported here so discovery and aggregation load without the parsing stack.
+    from evalkit.session import parse_session
+
+    paths = [os.path.join(root, s) for s in segments]
+    try:
+        session = parse_session(paths, log=log)
+    except TranscriptError as exc:
+        where = _relative(exc.path, root)
+        line = f":{exc.line}" if exc.line is not None else ""
+        return {"status": "crash", "reason": f"{where}{line}: {exc.reason}"}
+    except RecursionError:
+        return {"status": "crash", "reason": "input nested too deeply to parse"}
+    except Exception as exc:  # noqa: BLE001 — a crash is counted and reported, never fatal (§8.2)
+        return {
+            "status": "crash",
+            "reason": f"unexpected {type(exc).__name__} while parsing: {exc}",
+        }
+    a = session.allocation
+    calls = [
+        [c.index, c.envelope, c.used, c.used_path, len(c.files), c.cited_files] for c in a.calls
+    ]
+    return {
+        "status": "parsed" if calls else "no-explore",
+        "reason": None if calls else NO_EXPLORE,
+        "calls": calls,
+        "chars": a.envelope,
+        "cited_chars": a.used,
+        "path_chars": a.used_path,
+        "files_returned": a.files_returned,
+        "files_used": a.files_used,
+        "cited_paths": [f.path for f in a.files if f.via],
+        "has_answer": a.has_answer,
+        "explore_results": len(session.explore_texts),
+    }
+
+
+def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionRecord:
+    """Join a session's labels with its analysed numbers."""
+    calls = tuple(CallRecord(*c) for c in payload.get("calls", ()))
+    return SessionRecord(
+        log=ref.log,
+        segments=ref.segments,
+        pass_=ref.pass_,
+        repo=ref.repo,
+        arm=ref.arm,
+        run=ref.run,
+        layout=ref.layout,
+        status=payload["status"],
+        reason=payload.get("reason"),
+        calls=calls,
+        chars=payload.get("chars", 0),
+        cited_chars=payload.get("cited_chars", 0),
+        path_chars=payload.get("path_chars", 0),
+        files_returned=payload.get("files_returned", 0),
+        files_used=payload.get("files_used", 0),
+        cited_paths=tuple(payload.get("cited_paths", ())),
+        has_answer=payload.get("has_answer", False),
+        explore_results=payload.get("explore_results", 0),
+    )

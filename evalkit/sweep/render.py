@@ -1,0 +1,334 @@
+"""`evalkit sweep` output: text tables, markdown and JSON (issue 4, Build 7).
+
+Printing only: every number comes from a `SweepResult`; percentages are rounded here and only
+here, with the reference's `pct1` (§10.4), and arm cells follow compare-arms.mjs's `span` (§8.4).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from evalkit import caveats
+from evalkit.ecma import grp, pct1, pl, rj
+from evalkit.sweep import SweepResult
+from evalkit.sweep.aggregate import ArmCell, SliceRow, pct_cell, span
+from evalkit.sweep.quantile import QUANTILE_METHOD
+from evalkit.sweep.records import CallRecord, SessionRecord
+
+__all__ = [
+    "render_text",
+    "render_markdown",
+    "to_json_dict",
+    "render_json",
+    "corpus_line",
+    "slice_label",
+    "arm_span",
+    "call_line",
+]
+
+DASH = "—"
+
+
+def _p(x: float | None) -> str:
+    return DASH if x is None else pct1(x)
+
+
+def corpus_line(result: SweepResult) -> str:
+    c = result.counts
+    return (
+        f"{c.sessions} sessions with at least one answered explore ({c.single} "
+        f"single-question, {c.multi} multi-turn), {c.calls} explore calls, {c.sections} "
+        f"file sections, {c.crashes} crashes"
+    )
+
+
+def slice_label(row: SliceRow) -> str:
+    """`multi-turn (3 turns)` when every multi-turn session has the same number of segments."""
+    if row.slice == "multi-turn" and row.turns is not None:
+        return f"multi-turn ({row.turns} turns)"
+    return row.slice
+
+
+def arm_span(cell: ArmCell | None) -> str:
+    """`median [min–max]` in compare-arms.mjs's `span(·, p)` form, over values in percent."""
+    return DASH if cell is None else span(cell.percents, pct_cell)
+
+
+def arm_pooled(cell: ArmCell | None) -> str:
+    # compare-arms.mjs: p((Σ used / Σ envelope) × 100), `—` when Σ envelope is 0 (§8.4).
+    return DASH if cell is None or cell.pooled is None else pct_cell(cell.pooled * 100)
+
+
+def call_line(c: CallRecord) -> str:
+    """A call in the per-call form of the reference's allocation block (§3.6 line 4)."""
+    return (
+        f"call {c.index}: {rj(pct1(c.efficiency), 6)}  {grp(c.used)}/{grp(c.envelope)} "
+        f"chars  {c.cited_files}/{c.files} files"
+    )
+
+
+def _session_summary(r: SessionRecord) -> str:
+    return (
+        f"{len(r.calls)} {pl(len(r.calls), 'call')}, {r.files_returned} "
+        f"{pl(r.files_returned, 'file')}, {grp(r.cited_chars)} of "
+        f"{grp(r.chars)} chars cited; path-cited {pct1(r.path_efficiency)}"
+    )
+
+
+def _n(n: int, word: str) -> str:
+    return f"{n} {pl(n, word)}"
+
+
+def _where(result: SweepResult) -> str:
+    if result.bundled:
+        return "the bundled corpus (data/corpus)"
+    return os.fspath(result.root)
+
+
+def _group_name(pass_: str | None, repo: str | None) -> str:
+    return f"{pass_ or DASH} / {repo or DASH}"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> list[str]:
+    """Columns padded to their widest cell; the first `left` columns left-aligned."""
+    widths = [max(len(x) for x in col) for col in zip(header, *rows, strict=True)]
+    out = []
+    for row in (header, *rows):
+        cells = [
+            c.ljust(w) if i < left else c.rjust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        out.append("  " + "  ".join(cells).rstrip())
+    return out
+
+
+_SLICE_HEADER = ("slice", "n", "pooled", "median", "p25", "p75", "min", "path-cited only")
+
+
+def _slice_cells(s: SliceRow) -> list[str]:
+    return [
+        slice_label(s),
+        str(s.n),
+        _p(s.pooled),
+        _p(s.median),
+        _p(s.p25),
+        _p(s.p75),
+        _p(s.min),
+        _p(s.path_cited),
+    ]
+
+
+def _arm_header(result: SweepResult) -> list[str]:
+    head = ["pass / repo"]
+    for arm in result.arms:
+        head += [f"{arm}: median [min–max]", "n", "pooled"]
+    return head
+
+
+def _arm_cells(result: SweepResult) -> list[list[str]]:
+    rows = []
+    for row in result.arm_rows:
+        cells = [_group_name(row.pass_, row.repo)]
+        for c in row.cells:
+            cells += [arm_span(c), DASH if c is None else str(c.n), arm_pooled(c)]
+        rows.append(cells)
+    return rows
+
+
+def _accounting_lines(result: SweepResult, *, every_file: bool) -> list[str]:
+    acc = result.accounting
+    by = {
+        s: [a for a in acc if a.status == s] for s in ("parsed", "no-explore", "crash", "skipped")
+    }
+    sessions = {s: sorted({a.session for a in by[s]}) for s in ("parsed", "no-explore", "crash")}
+    lines = [
+        f"Files: {len(acc)} entries accounted for — {len(by['parsed'])} parsed "
+        f"({_n(len(sessions['parsed']), 'session')} in the sweep), {len(by['no-explore'])} "
+        f"no-explore ({_n(len(sessions['no-explore']), 'session')}), {len(by['crash'])} in "
+        f"crashed sessions ({len(sessions['crash'])}), {len(by['skipped'])} skipped"
+    ]
+    records = {r.log: r for r in result.records}
+    if every_file:
+        lines += [f"  parsed      {a.path}" for a in by["parsed"]]
+    for status in ("no-explore", "crash"):
+        for log in sessions[status]:
+            r = records[log]
+            extra = f" (+{len(r.segments) - 1} segments)" if len(r.segments) > 1 else ""
+            lines.append(f"  {status:<10}  {log}{extra} — {r.reason}")
+    for a in by["skipped"]:
+        lines.append(f"  {'skipped':<10}  {a.path} — {a.reason}")
+    return lines
+
+
+def render_text(result: SweepResult, *, tail: int = 5, every_file: bool = False) -> str:
+    """The full `evalkit sweep` report."""
+    out = [f"Explore allocation sweep — {_where(result)}"]
+    if result.bundled:
+        out += ["", caveats.SYNTHETIC_CORPUS]
+    out += [
+        "",
+        corpus_line(result),
+        "",
+        "Baseline — allocation efficiency per session (share of returned chars the answer cited):",
+    ]
+    out += _table(_SLICE_HEADER, [_slice_cells(s) for s in result.slices])
+    pc = result.per_call
+    out += ["", f"Per call: median {_p(pc.median)}, p25 {_p(pc.p25)} (over {pc.n} explore calls)."]
+    out += [
+        "",
+        f"Arms — per-session efficiency by pass / repo ({' vs '.join(result.arms) or 'no arms'}"
+        "): median [min–max], n sessions, pooled:",
+    ]
+    if result.arm_rows:
+        out += _table(_arm_header(result), _arm_cells(result))
+    else:
+        out.append("  (no session has a pass/repo/arm label from its path)")
+    low = result.tail(tail)
+    if low:
+        out += [
+            "",
+            f"Lowest {len(low)} {'session' if len(low) == 1 else 'sessions'} — the tail, "
+            "where the signal is:",
+        ]
+        for r in low:
+            out.append(f"  {rj(pct1(r.efficiency), 6)}  {r.log}  ({_session_summary(r)})")
+            out += [f"            {call_line(c)}" for c in r.calls]
+    out += ["", QUANTILE_METHOD, "", "How to read this:"]
+    out += [f"  - {c}" for c in caveats.SWEEP_CAVEATS]
+    out += [""] + _accounting_lines(result, every_file=every_file)
+    return "\n".join(out) + "\n"
+
+
+def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    def esc(s: str) -> str:
+        return s.replace("|", "\\|")
+
+    return [
+        "| " + " | ".join(map(esc, header)) + " |",
+        "|" + "|".join("---" for _ in header) + "|",
+    ] + ["| " + " | ".join(map(esc, r)) + " |" for r in rows]
+
+
+def render_markdown(result: SweepResult, *, tail: int = 5) -> str:
+    """The sweep's tables as markdown, with the label, method line and caveats."""
+    out = [f"# Explore allocation sweep — {_where(result)}", ""]
+    if result.bundled:
+        out += [f"> {caveats.SYNTHETIC_CORPUS}", ""]
+    out += [corpus_line(result) + ".", "", "## Baseline", ""]
+    out += _md_table(_SLICE_HEADER, [_slice_cells(s) for s in result.slices])
+    pc = result.per_call
+    out += [
+        "",
+        f"Per call: median {_p(pc.median)}, p25 {_p(pc.p25)} (over {pc.n} explore calls).",
+        "",
+        "## Arms",
+        "",
+    ]
+    if result.arm_rows:
+        out += _md_table(_arm_header(result), _arm_cells(result))
+    else:
+        out.append("No session has a pass/repo/arm label from its path.")
+    low = result.tail(tail)
+    if low:
+        out += ["", "## The tail (lowest sessions)", ""]
+        out += _md_table(
+            ["session", "efficiency", "calls", "files", "cited / returned chars", "per call"],
+            [
+                [
+                    f"`{r.log}`",
+                    pct1(r.efficiency),
+                    str(len(r.calls)),
+                    str(r.files_returned),
+                    f"{grp(r.cited_chars)} / {grp(r.chars)}",
+                    "; ".join(pct1(c.efficiency) for c in r.calls),
+                ]
+                for r in low
+            ],
+        )
+    out += ["", f"_{QUANTILE_METHOD}_", "", "## How to read this", ""]
+    out += [f"- {c}" for c in caveats.SWEEP_CAVEATS]
+    skipped = [a for a in result.accounting if a.status != "parsed"]
+    out += ["", "## Files not in the sweep", ""]
+    if skipped:
+        out += _md_table(
+            ["file", "status", "reason"],
+            [[f"`{a.path}`", a.status, a.reason or ""] for a in skipped],
+        )
+    else:
+        out.append("None: every file is a segment of a session in the sweep.")
+    return "\n".join(out) + "\n"
+
+
+def to_json_dict(result: SweepResult) -> dict[str, Any]:
+    """The `--json` document: exactly the keys of issue 4 Build 7; fractions, not percents."""
+    c = result.counts
+    skipped: list[dict[str, Any]] = []
+    for r in result.records:
+        if r.status == "no-explore":
+            skipped.append({"log": r.log, "reason": r.reason})
+        elif r.status == "crash":
+            skipped.append({"log": r.log, "reason": f"crash: {r.reason}"})
+    skipped += [
+        {"log": a.path, "reason": a.reason} for a in result.accounting if a.status == "skipped"
+    ]
+    return {
+        "sessions": c.sessions,
+        "single": c.single,
+        "multi": c.multi,
+        "calls": c.calls,
+        "sections": c.sections,
+        "crashes": c.crashes,
+        "slices": [
+            {
+                "slice": s.slice,
+                "n": s.n,
+                "pooled": s.pooled,
+                "median": s.median,
+                "p25": s.p25,
+                "p75": s.p75,
+                "min": s.min,
+                "path_cited": s.path_cited,
+            }
+            for s in result.slices
+        ],
+        "per_call": {"median": result.per_call.median, "p25": result.per_call.p25},
+        "arms": [
+            {
+                "pass": cell.pass_,
+                "repo": cell.repo,
+                "arm": cell.arm,
+                "n": cell.n,
+                "median": cell.median,
+                "min": cell.min,
+                "max": cell.max,
+                "pooled": cell.pooled,
+            }
+            for row in result.arm_rows
+            for cell in row.cells
+            if cell is not None
+        ],
+        "session_rows": [
+            {
+                "log": r.log,
+                "pass": r.pass_,
+                "repo": r.repo,
+                "arm": r.arm,
+                "run": r.run,
+                "segments": len(r.segments),
+                "calls": len(r.calls),
+                "chars": r.chars,
+                "cited_chars": r.cited_chars,
+                "efficiency": r.efficiency,
+                "path_efficiency": r.path_efficiency,
+            }
+            for r in result.sessions
+        ],
+        "skipped": skipped,
+    }
+
+
+def render_json(result: SweepResult) -> str:
+    return json.dumps(to_json_dict(result), indent=2, ensure_ascii=False) + "\n"
