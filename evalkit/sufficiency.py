@@ -1,0 +1,464 @@
+"""Explore sufficiency (CG-8): was a response enough, judged by what the agent did next (§5).
+
+Every answered `codegraph_explore` call gets one bucket from the agent's next substantive action
+in the same thread: another explore (insufficient), a Read of a file the response returned (right
+file, wrong bytes), a Read of a file it did not return (recall), a search (still hunting), or
+anything else (sufficient). Only an action in a *later* assistant message is a reaction;
+`ToolSearch`/`TodoWrite` are stepped over; a delegation is judged by the subagent's first
+substantive action (§5.1).
+
+The reference's quirks are reproduced (§9.2 rows 9–11): the redirect test of `bash_intent`, the
+`mcp__…__` prefix that survives a server name with `_`, and `concurrent` counted per (explore,
+same-message file access) pair.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from evalkit.allocation import norm_path, same_path
+from evalkit.ecma import (
+    NOT_WS,
+    WS,
+    fix,
+    js_json,
+    js_string,
+    js_truthy,
+    lj,
+    pl,
+    printable,
+    rj,
+    utf16_len,
+    utf16_prefix,
+)
+from evalkit.envelope import mentioned_paths, returned_paths
+from evalkit.errors import TranscriptError
+from evalkit.transcripts import result_text
+
+__all__ = [
+    "BUCKETS",
+    "BUCKET_LABELS",
+    "SufficiencyCall",
+    "Sufficiency",
+    "BashIntent",
+    "classify_sufficiency",
+    "format_sufficiency",
+    "bash_intent",
+]
+
+Bucket = Literal["explore_again", "read_returned", "read_missed", "search", "sufficient"]
+
+# §5.1, worst to best: key → (printed label, printed meaning). The order is the printed order and
+# the order of `Sufficiency.counts`.
+BUCKET_LABELS: dict[str, tuple[str, str]] = {
+    "explore_again": ("explore again", "insufficient: did not answer"),
+    "read_returned": ("Read a file we returned", "allocation: right file, wrong bytes"),
+    "read_missed": ("Read a file we did not return", "recall: file never surfaced"),
+    "search": ("Grep/Glob", "recall (weak): still hunting for the file"),
+    "sufficient": ("moved on / answered", "sufficient"),
+}
+BUCKETS: tuple[str, ...] = tuple(BUCKET_LABELS)
+
+FINAL_ANSWER = "(final answer)"
+_BOOKKEEPING = ("ToolSearch", "TodoWrite")  # stepped over (§5.3)
+_DELEGATION = ("Agent", "Task")
+_READS = ("Read", "NotebookRead")
+_SEARCHES = ("Grep", "Glob")
+
+
+# --- paths (§2.8 returned/mentioned in evalkit.envelope, §3.4 equality in evalkit.allocation) --
+
+
+def _path_text(p: Any) -> str | None:
+    # `normPath` takes the path "as a string" (§3.4): a malformed non-string path is converted.
+    return p if p is None or isinstance(p, str) else js_string(p)
+
+
+# --- Bash intent (§5.6) ----------------------------------------------------------------------
+
+_WRITES = re.compile(">" + WS + "*" + NOT_WS)
+_CMD_START = r"(?:^|[;&|]|\$\(|`)" + WS + "*(?:sudo" + WS + "+)?"
+_READ_CMD = re.compile(
+    _CMD_START + "(?:cat|bat|head|tail|less|more|nl|sed|awk)" + WS + "+([^\\n|;&]*)", re.ASCII
+)
+_SEARCH_CMD = re.compile(_CMD_START + r"(?:grep|egrep|fgrep|rg|ag|ack|find|fd|ls|tree)\b", re.ASCII)
+_WS_RUN = re.compile(WS + "+")
+_DIGIT_START = re.compile(r"^['\"]?[0-9]")
+_EDGE_QUOTE = re.compile(r"^['\"]|['\"]\Z")
+
+
+@dataclass(frozen=True)
+class BashIntent:
+    """What a Bash command does for sufficiency: `read` (with `path`), `search` or `none`."""
+
+    kind: Literal["read", "search", "none"]
+    path: str | None = None
+
+
+def bash_intent(cmd: Any) -> BashIntent:
+    """§5.6 `bashIntent`: a read of a path, a search, or none.
+
+    A heredoc or any `>` followed by a non-space marks the command as writing, which disables
+    read detection (quirk §9.2 row 9); search detection still runs.
+    """
+    c = js_string(cmd) if js_truthy(cmd) else ""
+    if "<<" not in c and not _WRITES.search(c):
+        m = _READ_CMD.search(c)
+        if m:
+            tokens = [
+                t
+                for t in _WS_RUN.split(m.group(1))
+                if t and not t.startswith("-") and not _DIGIT_START.match(t)
+            ]
+            pathlike = [t for t in tokens if "/" in t or "." in t]
+            if pathlike:
+                return BashIntent("read", _EDGE_QUOTE.sub("", pathlike[-1]))
+    if _SEARCH_CMD.search(c):
+        return BashIntent("search")
+    return BashIntent("none")
+
+
+# --- result ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SufficiencyCall:
+    """One answered explore call and its verdict (§5.3 step 7).
+
+    Attributes:
+        thread: `main`, or the delegating tool_use id of a subagent thread (§1.8).
+        query: `input.query` as ECMAScript `String()` would give it (`""` when absent).
+        files: Number of file sections the response returned (duplicates count).
+        chars: Length of the response text, in UTF-16 units.
+        bucket: One of `BUCKETS`.
+        next: What the agent did next, as the reference prints it.
+        named: Only for `read_missed`: whether the response mentioned the path it read.
+    """
+
+    thread: str
+    query: str
+    files: int
+    chars: int
+    bucket: str
+    next: str
+    named: bool | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "thread": self.thread,
+            "query": self.query,
+            "files": self.files,
+            "chars": self.chars,
+            "bucket": self.bucket,
+            "next": self.next,
+            "named": self.named,
+        }
+
+
+@dataclass(frozen=True)
+class Sufficiency:
+    """§5.7: recorded calls (grouped by thread), bucket counts, errors and concurrent accesses.
+
+    Attributes:
+        calls: One `SufficiencyCall` per answered explore, grouped by thread in order of each
+            thread's first assistant event, then in action order (§5.3).
+        counts: Calls per bucket, all five keys, in `BUCKETS` order.
+        errors: Explore calls with no non-error result (errored or never answered).
+        concurrent: (explore, same-message file access) pairs (§9.2 row 11).
+    """
+
+    calls: tuple[SufficiencyCall, ...]
+    counts: dict[str, int] = field(default_factory=dict)
+    errors: int = 0
+    concurrent: int = 0
+
+    @property
+    def answered(self) -> int:
+        return len(self.calls)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `sufficiency` object of `evalkit run --json`."""
+        return {
+            "answered": self.answered,
+            "errors": self.errors,
+            "concurrent": self.concurrent,
+            "counts": dict(self.counts),
+            "calls": [c.to_dict() for c in self.calls],
+        }
+
+
+@dataclass
+class _Action:
+    msg_id: Any
+    id: Any
+    name: Any
+    input: Any
+
+
+@dataclass(frozen=True)
+class _Reaction:
+    bucket: str
+    next: str
+    named: bool | None = None
+
+
+_MISSING = object()
+
+
+def _key(x: Any) -> Any:
+    """A dict key for an id; ECMAScript object keys are strings, so non-strings are converted."""
+    return x if isinstance(x, str) else js_string(x) if x is not None else "null"
+
+
+def _thread_key(event: dict[str, Any]) -> str:
+    parent = event.get("parent_tool_use_id")
+    # "" is its own thread, not main (§1.8): test for None, not truthiness.
+    return "main" if parent is None else js_string(parent)
+
+
+def _name_text(name: Any) -> str:
+    return "" if name is None or name is _MISSING else js_string(name)
+
+
+def _concat(x: Any) -> str:
+    """`"" + x` in ECMAScript, for a tool name that is absent or not a string."""
+    if x is _MISSING:
+        return "undefined"
+    return js_string(x)
+
+
+def _field(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, dict) else None
+
+
+def _same_message(a: Any, b: Any) -> bool:
+    # `===`: two distinct parsed objects are never equal, and "1" is not 1.
+    if isinstance(a, dict | list) or isinstance(b, dict | list):
+        return a is b
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    return type(a) is type(b) and a == b
+
+
+def _is_file_access(action: _Action) -> bool:
+    name = action.name
+    if name in _READS or name in _SEARCHES:
+        return True
+    return name == "Bash" and bash_intent(_field(action.input, "command")).kind != "none"
+
+
+def _read_of(
+    path: Any, prefix: str, returned: list[str], mentioned: list[str], earlier: list[str]
+) -> _Reaction:
+    """§5.5 `readOf`."""
+    path = _path_text(path)
+    base = norm_path(path).split("/")[-1] or (path or "")
+    if any(same_path(path, r) for r in returned):
+        return _Reaction("read_returned", f"{prefix}Read {base}")
+    if any(same_path(path, r) for r in earlier):
+        return _Reaction("read_returned", f"{prefix}Read {base} (returned by an earlier explore)")
+    named = any(same_path(path, m) for m in mentioned)
+    suffix = " (named, not returned)" if named else ""
+    return _Reaction("read_missed", f"{prefix}Read {base}{suffix}", named)
+
+
+_MCP_PREFIX = re.compile(r"^mcp__[^_]*__")
+
+
+def _reaction_of(
+    action: _Action, returned: list[str], mentioned: list[str], earlier: list[str], path: str
+) -> _Reaction:
+    """§5.4 `reactionOf`."""
+    name = action.name
+    if "codegraph" in _name_text(name):
+        if not isinstance(name, str):
+            raise TranscriptError(
+                path,
+                f"tool name {js_json(name)} is not a string (the reference harness crashes here)",
+            )
+        return _Reaction("explore_again", _MCP_PREFIX.sub("", name, count=1))
+    if name in _READS:
+        target = _field(action.input, "file_path")
+        if target is None:
+            target = _field(action.input, "notebook_path")
+        return _read_of(target, "", returned, mentioned, earlier)
+    if name in _SEARCHES:
+        return _Reaction("search", name)
+    if name == "Bash":
+        intent = bash_intent(_field(action.input, "command"))
+        if intent.kind == "read":
+            return _read_of(intent.path, "Bash ", returned, mentioned, earlier)
+        if intent.kind == "search":
+            return _Reaction("search", "Bash search")
+    return _Reaction("sufficient", _concat(name))
+
+
+def classify_sufficiency(
+    events: Sequence[dict[str, Any]], *, path: str = "(transcript)"
+) -> Sufficiency:
+    """§5.2–5.3 `classifySufficiency`: bucket every answered explore call.
+
+    Args:
+        events: The session's events, all threads and segments, in stream order.
+        path: Named in errors.
+
+    Raises:
+        TranscriptError: On inputs the reference crashes on (§9.1): a null block in an assistant
+            or user message's content, a null element in an explore result's content, a
+            non-string tool name containing `codegraph` judged as a reaction.
+    """
+    threads: dict[str, list[_Action]] = {}
+    names: dict[Any, Any] = {}
+    text_by_id: dict[Any, str] = {}
+    for event in events:
+        message = event.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, list):
+            continue
+        etype = event.get("type")
+        thread = _thread_key(event)
+        if etype == "assistant":
+            actions = threads.setdefault(thread, [])
+            for block in content:
+                _check_block(block, etype, path)
+                if not isinstance(block, dict) or block.get("type") != "tool_use":
+                    continue
+                names[_key(block.get("id"))] = block.get("name", _MISSING)
+                msg_id = message.get("id")
+                if not js_truthy(msg_id):
+                    # Every call without a message id counts as its own message (§5.2).
+                    msg_id = f"#{thread}-{len(actions)}"
+                raw_input = block.get("input")
+                actions.append(
+                    _Action(
+                        msg_id,
+                        block.get("id"),
+                        block.get("name", _MISSING),
+                        raw_input if js_truthy(raw_input) else {},
+                    )
+                )
+        elif etype == "user":
+            for block in content:
+                _check_block(block, etype, path)
+                if not isinstance(block, dict) or block.get("type") != "tool_result":
+                    continue
+                tid = _key(block.get("tool_use_id"))
+                if "codegraph_explore" in _name_text(names.get(tid)) and not js_truthy(
+                    block.get("is_error")
+                ):
+                    text_by_id[tid] = result_text(block.get("content"), path=path)
+
+    calls: list[SufficiencyCall] = []
+    counts = dict.fromkeys(BUCKETS, 0)
+    errors = concurrent = 0
+    for thread, actions in threads.items():
+        earlier: list[str] = []
+        for i, action in enumerate(actions):
+            if "codegraph_explore" not in _name_text(action.name):
+                continue
+            text = text_by_id.get(_key(action.id))
+            if text is None:
+                errors += 1
+                continue
+            returned = returned_paths(text)
+            mentioned = mentioned_paths(text)
+            reaction = _Reaction("sufficient", FINAL_ANSWER)
+            for later in actions[i + 1 :]:
+                if _same_message(later.msg_id, action.msg_id):
+                    # Issued before the response existed: not a reaction (§5.1).
+                    if _is_file_access(later):
+                        concurrent += 1
+                    continue
+                if later.name in _BOOKKEEPING:
+                    continue
+                if later.name in _DELEGATION:
+                    reaction = _through_delegation(
+                        later, threads, returned, mentioned, earlier, path
+                    )
+                    break
+                reaction = _reaction_of(later, returned, mentioned, earlier, path)
+                break
+            earlier.extend(returned)
+            counts[reaction.bucket] += 1
+            query = _field(action.input, "query")
+            calls.append(
+                SufficiencyCall(
+                    thread=thread,
+                    query="" if query is None else js_string(query),
+                    files=len(returned),
+                    chars=utf16_len(text),
+                    bucket=reaction.bucket,
+                    next=reaction.next,
+                    named=reaction.named,
+                )
+            )
+    return Sufficiency(tuple(calls), counts, errors, concurrent)
+
+
+def _check_block(block: Any, etype: str, path: str) -> None:
+    if block is None:
+        raise TranscriptError(
+            path, f"null block in a {etype} message's content (the reference harness crashes here)"
+        )
+
+
+def _through_delegation(
+    delegation: _Action,
+    threads: dict[str, list[_Action]],
+    returned: list[str],
+    mentioned: list[str],
+    earlier: list[str],
+    path: str,
+) -> _Reaction:
+    """§5.3 `throughDelegation`: the subagent's first substantive action, with the parent's paths."""
+    sub = threads.get(_key(delegation.id), [])
+    first = next((a for a in sub if a.name not in _BOOKKEEPING and a.name not in _DELEGATION), None)
+    if first is None:
+        return _Reaction("sufficient", _concat(delegation.name))
+    r = _reaction_of(first, returned, mentioned, earlier, path)
+    return _Reaction(r.bucket, f"{_concat(delegation.name)} → {r.next}", r.named)
+
+
+# --- printed block (§5.8) ---------------------------------------------------------------------
+
+
+def format_sufficiency(result: Sufficiency, indent: str = "  ") -> str:
+    """§5.8 `formatSufficiency`, character for character (no trailing newline)."""
+    i = indent
+    answered = result.answered
+    if answered == 0:
+        line = i + "Explore sufficiency: no answered codegraph_explore calls"
+        if result.errors > 0:
+            line += f" ({result.errors} errored or never returned)"
+        return line
+    out = [
+        f"{i}Explore sufficiency — what the agent did NEXT ({answered} answered "
+        f"{pl(answered, 'call')}):"
+    ]
+    for key in BUCKETS:
+        count = result.counts.get(key, 0)
+        label, meaning = BUCKET_LABELS[key]
+        share = fix((count / answered) * 100, 0) + "%"
+        out.append(f"{i}  {rj(str(count), 3)} {rj(share, 4)}  {lj(label, 31)}{meaning}")
+    for k, call in enumerate(result.calls, start=1):
+        tag = " [subagent]" if call.thread and call.thread != "main" else ""
+        q = call.query if utf16_len(call.query) <= 46 else utf16_prefix(call.query, 45) + "…"
+        out.append(f'{i}  {k}.{tag} "{q}" [{call.files} {pl(call.files, "file")}] → {call.next}')
+    notes = []
+    if result.errors > 0:
+        notes.append(
+            f"{result.errors} errored/unanswered {pl(result.errors, 'call')} (not bucketed)"
+        )
+    if result.concurrent > 0:
+        notes.append(
+            f"{result.concurrent} file-access {pl(result.concurrent, 'call')} in the "
+            "SAME message as an explore (not a reaction)"
+        )
+    if notes:
+        out.append(f"{i}  note: " + " · ".join(notes))
+    return printable("\n".join(out))

@@ -1,0 +1,369 @@
+"""Per-session summary fields and the per-run report header (§1.11, §1.12).
+
+Tool-call display strings, calls per tool, turns, duration, cost, success, tokens processed, the
+MCP cold-start race flag and codegraph-CLI contamination, computed over all threads and segments.
+
+`processed` has two definitions (§1.11). The reference (`f8c76d2`) sums `result.usage`, which newer
+Claude Code reports for the last turn only (quirk §9.2 row 13); the later revision sums
+`message.usage` once per `message.id`. The reference's is the default; the later one is an explicit
+option, and `format_run_header` says so on the `tokens processed` line when it is used.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from evalkit.ecma import (
+    NOT_WS,
+    WS,
+    fix,
+    grp,
+    js_json,
+    js_string,
+    js_truthy,
+    pl,
+    printable,
+    utf16_prefix,
+)
+from evalkit.errors import TranscriptError
+from evalkit.occupancy import request_count
+from evalkit.transcripts import tool_results
+
+__all__ = [
+    "PROCESSED_RESULT_USAGE",
+    "PROCESSED_MESSAGE_USAGE",
+    "Summary",
+    "summarize",
+    "tool_call_display",
+    "is_cli_call",
+    "format_run_header",
+]
+
+ProcessedDefinition = Literal["result-usage", "message-usage"]
+# §1.11: Σ result.usage per segment (reference f8c76d2, the default) …
+PROCESSED_RESULT_USAGE: ProcessedDefinition = "result-usage"
+# … or Σ message.usage once per message.id (the later revision's definition).
+PROCESSED_MESSAGE_USAGE: ProcessedDefinition = "message-usage"
+_PROCESSED_FIELDS = (
+    "input_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+    "output_tokens",
+)
+
+RACE_MARK = "No such tool available"  # MCP cold-start race (§1.11)
+_MISSING = object()
+
+
+# --- display strings (§1.11) ------------------------------------------------------------------
+
+
+def _crash(path: str, what: str, value: Any) -> TranscriptError:
+    return TranscriptError(
+        path, f"{what} is {js_json(value)}, not a string (the reference harness crashes here)"
+    )
+
+
+def _cut(value: Any, units: int, path: str, what: str) -> str:
+    """`(value ?? "").slice(0, units)` where only strings and arrays have `slice` (§9.1 case 6)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return utf16_prefix(value, units)
+    if isinstance(value, list):
+        return js_string(value[:units])
+    raise _crash(path, what, value)
+
+
+def _concat(x: Any) -> str:
+    """`"" + x` in ECMAScript, `undefined` for an absent field."""
+    return "undefined" if x is _MISSING else js_string(x)
+
+
+def tool_call_display(block: dict[str, Any], *, path: str = "(transcript)") -> str:
+    """§1.11: `name + detail` for one tool_use block, as the reference lists it.
+
+    Raises:
+        TranscriptError: A `Task` description or `Bash` command that is a number, boolean or
+            object, or a `Read` file_path that is not a string (§9.1 case 6).
+    """
+    raw_name = block.get("name", _MISSING)
+    name = _concat(raw_name)
+    inp = block.get("input")
+    inp = inp if isinstance(inp, dict) else {}
+    if raw_name == "Task":
+        kind = inp.get("subagent_type")
+        kind = "?" if kind is None else js_string(kind)
+        return f"{name} [subagent_type={kind}] " + _cut(
+            inp.get("description"), 40, path, "Task input.description"
+        )
+    if "codegraph" in name:
+        first = next((inp[k] for k in ("query", "task", "symbol") if inp.get(k) is not None), "")
+        # The cut can drop the closing quote (§9.2 row 19).
+        return f"{name} " + utf16_prefix(js_json(first), 60)
+    if raw_name == "Bash":
+        return f"{name} " + _cut(inp.get("command"), 50, path, "Bash input.command")
+    if raw_name == "Read":
+        fp = inp.get("file_path")
+        if fp is not None and not isinstance(fp, str):
+            raise _crash(path, "Read input.file_path", fp)
+        return f"{name} " + (fp or "").split("/")[-1]
+    return name
+
+
+_CLI = re.compile(
+    r"(^|[;&|(]|&&|\|\||\$\(|`)" + WS + r"*(?:[A-Za-z_]\w*=" + NOT_WS + "*" + WS + r"+)*"
+    r"[\w./~-]*codegraph(" + WS + r"|\Z)",
+    re.ASCII,
+)
+
+
+def is_cli_call(command: Any) -> bool:
+    """§1.11: the command invokes the codegraph CLI in some command position."""
+    text = "undefined" if command is _MISSING else js_string(command)
+    return _CLI.search(text) is not None
+
+
+# --- the summary --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Summary:
+    """§1.11 per-session fields (all threads, all segments).
+
+    Attributes:
+        tool_calls: One display string per tool_use, in stream order.
+        counts: Calls per tool name, in first-seen order.
+        tools: Display strings not starting with `ToolSearch`.
+        reads / grep / bash / cg: `Read`; `Grep` + `Glob`; `Bash`; names containing `codegraph`.
+        turns: Distinct assistant `message.id`s.
+        dur: Σ `duration_ms` over result events, in seconds.
+        cost: Σ `total_cost_usd`.
+        ok: At least one result event, and every one has subtype `success`.
+        processed: Tokens processed under `processed_definition`.
+        processed_result_usage / processed_message_usage: Both definitions.
+        processed_definition: Which one `processed` is.
+        raced: Some tool result says `No such tool available`.
+        cli_calls: Bash calls that invoke the codegraph CLI.
+        cli_contaminated: Non-error results of those calls (output that entered the window).
+        init_tools: Tool names containing `codegraph` from the last `system/init`, or None.
+        subtypes: The `subtype` of every result event, in order (None when absent).
+        results: Number of result events.
+    """
+
+    tool_calls: tuple[str, ...]
+    counts: dict[str, int]
+    tools: int
+    reads: int
+    grep: int
+    bash: int
+    cg: int
+    turns: int
+    dur: float
+    cost: float
+    ok: bool
+    processed: float
+    processed_result_usage: float
+    processed_message_usage: float
+    processed_definition: ProcessedDefinition
+    raced: bool
+    cli_calls: int
+    cli_contaminated: int
+    init_tools: tuple[str, ...] | None
+    subtypes: tuple[Any, ...]
+
+    @property
+    def results(self) -> int:
+        return len(self.subtypes)
+
+
+def _number(value: Any, what: str, path: str) -> float:
+    """`x || 0` for a numeric field; a truthy non-number is refused rather than concatenated."""
+    if not js_truthy(value):
+        return 0
+    if isinstance(value, int | float):
+        return value
+    raise TranscriptError(
+        path, f"{what} is {js_json(value)}, not a number (the reference harness cannot format it)"
+    )
+
+
+def _usage_sum(usage: Any, path: str, what: str) -> float:
+    total: float = 0
+    if isinstance(usage, dict):
+        for name in _PROCESSED_FIELDS:
+            total += _number(usage.get(name), f"{what}.{name}", path)
+    return total
+
+
+def summarize(
+    events: Sequence[dict[str, Any]],
+    *,
+    processed: ProcessedDefinition = PROCESSED_RESULT_USAGE,
+    path: str = "(transcript)",
+) -> Summary:
+    """§1.11: the per-session summary fields.
+
+    Args:
+        events: Every event of the session.
+        processed: `PROCESSED_RESULT_USAGE` (reference default) or `PROCESSED_MESSAGE_USAGE`.
+        path: Named in errors.
+
+    Raises:
+        TranscriptError: On the crash cases of §9.1 that concern these fields (5, 6, and a
+            non-numeric cost or duration).
+    """
+    if processed not in (PROCESSED_RESULT_USAGE, PROCESSED_MESSAGE_USAGE):
+        raise ValueError(f"unknown processed definition {processed!r}")
+    calls: list[str] = []
+    counts: dict[str, int] = {}
+    cli_ids: set[Any] = set()
+    init_tools: tuple[str, ...] | None = None
+    subtypes: list[Any] = []
+    dur: float = 0
+    cost: float = 0
+    processed_results: float = 0
+    processed_messages: float = 0
+    seen_ids: set[Any] = set()
+    for event in events:
+        etype = event.get("type")
+        if etype == "system" and event.get("subtype") == "init":
+            tools = event.get("tools")
+            if js_truthy(tools) and not isinstance(tools, list):
+                raise TranscriptError(
+                    path, "system/init tools is not an array (the reference harness crashes here)"
+                )
+            init_tools = tuple(js_string(t) for t in (tools or []) if "codegraph" in js_string(t))
+        elif etype == "result":
+            subtypes.append(event.get("subtype"))
+            dur += _number(event.get("duration_ms"), "result duration_ms", path)
+            cost += _number(event.get("total_cost_usd"), "result total_cost_usd", path)
+            processed_results += _usage_sum(event.get("usage"), path, "result usage")
+        elif etype == "assistant":
+            message = event.get("message")
+            if not isinstance(message, dict):
+                continue
+            msg_id = message.get("id")
+            if (
+                js_truthy(msg_id)
+                and isinstance(msg_id, str | int | float)
+                and msg_id not in seen_ids
+            ):
+                seen_ids.add(msg_id)
+                processed_messages += _usage_sum(message.get("usage"), path, "message usage")
+            content = message.get("content")
+            if not isinstance(content, list):
+                continue
+            for block in content:
+                if not isinstance(block, dict) or block.get("type") != "tool_use":
+                    continue
+                calls.append(tool_call_display(block, path=path))
+                name = _concat(block.get("name", _MISSING))
+                counts[name] = counts.get(name, 0) + 1
+                if block.get("name") == "Bash":
+                    inp = block.get("input")
+                    command = inp.get("command", _MISSING) if isinstance(inp, dict) else _MISSING
+                    if is_cli_call(command):
+                        cli_ids.add(_id_key(block.get("id")))
+    raced = False
+    contaminated = 0
+    for r in tool_results(events, path=path):
+        if RACE_MARK in r.text:
+            raced = True
+        if not r.is_error and _id_key(r.tool_use_id) in cli_ids:
+            contaminated += 1
+    total = processed_results if processed == PROCESSED_RESULT_USAGE else processed_messages
+    return Summary(
+        tool_calls=tuple(calls),
+        counts=counts,
+        tools=sum(1 for c in calls if not c.startswith("ToolSearch")),
+        reads=counts.get("Read", 0),
+        grep=counts.get("Grep", 0) + counts.get("Glob", 0),
+        bash=counts.get("Bash", 0),
+        cg=sum(n for name, n in counts.items() if "codegraph" in name),
+        turns=request_count(events),
+        dur=dur / 1000,
+        cost=cost,
+        ok=bool(subtypes) and all(s == "success" for s in subtypes),
+        processed=total,
+        processed_result_usage=processed_results,
+        processed_message_usage=processed_messages,
+        processed_definition=processed,
+        raced=raced,
+        cli_calls=len(cli_ids),
+        cli_contaminated=contaminated,
+        init_tools=init_tools,
+        subtypes=tuple(subtypes),
+    )
+
+
+def _id_key(x: Any) -> Any:
+    return x if isinstance(x, str | int | float | bool | type(None)) else js_json(x)
+
+
+# --- the report header (§1.12) ------------------------------------------------------------------
+
+
+def _template(x: Any) -> str:
+    """`${x}` for a result subtype: `undefined` when absent."""
+    return "undefined" if x is None else js_string(x)
+
+
+def format_run_header(summary: Summary, paths: Sequence[str], *, brief: bool = False) -> str:
+    """§1.12: the report from its leading empty line through the `tokens processed` line.
+
+    Args:
+        summary: From `summarize`.
+        paths: The segment files, in order (only their basenames are printed).
+        brief: Drop the numbered tool-call listing (`--brief`).
+    """
+    names = " + ".join(os.fspath(p).split("/")[-1] for p in paths)
+    exposed = "?" if summary.init_tools is None else str(len(summary.init_tools))
+    race = (
+        '  [MCP COLD-START RACE — tool call hit "No such tool available"]' if summary.raced else ""
+    )
+    out = ["", f"=== {names} ===", f"codegraph tools exposed: {exposed}{race}"]
+    n = summary.cli_contaminated
+    if n > 0:
+        out.append(
+            f"!! {n} codegraph CLI {pl(n, 'call')} RETURNED OUTPUT via Bash — if this is a "
+            "without-arm, the run is CONTAMINATED"
+        )
+    elif summary.cli_calls > 0:
+        m = summary.cli_calls
+        out.append(
+            f"   ({m} codegraph CLI {pl(m, 'attempt')} blocked — no output entered the window)"
+        )
+    out.append("")
+    out.append(f"Tool calls ({len(summary.tool_calls)}):")
+    out.append(f"  by type: {js_json(summary.counts)}")
+    if not brief:
+        out.extend(f"  {k}. {call}" for k, call in enumerate(summary.tool_calls, start=1))
+    if summary.subtypes:
+        k = len(summary.subtypes)
+        # Array.join renders a missing subtype as "".
+        segments = (
+            f" | {k} segments ("
+            + ",".join("" if s is None else js_string(s) for s in summary.subtypes)
+            + ")"
+            if k > 1
+            else ""
+        )
+        out.append("")
+        out.append(
+            f"Result: {_template(summary.subtypes[-1])} | duration {fix(summary.dur, 0)}s"
+            f" | turns {summary.turns}{segments}"
+        )
+        marker = (
+            ""
+            if summary.processed_definition == PROCESSED_RESULT_USAGE
+            else " (per-message usage, later revision — not the reference's figure)"
+        )
+        out.append(
+            f"  tokens processed: {grp(summary.processed)}{marker} | cost ${fix(summary.cost, 3)}"
+        )
+    return printable("\n".join(out))
