@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from paired_helpers import (
+
+from evalkit.paired import Expected, parse_evidence, strict_check
+from evalkit.paired.gate import REASON_CODES, SAMPLE_EFFECTS
+from tests.paired_helpers import (
     DIGEST,
     OTHER_COMMIT,
     collected_evidence,
@@ -13,9 +16,6 @@ from paired_helpers import (
     samples_of,
     sha,
 )
-
-from evalkit.paired import Expected, parse_evidence, strict_check
-from evalkit.paired.gate import REASON_CODES, SAMPLE_EFFECTS
 
 EXPERIMENTS = ("direct_vs_host", "host_cell_policy", "nested_code_mode", "tool_selection")
 
