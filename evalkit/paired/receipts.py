@@ -170,18 +170,15 @@ def receipt_correctness(
     `not_required` for validation on a case that does not require it.
     """
     value = receipt.get("correctness")
+    missing_validation = "unavailable" if validation_required else "not_required"
     if value is None:
-        return (
-            {"task_verdict": "fail", "validation_verdict": "unavailable"}
-            if (fixture_oracle_failed)
-            else None
-        )
+        if fixture_oracle_failed:
+            return {"task_verdict": "fail", "validation_verdict": missing_validation}
+        return None
     if not isinstance(value, Mapping):
         raise ReceiptError("driver correctness must be an object when present")
     task = value.get("task_verdict", "unavailable")
-    validation = value.get(
-        "validation_verdict", "unavailable" if validation_required else "not_required"
-    )
+    validation = value.get("validation_verdict", missing_validation)
     if task not in ("pass", "fail", "unavailable"):
         raise ReceiptError("driver correctness task_verdict must be pass, fail, or unavailable")
     if validation not in ("pass", "fail", "not_required", "unavailable"):
