@@ -252,10 +252,20 @@ def _classify_dir(
     firsts: dict[str, str] = {}  # stem -> first segment file name
     turns: dict[str, list[tuple[int, str]]] = {}
     others: list[str] = []
+    run_stems = {m["stem"] for n in names if (m := _TRANSCRIPT.match(n)) and n.startswith("run-")}
     for name in names:
         if (parts, name) in claimed:
             continue
         m = _TRANSCRIPT.match(name)
+        side = _SIDECAR.match(name)
+        if side and any(
+            s == "run-" + side["label"] or s.startswith("run-" + side["label"] + "-")
+            for s in run_stems
+        ):
+            entries.append(
+                FileEntry(_rel(parts, name), None, "CG-4 explore sidecar (§7.1), not a transcript")
+            )
+            continue
         if not m:
             others.append(name)
             continue
@@ -279,17 +289,10 @@ def _classify_dir(
         else:
             firsts[stem] = name
 
-    run_stems = {s for s in firsts if s.startswith("run-")}
     pass_, repo, campaign_run = _labels(parts, root_name)
 
     for name in others:
         rel = _rel(parts, name)
-        m = _SIDECAR.match(name)
-        if m and any(
-            s == "run-" + m["label"] or s.startswith("run-" + m["label"] + "-") for s in run_stems
-        ):
-            entries.append(FileEntry(rel, None, "CG-4 explore sidecar (§7.1), not a transcript"))
-            continue
         reason = next(
             (why for pat, why in _KNOWN_FILES if pat.search(name)),
             "not a transcript (not *.jsonl or *.jsonl.gz)",

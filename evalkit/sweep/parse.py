@@ -50,9 +50,8 @@ class Progress:
             self.stream.flush()
 
 
-def _work(args: tuple[str, tuple[str, ...], str, str | None]) -> dict[str, Any]:
-    root, segments, log, problem = args
-    return analyse_session(root, segments, log, problem)
+def _work(args: tuple[str, tuple[str, ...], str, str | None, bool]) -> dict[str, Any]:
+    return analyse_session(*args)
 
 
 def analyse_sessions(
@@ -88,7 +87,10 @@ def analyse_sessions(
             todo.append(i)
 
     jobs = jobs or os.cpu_count() or 1
-    work = [(root, refs[i].segments, refs[i].log, refs[i].problem) for i in todo]
+    work = [
+        (root, refs[i].segments, refs[i].log, refs[i].problem, refs[i].layout == "interactive")
+        for i in todo
+    ]
     if jobs > 1 and len(todo) >= _MIN_PARALLEL:
         with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool:
             futures = {pool.submit(_work, w): i for i, w in zip(todo, work, strict=True)}

@@ -123,12 +123,17 @@ def _relative(path: str, root: str) -> str:
 
 
 def analyse_session(
-    root: str, segments: tuple[str, ...], log: str, problem: str | None = None
+    root: str,
+    segments: tuple[str, ...],
+    log: str,
+    problem: str | None = None,
+    interactive: bool = False,
 ) -> dict[str, Any]:
     """Parse one session and reduce it to its allocation numbers (§8.2 steps 1–2).
 
     Never raises for a bad session: a parse that raises is a crash payload with the reason,
-    naming the file relative to `root`.
+    naming the file relative to `root`. `interactive` reads the session as §1.10 does (its
+    `<id>/subagents/` merged, falsy lines dropped).
     """
     if problem is not None:
         return {"status": "crash", "reason": problem}
@@ -137,7 +142,11 @@ def analyse_session(
 
     paths = [os.path.join(root, s) for s in segments]
     try:
-        session = parse_session(paths, log=log)
+        if interactive:
+            allocation, texts = _interactive_allocation(paths[0])
+        else:
+            session = parse_session(paths, log=log)
+            allocation, texts = session.allocation, session.explore_texts
     except TranscriptError as exc:
         where = _relative(exc.path, root)
         line = f":{exc.line}" if exc.line is not None else ""
@@ -149,7 +158,7 @@ def analyse_session(
             "status": "crash",
             "reason": f"unexpected {type(exc).__name__} while parsing: {exc}",
         }
-    a = session.allocation
+    a = allocation
     calls = [
         [c.index, c.envelope, c.used, c.used_path, len(c.files), c.cited_files] for c in a.calls
     ]
@@ -164,8 +173,29 @@ def analyse_session(
         "files_used": a.files_used,
         "cited_paths": [f.path for f in a.files if f.via],
         "has_answer": a.has_answer,
-        "explore_results": len(session.explore_texts),
+        "explore_results": len(texts),
     }
+
+
+def _interactive_allocation(path: str) -> tuple[Any, tuple[str, ...]]:
+    """§1.10 steps 3–7 for one given session file (the reference picks the newest one).
+
+    Uses evalkit.interactive's subagent reader so the stamping rule lives in one place.
+    """
+    from evalkit.allocation import compute_allocation
+    from evalkit.answer import final_answer
+    from evalkit.interactive import _read_subagents  # noqa: PLC2701 — see report
+    from evalkit.transcripts import explore_texts, read_segment
+
+    log_dir, name = os.path.split(path)
+    session_id = name.replace(".jsonl", "", 1)
+    events, _ = read_segment(path, drop_falsy=True)
+    events = list(events)
+    for sub in _read_subagents(log_dir, session_id):
+        events.extend(sub.events)
+    answer = final_answer(events, path=path)
+    texts = tuple(explore_texts(events, path=path, any_type=True))
+    return compute_allocation(texts, answer.text), texts
 
 
 def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionRecord:

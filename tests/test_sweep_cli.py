@@ -1,0 +1,114 @@
+"""`evalkit sweep` on the command line (evalkit/commands/sweep.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import evalkit.sweep as sweep_pkg
+from evalkit import caveats
+from evalkit.cli import main
+from tests.sweep_helpers import cited, put
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    root = tmp_path / "corpus"
+    cited(root, "cg22/ab-express/run-baseline-1.jsonl", 800, 200)
+    cited(root, "cg22/ab-express/run-new-1.jsonl", 900, 100)
+    put(root, "bad.jsonl", text="null\n")
+    return root
+
+
+def test_help_teaches(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["sweep", "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    for needle in (
+        "run-{baseline,new}-<i>.jsonl",
+        "examples:",
+        "exit status",
+        "--markdown",
+        "--json",
+        "--no-cache",
+        "--cache-dir",
+        "crash",
+        "synthetic",
+    ):
+        assert needle in out
+
+
+def test_text_run_exits_0_with_crash_reported(corpus, capsys):
+    assert main(["sweep", str(corpus), "--no-cache", "-j", "1"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "2 sessions with at least one answered explore (2 single-question, 0 multi-turn), "
+        "2 explore calls, 4 file sections, 1 crashes" in out
+    )
+    assert "bad.jsonl — bad.jsonl:1:" in out
+
+
+def test_json_and_markdown(corpus, tmp_path, capsys):
+    md = tmp_path / "out.md"
+    assert (
+        main(
+            [
+                "sweep",
+                str(corpus),
+                "--json",
+                "--markdown",
+                str(md),
+                "--cache-dir",
+                str(tmp_path / "c"),
+            ]
+        )
+        == 0
+    )
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["sessions"] == 2 and doc["crashes"] == 1
+    assert [a["arm"] for a in doc["arms"]] == ["baseline", "new"]
+    assert md.read_text().startswith("# Explore allocation sweep")
+
+
+def test_arms_option_selects_columns(corpus, capsys):
+    assert main(["sweep", str(corpus), "--json", "--no-cache", "--arms", "new"]) == 0
+    assert [a["arm"] for a in json.loads(capsys.readouterr().out)["arms"]] == ["new"]
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--jobs", "0"], "--jobs must be at least 1"),
+        (["--tail", "-1"], "--tail must be 0 or more"),
+        (["--arms", ","], "--arms needs at least one arm label"),
+    ],
+)
+def test_bad_options_exit_2(corpus, capsys, argv, message):
+    assert main(["sweep", str(corpus), *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_missing_directory_exits_2_with_one_line(tmp_path, capsys):
+    assert main(["sweep", str(tmp_path / "nope")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no such directory" in err
+
+
+def test_default_is_the_bundled_corpus_with_its_label(corpus, monkeypatch, capsys):
+    monkeypatch.setattr(sweep_pkg, "bundled_corpus_dir", lambda: corpus)
+    assert main(["sweep", "--no-cache"]) == 0
+    out = capsys.readouterr().out
+    assert "the bundled corpus (data/corpus)" in out and caveats.SYNTHETIC_CORPUS in out
+    assert str(corpus) not in out  # no absolute paths
+    assert main(["sweep", "--no-cache", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert caveats.SYNTHETIC_CORPUS in captured.err
+    assert json.loads(captured.out)["sessions"] == 2
+
+
+def test_absent_bundled_corpus_is_a_clear_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(sweep_pkg, "bundled_corpus_dir", lambda: tmp_path / "data" / "corpus")
+    assert main(["sweep"]) == 2
+    assert "bundled corpus is missing" in capsys.readouterr().err

@@ -1,0 +1,83 @@
+"""Analysing one session into its record (evalkit/sweep/records.py, spec §8.2 steps 1–2)."""
+
+from __future__ import annotations
+
+from evalkit.session import parse_session
+from evalkit.sweep.discover import discover
+from evalkit.sweep.records import NO_EXPLORE, analyse_session, record_from_payload
+from tests.builders import ASST, RESULT, TEXT, USE, E, _result_event, alloc_text, lines
+from tests.sweep_helpers import cited, explore_session, put
+
+
+def test_record_numbers_are_the_session_allocation(tmp_path):
+    cited(tmp_path, "a/run-x.jsonl", 700, 300, calls=2)
+    cited(tmp_path, "a/run-x.t2.jsonl", 100, 900)
+    (ref,) = discover(tmp_path).sessions
+    r = record_from_payload(ref, analyse_session(str(tmp_path), ref.segments, ref.log))
+    a = parse_session([tmp_path / s for s in ref.segments]).allocation
+    assert r.status == "parsed" and r.reason is None and r.in_sweep
+    assert (r.chars, r.cited_chars, r.path_chars) == (a.envelope, a.used, a.used_path)
+    assert r.efficiency == a.efficiency and r.path_efficiency == a.efficiency_path
+    assert [(c.envelope, c.used, c.files, c.cited_files) for c in r.calls] == [
+        (c.envelope, c.used, len(c.files), c.cited_files) for c in a.calls
+    ]
+    assert r.sections == a.sections == 6 and r.files_returned == 2 and r.files_used == 1
+    assert r.cited_paths == ("lib/a.js",) and r.multi_turn
+
+
+def test_errored_and_sectionless_explores_are_not_allocation_calls(tmp_path):
+    events = lines(
+        ASST(10, "m1", [USE("x1", E, {"query": "q"})]),
+        _result_event("x1", alloc_text([("lib/a.js", "f(function)", 50)]), error=True),
+        ASST(10, "m2", [USE("x2", E, {"query": "q"})]),
+        _result_event("x2", "no sections here"),
+        ASST(10, "m3", [TEXT("lib/a.js")]),
+        RESULT("lib/a.js"),
+    )
+    put(tmp_path, "s.jsonl", events)
+    payload = analyse_session(str(tmp_path), ("s.jsonl",), "s.jsonl")
+    assert payload["status"] == "no-explore" and payload["reason"] == NO_EXPLORE
+    assert payload["explore_results"] == 1 and payload["calls"] == []
+
+
+def test_a_parse_that_raises_is_a_crash_with_its_reason(tmp_path):
+    put(tmp_path, "ok.jsonl", explore_session([("lib/a.js", "f(function)", 9)], "x"))
+    put(tmp_path, "ok.t2.jsonl", text='{"type":"system"}\nnull\n')
+    payload = analyse_session(str(tmp_path), ("ok.jsonl", "ok.t2.jsonl"), "ok.jsonl")
+    assert payload == {
+        "status": "crash",
+        "reason": "ok.t2.jsonl:2: line is JSON null (the reference harness crashes here)",
+    }
+    missing = analyse_session(str(tmp_path), ("gone.jsonl",), "gone.jsonl")
+    assert missing["status"] == "crash" and missing["reason"].startswith("gone.jsonl: ")
+
+
+def test_zero_padded_index_is_reported_as_a_crash(tmp_path):
+    cited(tmp_path, "ab-x/run-new-01.jsonl", 10, 10)
+    (ref,) = discover(tmp_path).sessions
+    r = record_from_payload(ref, analyse_session(str(tmp_path), ref.segments, ref.log, ref.problem))
+    assert r.status == "crash" and "zero-padded" in r.reason
+
+
+def test_interactive_session_merges_its_subagents(tmp_path):
+    # The explore call happens in a subagent; the answer is the main thread's last text (§1.10).
+    put(
+        tmp_path,
+        "proj/s1.jsonl",
+        lines(
+            ASST(10, "m1", [USE("task1", "Task", {})]), ASST(10, "m2", [TEXT("See `lib/a.js`.")])
+        ),
+    )
+    put(
+        tmp_path,
+        "proj/s1/subagents/agent-1.jsonl",
+        explore_session([("lib/a.js", "f(function)", 40), ("lib/b.js", "g(function)", 40)], None)[
+            :-1
+        ],
+    )
+    put(tmp_path, "proj/s1/subagents/agent-1.meta.json", text='{"toolUseId": "task1"}')
+    (ref,) = discover(tmp_path).sessions
+    assert ref.layout == "interactive"
+    payload = analyse_session(str(tmp_path), ref.segments, ref.log, None, True)
+    assert payload["status"] == "parsed"
+    assert payload["cited_paths"] == ["lib/a.js"] and payload["files_returned"] == 2
