@@ -287,3 +287,15 @@ def test_tool_selection_report():
     with pytest.raises(ValueError):
         report.published_style_table()
     assert "selection_single_read" in report.render_text()
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["evalkit.paired", "evalkit.paired.manifest", "evalkit.paired.gate", "evalkit.paired.report"],
+)
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.failed == 0 and result.attempted > 0

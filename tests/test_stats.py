@@ -163,3 +163,11 @@ def test_describe_and_nearest_rank_ignore_unknowns():
     with pytest.raises(ValueError):
         nearest_rank([1], 0)
     assert not math.isnan(describe([1, 2]).total)
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    import evalkit.stats
+
+    assert doctest.testmod(evalkit.stats).failed == 0

@@ -13,8 +13,8 @@ The data flows through one module per step:
 
 Typical notebook use:
 
-    >>> from evalkit.paired import load_evidence, strict_check, build_report
-    >>> evidence = load_evidence("data/evidence/host-policy-2026-10-17.json")
+    >>> from evalkit.paired import PUBLISHED_BASELINE, build_report, load_evidence, strict_check
+    >>> evidence = load_evidence(PUBLISHED_BASELINE)  # data/evidence/host-policy-2026-10-17.json
     >>> result = strict_check(evidence)          # verdict, findings, unit counts
     >>> result.verdict
     'unverifiable'

@@ -90,17 +90,17 @@ def check_efficiency_attestation(
     if not isinstance(attestation, Mapping):
         return (AttestationFinding("attestation_fields", prefix),)
     findings = [
-        AttestationFinding("attestation_fields", f"{prefix}.{name}", "missing")
+        AttestationFinding("attestation_fields", f"{prefix}.{name}")
         for name in EFFICIENCY_FIELDS
         if name not in attestation
     ]
     findings += [
-        AttestationFinding("attestation_fields", f"{prefix}.{name}", "not_a_string")
+        AttestationFinding("attestation_fields", f"{prefix}.{name}")
         for name in EFFICIENCY_FIELDS
         if name in attestation and not isinstance(attestation[name], str)
     ]
     if set(attestation) - set(EFFICIENCY_FIELDS):
-        findings.append(AttestationFinding("attestation_fields", None, "unsupported_fields"))
+        findings.append(AttestationFinding("attestation_fields", None))
     if findings:
         return tuple(findings)
     return tuple(
