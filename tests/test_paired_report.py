@@ -299,3 +299,25 @@ def test_docstring_examples_run(module):
 
     result = doctest.testmod(importlib.import_module(module))
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_tidy_frames_carry_the_report_numbers():
+    report = build_report(parse_evidence(spec_example()))
+    dist = report.distributions_frame()
+    row = dist[
+        (dist.scope == "readonly_review")
+        & (dist.metric == "outer_calls")
+        & (dist.series == "candidate")
+    ]
+    assert row[["total", "p50", "p95", "samples", "missing"]].iloc[0].tolist() == [4, 4, 4, 1, 0]
+    assert dist["total"].dtype == "Int64"
+    tallies = report.tallies_frame()
+    outer = tallies[(tallies.scope == "overall") & (tallies.metric == "outer_calls")].iloc[0]
+    assert outer["text"] == "0 of 1 improved, 1 of 1 regressed, 0 of 1 tied; 0 unknown"
+    assert report.hotspots_frame()["category"].tolist() == [
+        "invalid_argument_or_tool_selection_repairs",
+        "same_kind_serial_window_calls",
+    ]
+    findings = report.strict.findings_frame()
+    assert findings["reason"].tolist() == ["missing_case", "missing_case"]
+    assert findings["case_id"].tolist() == ["guarded_multi_file_edit", "long_validation_handoff"]

@@ -210,6 +210,23 @@ class StrictResult:
         """Whether the pair (or repetition) `unit` of `case_id` qualified (spec §6.4)."""
         return (case_id, unit) in self.qualified
 
+    def findings_frame(self):
+        """One row per finding, in finding order; `missing_evidence` as `token:count` text."""
+        import pandas as pd
+
+        columns = ["reason", "case_id", "pair", "repetition", "lane", "field", "detail"]
+        rows = []
+        for f in self.findings:
+            row = {k: v for k, v in f.to_dict().items() if k != "missing_evidence"}
+            row["missing_evidence"] = (
+                ",".join(f"{m.evidence}:{m.count}" for m in f.missing_evidence)
+                if f.missing_evidence is not None
+                else None
+            )
+            rows.append(row)
+        frame = pd.DataFrame(rows, columns=[*columns, "missing_evidence"])
+        return frame.astype({"pair": "Int64", "repetition": "Int64"})
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema_version": 1,

@@ -6,6 +6,7 @@ that need qualified units use only qualified units. The `PairedReport` offers:
 
 * `to_dict()` — the report object of §7.1 (integers and None only, no floats);
 * `pairs_frame()` / `samples_frame()` — pandas frames with nullable `Int64` metric columns;
+* `distributions_frame()`, `tallies_frame()`, `hotspots_frame()` — the same figures, tidy;
 * `published_style_table()` — the design's per-pair table, one string per cell (§7.10);
 * `render_text()` — the text the `evalkit pairs report` command prints.
 
@@ -583,6 +584,42 @@ class PairedReport:
         dtypes.update({c: "Int64" for c in (*TABLE_METRICS, *reason_cols)})
         dtypes.update({c: "boolean" for c in (*gate_cols, "efficiency_attested", "cells_attested")})
         return frame.astype(dtypes)
+
+    def distributions_frame(self):
+        """Tidy distributions (spec §7.4): one row per scope, metric and series; `Int64` figures."""
+        import pandas as pd
+
+        keys = ["total", "observed_total", "p50", "p95", "samples", "missing"]
+        rows = [
+            {"scope": scope, "metric": metric, "series": series, **d.to_dict()}
+            for scope, by_metric in self.distributions.items()
+            for metric, by_series in by_metric.items()
+            for series, d in by_series.items()
+        ]
+        frame = pd.DataFrame(rows, columns=["scope", "metric", "series", *keys])
+        return frame.astype({k: "Int64" for k in keys})
+
+    def tallies_frame(self):
+        """Tidy tallies (spec §7.5): one row per scope and metric; empty for `tool_selection`."""
+        import pandas as pd
+
+        counts = ["n", "lower", "higher", "tied", "improved", "regressed", "unknown"]
+        columns = ["scope", "metric", "direction", *counts, "text"]
+        rows = [
+            {"scope": scope, "metric": metric, **t.to_dict()}
+            for scope, by_metric in (self.tallies or {}).items()
+            for metric, t in by_metric.items()
+        ]
+        return pd.DataFrame(rows, columns=columns).astype({k: "Int64" for k in counts})
+
+    def hotspots_frame(self):
+        """Hotspot candidates (spec §7.7), one row each in rank order."""
+        import pandas as pd
+
+        columns = ["rank", "category", "case_id", "pair", "repetition", "lane", "count"]
+        columns += ["effective_status", "label"]
+        frame = pd.DataFrame([h.to_dict() for h in self.hotspots], columns=columns)
+        return frame.astype({k: "Int64" for k in ("rank", "pair", "repetition", "count")})
 
     # -- rendering
 
