@@ -1,9 +1,10 @@
-"""pandas DataFrames of sessions, explore calls and file sections, in the Inspect AI style.
+"""pandas DataFrames of sessions, explore calls, file sections and tool calls (Inspect AI style).
 
 One function per entity, one row per entity, id columns first, a `log` column naming the
-session. Efficiency columns are fractions. `chars` columns count UTF-16 code units.
+session. Efficiency columns are fractions. `chars` columns count UTF-16 code units. Token
+columns are rounded as the reference rounds them (§6.7).
 
-    >>> from evalkit.frames import sessions_df, calls_df, sections_df
+    >>> from evalkit.frames import sessions_df, calls_df, sections_df, tool_calls_df
     >>> df = sessions_df(["run-baseline-1.jsonl", ["run-with.jsonl", "run-with.t2.jsonl"]])
 
 Each item of `sessions` is a parsed `Session`, a path (a one-segment session) or a list of paths
@@ -18,13 +19,25 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from evalkit.ecma import utf16_len
+from evalkit.envelope import split_sections
 from evalkit.errors import EvalkitError
+from evalkit.occupancy import FAMILIES
 from evalkit.session import Session, parse_session
+from evalkit.sufficiency import BUCKETS
+from evalkit.transcripts import is_explore, tool_results
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["SessionError", "sessions_df", "calls_df", "sections_df", "load_sessions"]
+__all__ = [
+    "SessionError",
+    "sessions_df",
+    "calls_df",
+    "sections_df",
+    "tool_calls_df",
+    "load_sessions",
+]
 
 SessionLike = Session | str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
@@ -84,16 +97,66 @@ SESSION_COLUMNS = (
     "efficiency",
     "path_efficiency",
     "skipped_lines",
+    # sufficiency (§5.7)
+    "answered_calls",
+    "errored_calls",
+    "concurrent_accesses",
+    *(f"next_{b}" for b in BUCKETS),
+    # occupancy (§6.7)
+    "final_context",
+    "base_context",
+    "chars_per_token",
+    "calibrated",
+    "dispersion",
+    *(f"residual_{f}" for f in FAMILIES),
+    "residual_file_access",
+    *(f"contributed_{f}" for f in FAMILIES),
+    "contributed_file_access",
+    "evicted",
+    "compactions",
+    # summary (§1.11)
+    "turns",
+    "tool_calls",
+    "tools",
+    "reads",
+    "grep",
+    "bash",
+    "cg",
+    "dur",
+    "cost",
+    "ok",
+    "processed",
+    "processed_per_message",
+    "raced",
+    "cli_calls",
+    "cli_contaminated",
 )
 CALL_COLUMNS = (
     "log",
     "call",
+    "tool_use_id",
+    "thread",
     "sections",
     "cited_sections",
     "chars",
     "cited_chars",
     "path_cited_chars",
     "efficiency",
+    "bucket",
+    "next",
+)
+TOOL_CALL_COLUMNS = (
+    "log",
+    "call",
+    "tool_use_id",
+    "thread",
+    "message_id",
+    "name",
+    "family",
+    "detail",
+    "results",
+    "result_chars",
+    "is_error",
 )
 SECTION_COLUMNS = ("log", "call", "section", "path", "chars", "via", "symbol", "symbols")
 
@@ -118,24 +181,101 @@ def _session_rows(s: Session) -> list[dict[str, Any]]:
             "efficiency": a.efficiency if a.calls else float("nan"),
             "path_efficiency": a.efficiency_path if a.calls else float("nan"),
             "skipped_lines": s.transcript.skipped_lines,
+            **_sufficiency_fields(s),
+            **_occupancy_fields(s),
+            **_summary_fields(s),
         }
+    ]
+
+
+def _sufficiency_fields(s: Session) -> dict[str, Any]:
+    r = s.sufficiency
+    return {
+        "answered_calls": r.answered,
+        "errored_calls": r.errors,
+        "concurrent_accesses": r.concurrent,
+        **{f"next_{b}": r.counts[b] for b in BUCKETS},
+    }
+
+
+def _occupancy_fields(s: Session) -> dict[str, Any]:
+    o = s.occupancy
+    return {
+        "final_context": o.final_context,
+        "base_context": o.base_context,
+        "chars_per_token": o.chars_per_token,
+        "calibrated": o.calibrated,
+        "dispersion": o.dispersion if o.dispersion is not None else float("nan"),
+        **{f"residual_{f}": o.residual[f] for f in FAMILIES},
+        "residual_file_access": o.residual_file_access,
+        **{f"contributed_{f}": o.contributed[f] for f in FAMILIES},
+        "contributed_file_access": o.contributed_file_access,
+        "evicted": o.evicted,
+        "compactions": o.compactions,
+    }
+
+
+def _summary_fields(s: Session) -> dict[str, Any]:
+    m = s.summary
+    return {
+        "turns": m.turns,
+        "tool_calls": len(m.calls),
+        "tools": m.tools,
+        "reads": m.reads,
+        "grep": m.grep,
+        "bash": m.bash,
+        "cg": m.cg,
+        "dur": m.dur,
+        "cost": m.cost,
+        "ok": m.ok,
+        # §1.11: the reference's Σ result.usage, and the later revision's per-message sum.
+        "processed": m.processed_result_usage,
+        "processed_per_message": m.processed_message_usage,
+        "raced": m.raced,
+        "cli_calls": m.cli_calls,
+        "cli_contaminated": m.cli_contaminated,
+    }
+
+
+def _allocation_call_ids(s: Session) -> list[Any]:
+    """The tool_use id of each allocation call: §1.6's explore results, kept when they have a
+    section (§3.2 step 1), so the i-th id belongs to call i."""
+    path = s.transcript.paths[0]
+    return [
+        r.tool_use_id
+        for r in tool_results(s.transcript.events, path=path)
+        if is_explore(r.name) and not r.is_error and split_sections(r.text).files
     ]
 
 
 def _call_rows(s: Session) -> list[dict[str, Any]]:
-    return [
-        {
-            "log": s.log,
-            "call": c.index,
-            "sections": len(c.files),
-            "cited_sections": c.cited_files,
-            "chars": c.envelope,
-            "cited_chars": c.used,
-            "path_cited_chars": c.used_path,
-            "efficiency": c.efficiency,
-        }
-        for c in s.allocation.calls
-    ]
+    ids = _allocation_call_ids(s)
+    # Sufficiency judges each explore tool_use once (its last non-error result, §9.1); a
+    # duplicated result is two allocation calls sharing that verdict.
+    verdicts = {}
+    for v in s.sufficiency.calls:
+        if isinstance(v.tool_use_id, str):
+            verdicts[v.tool_use_id] = v
+    rows = []
+    for c, tid in zip(s.allocation.calls, ids, strict=True):
+        v = verdicts.get(tid) if isinstance(tid, str) else None
+        rows.append(
+            {
+                "log": s.log,
+                "call": c.index,
+                "tool_use_id": tid,
+                "thread": v.thread if v else None,
+                "sections": len(c.files),
+                "cited_sections": c.cited_files,
+                "chars": c.envelope,
+                "cited_chars": c.used,
+                "path_cited_chars": c.used_path,
+                "efficiency": c.efficiency,
+                "bucket": v.bucket if v else None,
+                "next": v.next if v else None,
+            }
+        )
+    return rows
 
 
 def _section_rows(s: Session) -> list[dict[str, Any]]:
@@ -153,6 +293,37 @@ def _section_rows(s: Session) -> list[dict[str, Any]]:
         for c in s.allocation.calls
         for i, f in enumerate(c.files, start=1)
     ]
+
+
+def _tool_call_rows(s: Session) -> list[dict[str, Any]]:
+    path = s.transcript.paths[0]
+    answered: dict[Any, list[Any]] = {}  # id → [results, chars, last is_error]
+    for r in tool_results(s.transcript.events, path=path):
+        if not isinstance(r.tool_use_id, str):
+            continue
+        entry = answered.setdefault(r.tool_use_id, [0, 0, None])
+        entry[0] += 1
+        entry[1] += utf16_len(r.text)
+        entry[2] = r.is_error
+    rows = []
+    for c in s.summary.calls:
+        got = answered.get(c.tool_use_id) if isinstance(c.tool_use_id, str) else None
+        rows.append(
+            {
+                "log": s.log,
+                "call": c.index,
+                "tool_use_id": c.tool_use_id,
+                "thread": c.thread,
+                "message_id": c.message_id,
+                "name": c.name,
+                "family": c.family,
+                "detail": c.detail.removeprefix(" "),
+                "results": got[0] if got else 0,
+                "result_chars": got[1] if got else None,
+                "is_error": got[2] if got else None,
+            }
+        )
+    return rows
 
 
 def _build(
@@ -183,3 +354,14 @@ def calls_df(sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = Tr
 def sections_df(sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = True):
     """One row per file section of every call, with the verdict for its path."""
     return _build(sessions, strict, _section_rows, SECTION_COLUMNS)
+
+
+def tool_calls_df(sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = True):
+    """One row per tool_use block, stream order (`call` is the report's listing number).
+
+    `thread` is `main` or the delegating tool_use id (§1.8); `family` the occupancy family
+    (§1.4); `detail` the listing's detail without its leading space (§1.11). `results`,
+    `result_chars` (all results for the id, UTF-16 units) and `is_error` (of the last result)
+    come from the tool_result blocks answering it; a call never answered has 0, None, None.
+    """
+    return _build(sessions, strict, _tool_call_rows, TOOL_CALL_COLUMNS)

@@ -32,6 +32,7 @@ __all__ = [
     "project_log_dir",
     "newest_session_log",
     "read_interactive_session",
+    "read_session_file",
     "format_interactive",
 ]
 
@@ -189,6 +190,7 @@ class InteractiveSession:
         main_counts / subagent_counts: tool_use counts per name (main file; all subagent files).
         gen_tokens / fresh_tokens / cached_tokens: usage totals, not de-duplicated (quirk 18).
         answer: The final answer (the last main-thread text; there is no result event).
+        explore_texts: Non-error explore results from every event with array content (§1.6).
         sufficiency / allocation: The metrics over the merged events.
     """
 
@@ -202,6 +204,7 @@ class InteractiveSession:
     fresh_tokens: float = 0
     cached_tokens: float = 0
     answer: FinalAnswer | None = field(default=None, repr=False)
+    explore_texts: tuple[str, ...] = field(default=(), repr=False)
     sufficiency: Sufficiency | None = field(default=None, repr=False)
     allocation: Allocation | None = field(default=None, repr=False)
 
@@ -217,13 +220,17 @@ class InteractiveSession:
     @property
     def grep_bash(self) -> int:
         """Grep + Bash in both; Glob is not included (quirk 18)."""
-        return sum(c.get(k, 0) for c in (self.main_counts, self.subagent_counts)
-                   for k in ("Grep", "Bash"))
+        return sum(
+            c.get(k, 0) for c in (self.main_counts, self.subagent_counts) for k in ("Grep", "Bash")
+        )
 
 
-def read_interactive_session(project_dir: str | os.PathLike[str] | None = None, *,
-                             projects_dir: str | None = None,
-                             log_dir: str | None = None) -> InteractiveSession:
+def read_interactive_session(
+    project_dir: str | os.PathLike[str] | None = None,
+    *,
+    projects_dir: str | None = None,
+    log_dir: str | None = None,
+) -> InteractiveSession:
     """§1.10: read the newest session of a project with its subagents merged.
 
     Args:
@@ -237,21 +244,33 @@ def read_interactive_session(project_dir: str | os.PathLike[str] | None = None, 
         TranscriptError: A log holds input the reference crashes on (§9.1).
     """
     if log_dir is None:
-        log_dir = project_log_dir(project_dir if project_dir is not None else os.getcwd(),
-                                  projects_dir)
-    path = newest_session_log(log_dir)
-    session_id = os.path.basename(path).replace(".jsonl", "", 1)
+        log_dir = project_log_dir(
+            project_dir if project_dir is not None else os.getcwd(), projects_dir
+        )
+    return read_session_file(newest_session_log(log_dir))
+
+
+def read_session_file(path: str) -> InteractiveSession:
+    """§1.10 steps 3–7 for one given session log (`<log dir>/<id>.jsonl`): its subagent files
+    (`<log dir>/<id>/subagents/*.jsonl`) merged and stamped, and the metrics computed.
+
+    Raises:
+        TranscriptError: The log is missing or unreadable, or holds input the reference crashes
+            on (§9.1).
+    """
+    log_dir, name = os.path.split(path)
+    session_id = name.replace(".jsonl", "", 1)
     main_events, _ = read_segment(path, drop_falsy=True)
     subagents = _read_subagents(log_dir, session_id)
     events = list(main_events)
     sub_counts: dict[str, int] = {}
     for sub in subagents:
         events.extend(sub.events)
-        for name, n in _tool_counts(sub.events).items():
-            sub_counts[name] = sub_counts.get(name, 0) + n
+        for tool, n in _tool_counts(sub.events).items():
+            sub_counts[tool] = sub_counts.get(tool, 0) + n
     gen, fresh, cached = _tokens(events, path)
     answer = final_answer(events, path=path)
-    texts = explore_texts(events, path=path, any_type=True)
+    texts = tuple(explore_texts(events, path=path, any_type=True))
     return InteractiveSession(
         session_id=session_id,
         path=path,
@@ -263,6 +282,7 @@ def read_interactive_session(project_dir: str | os.PathLike[str] | None = None, 
         fresh_tokens=fresh,
         cached_tokens=cached,
         answer=answer,
+        explore_texts=texts,
         sufficiency=classify_sufficiency(events, path=path),
         allocation=compute_allocation(texts, answer.text),
     )

@@ -136,6 +136,7 @@ class SufficiencyCall:
         bucket: One of `BUCKETS`.
         next: What the agent did next, as the reference prints it.
         named: Only for `read_missed`: whether the response mentioned the path it read.
+        tool_use_id: The explore's tool_use id (links the call to `calls_df`; not in the JSON).
     """
 
     thread: str
@@ -145,6 +146,7 @@ class SufficiencyCall:
     bucket: str
     next: str
     named: bool | None = None
+    tool_use_id: Any = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -395,6 +397,7 @@ def classify_sufficiency(
                     bucket=reaction.bucket,
                     next=reaction.next,
                     named=reaction.named,
+                    tool_use_id=action.id,
                 )
             )
     return Sufficiency(tuple(calls), counts, errors, concurrent)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from evalkit.ecma import (
@@ -31,11 +31,13 @@ from evalkit.ecma import (
 )
 from evalkit.errors import TranscriptError
 from evalkit.occupancy import request_count
-from evalkit.transcripts import tool_results
+from evalkit.transcripts import family, tool_results
 
 __all__ = [
     "PROCESSED_RESULT_USAGE",
     "PROCESSED_MESSAGE_USAGE",
+    "ProcessedDefinition",
+    "ToolCall",
     "Summary",
     "summarize",
     "tool_call_display",
@@ -128,6 +130,34 @@ def is_cli_call(command: Any) -> bool:
     return _CLI.search(text) is not None
 
 
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool_use block, as the numbered listing shows it (§1.11).
+
+    Attributes:
+        index: 1-based position in stream order (the listing's number).
+        tool_use_id: The block's id.
+        thread: `main`, or the delegating tool_use id of a subagent (§1.8).
+        message_id: The assistant message's id (None when absent).
+        name: The tool's name as text.
+        family: Its occupancy family (§1.4).
+        display: `name + detail`.
+        detail: The display detail alone (`""` for most tools).
+    """
+
+    index: int
+    tool_use_id: Any
+    thread: str
+    message_id: Any
+    name: str
+    family: str
+    display: str
+
+    @property
+    def detail(self) -> str:
+        return self.display[len(self.name) :]
+
+
 # --- the summary --------------------------------------------------------------------------------
 
 
@@ -136,7 +166,8 @@ class Summary:
     """§1.11 per-session fields (all threads, all segments).
 
     Attributes:
-        tool_calls: One display string per tool_use, in stream order.
+        calls: One `ToolCall` per tool_use, in stream order.
+        tool_calls: Their display strings.
         counts: Calls per tool name, in first-seen order.
         tools: Display strings not starting with `ToolSearch`.
         reads / grep / bash / cg: `Read`; `Grep` + `Glob`; `Bash`; names containing `codegraph`.
@@ -155,26 +186,27 @@ class Summary:
         results: Number of result events.
     """
 
-    tool_calls: tuple[str, ...]
-    counts: dict[str, int]
-    tools: int
-    reads: int
-    grep: int
-    bash: int
-    cg: int
-    turns: int
-    dur: float
-    cost: float
-    ok: bool
-    processed: float
-    processed_result_usage: float
-    processed_message_usage: float
-    processed_definition: ProcessedDefinition
-    raced: bool
-    cli_calls: int
-    cli_contaminated: int
-    init_tools: tuple[str, ...] | None
-    subtypes: tuple[Any, ...]
+    calls: tuple[ToolCall, ...] = field(repr=False)
+    tool_calls: tuple[str, ...] = field(repr=False)
+    counts: dict[str, int] = field(default_factory=dict)
+    tools: int = 0
+    reads: int = 0
+    grep: int = 0
+    bash: int = 0
+    cg: int = 0
+    turns: int = 0
+    dur: float = 0
+    cost: float = 0
+    ok: bool = False
+    processed: float = 0
+    processed_result_usage: float = 0
+    processed_message_usage: float = 0
+    processed_definition: ProcessedDefinition = PROCESSED_RESULT_USAGE
+    raced: bool = False
+    cli_calls: int = 0
+    cli_contaminated: int = 0
+    init_tools: tuple[str, ...] | None = None
+    subtypes: tuple[Any, ...] = ()
 
     @property
     def results(self) -> int:
@@ -219,7 +251,7 @@ def summarize(
     """
     if processed not in (PROCESSED_RESULT_USAGE, PROCESSED_MESSAGE_USAGE):
         raise ValueError(f"unknown processed definition {processed!r}")
-    calls: list[str] = []
+    calls: list[ToolCall] = []
     counts: dict[str, int] = {}
     cli_ids: set[Any] = set()
     init_tools: tuple[str, ...] | None = None
@@ -258,11 +290,23 @@ def summarize(
             content = message.get("content")
             if not isinstance(content, list):
                 continue
+            parent = event.get("parent_tool_use_id")
+            thread = "main" if parent is None else js_string(parent)
             for block in content:
                 if not isinstance(block, dict) or block.get("type") != "tool_use":
                     continue
-                calls.append(tool_call_display(block, path=path))
                 name = _concat(block.get("name", _MISSING))
+                calls.append(
+                    ToolCall(
+                        index=len(calls) + 1,
+                        tool_use_id=block.get("id"),
+                        thread=thread,
+                        message_id=msg_id,
+                        name=name,
+                        family=family(block.get("name") or ""),
+                        display=tool_call_display(block, path=path),
+                    )
+                )
                 counts[name] = counts.get(name, 0) + 1
                 if block.get("name") == "Bash":
                     inp = block.get("input")
@@ -278,9 +322,10 @@ def summarize(
             contaminated += 1
     total = processed_results if processed == PROCESSED_RESULT_USAGE else processed_messages
     return Summary(
-        tool_calls=tuple(calls),
+        calls=tuple(calls),
+        tool_calls=tuple(c.display for c in calls),
         counts=counts,
-        tools=sum(1 for c in calls if not c.startswith("ToolSearch")),
+        tools=sum(1 for c in calls if not c.display.startswith("ToolSearch")),
         reads=counts.get("Read", 0),
         grep=counts.get("Grep", 0) + counts.get("Glob", 0),
         bash=counts.get("Bash", 0),

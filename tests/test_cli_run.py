@@ -81,13 +81,15 @@ def seed_example(tmp_path):
 
 def test_seed_example_block_character_for_character(tmp_path, capsys):
     assert main(["run", str(seed_example(tmp_path))]) == 0
-    assert capsys.readouterr().out == SEED_BLOCK
+    # The allocation block closes the full report (issue 3; the report's order is in
+    # test_full_report_blocks_in_reference_order).
+    assert capsys.readouterr().out.endswith("\n\n" + SEED_BLOCK)
 
 
 def test_json_has_exactly_the_documented_keys(tmp_path, capsys):
     assert main(["run", str(seed_example(tmp_path)), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"answer_source", "allocation"}
+    assert set(out) == {"answer_source", "allocation", "sufficiency", "occupancy"}
     a = out["allocation"]
     assert set(a) == {
         "calls",
@@ -156,3 +158,87 @@ def test_help_teaches(capsys):
         main(["run", "--help"])
     out = capsys.readouterr().out
     assert "segments of ONE multi-turn session" in out and "exit status" in out
+
+
+# --- issue 3: the full report, --brief, --json keys, window and processed options -------------
+
+
+def s1_run(tmp_path):
+    from tests.test_sufficiency import S1
+
+    return write_jsonl(tmp_path / "run-1.jsonl", S1)
+
+
+def test_full_report_is_printed(tmp_path, capsys):
+    from tests.test_report import S1_REPORT
+
+    assert main(["run", str(s1_run(tmp_path))]) == 0
+    assert capsys.readouterr().out == S1_REPORT + "\n"
+
+
+def test_brief_drops_the_numbered_listing(tmp_path, capsys):
+    assert main(["run", str(s1_run(tmp_path)), "--brief"]) == 0
+    out = capsys.readouterr().out
+    assert "Tool calls (3):\n  by type:" in out and "  1. " not in out.split("Result:")[0]
+
+
+def test_json_sufficiency_and_occupancy_keys(tmp_path, capsys):
+    assert main(["run", str(s1_run(tmp_path)), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert list(out["sufficiency"]) == ["answered", "errors", "concurrent", "counts", "calls"]
+    assert list(out["sufficiency"]["calls"][0]) == [
+        "thread",
+        "query",
+        "files",
+        "chars",
+        "bucket",
+        "next",
+        "named",
+    ]
+    assert list(out["occupancy"]) == [
+        "chars_per_token",
+        "calibrated",
+        "dispersion",
+        "final_context",
+        "base_context",
+        "residual",
+        "contributed",
+        "residual_file_access",
+        "evicted",
+        "compactions",
+        "turns",
+    ]
+    assert out["occupancy"]["residual"] == {
+        "codegraph": 40,
+        "read": 1000,
+        "search": 0,
+        "bash": 0,
+        "other": 0,
+    }
+
+
+def test_window_tokens_option_and_environment(tmp_path, capsys, monkeypatch):
+    run = str(s1_run(tmp_path))
+    assert main(["run", run, "--window-tokens", "1e6"]) == 0
+    assert "    1.5% of 1000k window" in capsys.readouterr().out
+    monkeypatch.setenv("CG_WINDOW_TOKENS", "400000")
+    assert main(["run", run]) == 0
+    assert "    3.8% of 400k window" in capsys.readouterr().out
+    monkeypatch.setenv("CG_WINDOW_TOKENS", "200_000")  # NaN, printed as the reference prints it
+    assert main(["run", run]) == 0
+    assert "   NaN% of NaNk window" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "lots", "Infinity"])
+def test_unusable_window_tokens_exits_2(tmp_path, capsys, value):
+    assert main(["run", str(s1_run(tmp_path)), "--window-tokens", value]) == 2
+    assert "--window-tokens" in capsys.readouterr().err
+
+
+def test_processed_option_is_announced(tmp_path, capsys):
+    assert main(["run", str(s1_run(tmp_path)), "--processed", "message-usage"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "  tokens processed: 51,008 (per-message usage, later revision — not the reference's"
+        " figure) | cost $0.100\n"
+    ) in out

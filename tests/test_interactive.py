@@ -23,17 +23,40 @@ from tests.builders import E, xres_text
 
 def iasst(msg_id, block, usage, **extra):
     """An interactive assistant record: one block, usage, uuid fields and a sidechain flag."""
-    return {"parentUuid": None, "isSidechain": False, "type": "assistant", "uuid": f"u-{msg_id}",
-            "message": {"id": msg_id, "type": "message", "role": "assistant",
-                        "content": [block], "usage": usage}, **extra}
+    return {
+        "parentUuid": None,
+        "isSidechain": False,
+        "type": "assistant",
+        "uuid": f"u-{msg_id}",
+        "message": {
+            "id": msg_id,
+            "type": "message",
+            "role": "assistant",
+            "content": [block],
+            "usage": usage,
+        },
+        **extra,
+    }
 
 
 def iresult(tool_use_id, text, **extra):
-    return {"parentUuid": None, "isSidechain": False, "type": "user",
-            "message": {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": tool_use_id,
-                 "content": [{"type": "text", "text": text}]}]},
-            "toolUseResult": {"stdout": text[:10]}, **extra}
+    return {
+        "parentUuid": None,
+        "isSidechain": False,
+        "type": "user",
+        "message": {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": tool_use_id,
+                    "content": [{"type": "text", "text": text}],
+                }
+            ],
+        },
+        "toolUseResult": {"stdout": text[:10]},
+        **extra,
+    }
 
 
 def use(id, name, input=None):
@@ -43,54 +66,117 @@ def use(id, name, input=None):
 ANSWER = "It is decided in `lib/response.js` by `res.send`."
 INTERACTIVE_ONLY = [
     {"type": "summary", "summary": "Explaining res.send", "leafUuid": "u-9"},
-    {"type": "file-history-snapshot", "messageId": "u-0",
-     "snapshot": {"messageId": "u-0", "trackedFileBackups": {}, "timestamp": "2026-11-29"},
-     "isSnapshotUpdate": False},
-    {"type": "queue-operation", "operation": "enqueue", "timestamp": "2026-11-29T00:00:00Z",
-     "content": "and the ETag?", "sessionId": "b-new"},
-    {"type": "queue-operation", "operation": "remove", "timestamp": "2026-11-29T00:00:01Z",
-     "sessionId": "b-new"},
-    {"type": "system", "subtype": "informational", "content": "Conversation resumed",
-     "level": "info", "isMeta": False},
-    {"type": "system", "subtype": "local_command",
-     "content": "<command-name>/cost</command-name>", "level": "info"},
-    {"type": "user", "isSidechain": False, "isMeta": True,
-     "message": {"role": "user", "content": "<command-message>init</command-message>"}},
+    {
+        "type": "file-history-snapshot",
+        "messageId": "u-0",
+        "snapshot": {"messageId": "u-0", "trackedFileBackups": {}, "timestamp": "2026-11-29"},
+        "isSnapshotUpdate": False,
+    },
+    {
+        "type": "queue-operation",
+        "operation": "enqueue",
+        "timestamp": "2026-11-29T00:00:00Z",
+        "content": "and the ETag?",
+        "sessionId": "b-new",
+    },
+    {
+        "type": "queue-operation",
+        "operation": "remove",
+        "timestamp": "2026-11-29T00:00:01Z",
+        "sessionId": "b-new",
+    },
+    {
+        "type": "system",
+        "subtype": "informational",
+        "content": "Conversation resumed",
+        "level": "info",
+        "isMeta": False,
+    },
+    {
+        "type": "system",
+        "subtype": "local_command",
+        "content": "<command-name>/cost</command-name>",
+        "level": "info",
+    },
+    {
+        "type": "user",
+        "isSidechain": False,
+        "isMeta": True,
+        "message": {"role": "user", "content": "<command-message>init</command-message>"},
+    },
 ]
 MAIN = [
     *INTERACTIVE_ONLY[:3],
-    {"type": "user", "isSidechain": False,
-     "message": {"role": "user", "content": "How does res.send pick the Content-Type?"}},
+    {
+        "type": "user",
+        "isSidechain": False,
+        "message": {"role": "user", "content": "How does res.send pick the Content-Type?"},
+    },
     *INTERACTIVE_ONLY[3:],
-    iasst("m1", use("e1", E, {"query": "res.send"}),
-          {"input_tokens": 100, "cache_creation_input_tokens": 1000,
-           "cache_read_input_tokens": 5000, "output_tokens": 50}),
+    iasst(
+        "m1",
+        use("e1", E, {"query": "res.send"}),
+        {
+            "input_tokens": 100,
+            "cache_creation_input_tokens": 1000,
+            "cache_read_input_tokens": 5000,
+            "output_tokens": 50,
+        },
+    ),
     iresult("e1", xres_text(["lib/response.js", "lib/utils.js"])),
-    iasst("m2", use("a1", "Agent", {"subagent_type": "Explore", "description": "dig"}),
-          {"input_tokens": 10, "cache_read_input_tokens": 6000, "output_tokens": 20}),
+    iasst(
+        "m2",
+        use("a1", "Agent", {"subagent_type": "Explore", "description": "dig"}),
+        {"input_tokens": 10, "cache_read_input_tokens": 6000, "output_tokens": 20},
+    ),
     iresult("a1", "found it"),
     # One record per block: both carry the message's usage (TOKENS counts both, quirk 18).
-    iasst("m3", {"type": "thinking", "thinking": "so"},
-          {"input_tokens": 5, "cache_read_input_tokens": 7000, "output_tokens": 300}),
-    iasst("m3", {"type": "text", "text": ANSWER},
-          {"input_tokens": 5, "cache_read_input_tokens": 7000, "output_tokens": 300}),
+    iasst(
+        "m3",
+        {"type": "thinking", "thinking": "so"},
+        {"input_tokens": 5, "cache_read_input_tokens": 7000, "output_tokens": 300},
+    ),
+    iasst(
+        "m3",
+        {"type": "text", "text": ANSWER},
+        {"input_tokens": 5, "cache_read_input_tokens": 7000, "output_tokens": 300},
+    ),
 ]
 SUB_A1 = [
     {"type": "user", "isSidechain": True, "message": {"role": "user", "content": "dig"}},
-    iasst("s1", use("sr1", "Read", {"file_path": "/repo/lib/response.js"}),
-          {"input_tokens": 3, "output_tokens": 7}, isSidechain=True),
+    iasst(
+        "s1",
+        use("sr1", "Read", {"file_path": "/repo/lib/response.js"}),
+        {"input_tokens": 3, "output_tokens": 7},
+        isSidechain=True,
+    ),
     iresult("sr1", "x" * 40, isSidechain=True),
-    iasst("s2", use("sg1", "Grep", {"pattern": "send"}), {"input_tokens": 4, "output_tokens": 8},
-          isSidechain=True),
-    iasst("s3", {"type": "text", "text": "report: lib/response.js"},
-          {"input_tokens": 1, "output_tokens": 9}, isSidechain=True),
+    iasst(
+        "s2",
+        use("sg1", "Grep", {"pattern": "send"}),
+        {"input_tokens": 4, "output_tokens": 8},
+        isSidechain=True,
+    ),
+    iasst(
+        "s3",
+        {"type": "text", "text": "report: lib/response.js"},
+        {"input_tokens": 1, "output_tokens": 9},
+        isSidechain=True,
+    ),
 ]
 SUB_B = [
-    iasst("b1", use("e2", E, {"query": "sub q"}), {"input_tokens": 2, "output_tokens": 1},
-          parent_tool_use_id="stale-id"),
+    iasst(
+        "b1",
+        use("e2", E, {"query": "sub q"}),
+        {"input_tokens": 2, "output_tokens": 1},
+        parent_tool_use_id="stale-id",
+    ),
     iresult("e2", xres_text(["lib/view.js"])),
-    iasst("b2", use("bb", "Bash", {"command": "cat lib/view.js"}),
-          {"input_tokens": 2, "output_tokens": 1}),
+    iasst(
+        "b2",
+        use("bb", "Bash", {"command": "cat lib/view.js"}),
+        {"input_tokens": 2, "output_tokens": 1},
+    ),
 ]
 FALSY_LINES = ["null", "false", "0", '""', "{broken"]
 
@@ -113,8 +199,9 @@ def build_projects(tmp_path):
     new = write_records(log_dir / "b-new.jsonl", MAIN, FALSY_LINES)
     (log_dir / "notes.txt").write_text("not a session\n")
     write_records(subs / "agent-a1.jsonl", SUB_A1, ["null"])
-    (subs / "agent-a1.meta.json").write_text(json.dumps({"agentType": "Explore",
-                                                         "toolUseId": "a1"}))
+    (subs / "agent-a1.meta.json").write_text(
+        json.dumps({"agentType": "Explore", "toolUseId": "a1"})
+    )
     write_records(subs / "agent-b.jsonl", SUB_B)
     os.utime(old, ns=(2_000_000_000 * 10**9, 2_000_000_000 * 10**9))
     os.utime(new, ns=(1_000_000_000 * 10**9 + 1, 2_000_000_001 * 10**9))
@@ -159,7 +246,7 @@ def test_evalkit_session_prints_the_newest_session_with_subagents_merged(tmp_pat
     assert out.startswith(EXPECTED_HEAD)
     # Sections of 51 (50 + the joining "\n") + 47 chars (call 1) and 46 (call 2); only
     # lib/response.js is cited: 51 / 144.
-    assert out[len(EXPECTED_HEAD):].splitlines()[:3] == [
+    assert out[len(EXPECTED_HEAD) :].splitlines()[:3] == [
         "  efficiency  35.4%  51 of 144 chars   (1/3 files cited; path-cited alone 35.4%)",
         "  call 1:  52.0%  51/98 chars  1/2 files",
         "  call 2:   0.0%  0/46 chars  0/1 files",
@@ -204,8 +291,9 @@ def test_meta_parent_id_rules(tmp_path, meta, parent):
     subs = log_dir / "s" / "subagents"
     subs.mkdir(parents=True)
     write_records(log_dir / "s.jsonl", [])
-    write_records(subs / "agent-x.jsonl", [iasst("x1", use("r", "Read"), {},
-                                                 parent_tool_use_id="own")])
+    write_records(
+        subs / "agent-x.jsonl", [iasst("x1", use("r", "Read"), {}, parent_tool_use_id="own")]
+    )
     if meta is not None:
         (subs / "agent-x.meta.json").write_text(meta, encoding="utf-8")
     s = read_interactive_session(log_dir=str(log_dir))
@@ -240,14 +328,24 @@ def test_project_log_dir_escapes_every_slash_of_the_real_path(tmp_path):
 def test_empty_session_prints_none_and_no_answered_calls(tmp_path):
     write_records(tmp_path / "s.jsonl", INTERACTIVE_ONLY)
     text = format_interactive(read_interactive_session(log_dir=str(tmp_path)))
-    assert text == "\n".join([
-        "session: s", "", "MAIN thread tools:", "    (none)", "",
-        "SUBAGENT tools (0 subagent transcripts):", "    (none)", "",
-        "VERDICT: codegraph_explore used 0x | Read 0 | Grep/Bash 0",
-        "TOKENS: gen 0.0k | fresh-in 0.0k | cached-in 0.0k | billable≈ 0.0k", "",
-        "Explore sufficiency: no answered codegraph_explore calls", "",
-        "Explore allocation: no codegraph_explore responses with source sections",
-    ])
+    assert text == "\n".join(
+        [
+            "session: s",
+            "",
+            "MAIN thread tools:",
+            "    (none)",
+            "",
+            "SUBAGENT tools (0 subagent transcripts):",
+            "    (none)",
+            "",
+            "VERDICT: codegraph_explore used 0x | Read 0 | Grep/Bash 0",
+            "TOKENS: gen 0.0k | fresh-in 0.0k | cached-in 0.0k | billable≈ 0.0k",
+            "",
+            "Explore sufficiency: no answered codegraph_explore calls",
+            "",
+            "Explore allocation: no codegraph_explore responses with source sections",
+        ]
+    )
 
 
 def test_verdict_uses_the_main_count_when_subagents_did_not_explore(tmp_path):
@@ -300,3 +398,13 @@ def test_defaults_are_the_current_directory_and_home_projects(tmp_path, capsys, 
 def test_no_session_logs_is_an_evalkit_error():
     with pytest.raises(NoSessionLogs):
         newest_session_log("/nonexistent/dir/for/evalkit")
+
+
+def test_read_session_file_reads_a_given_log_with_its_subagents(tmp_path):
+    from evalkit.interactive import read_session_file
+
+    _, _, log_dir = build_projects(tmp_path)
+    old = read_session_file(str(log_dir / "a-old.jsonl"))
+    assert (old.session_id, old.main_counts, old.subagents) == ("a-old", {"Write": 1}, ())
+    new = read_session_file(str(log_dir / "b-new.jsonl"))
+    assert len(new.subagents) == 2 and len(new.explore_texts) == 2

@@ -236,7 +236,10 @@ def test_block_keeps_operation_order_7_2_not_7_3(tmp_path):
 def test_block_with_empty_indent_and_no_eviction(tmp_path):
     text = format_occupancy(occupancy(tmp_path, F1), indent="")
     assert text.splitlines()[0] == "Residual context occupancy at end of run:"
-    assert text.splitlines()[-1] == "  measure: 2.50 chars/tok measured ±0.0% · turns 3 · compactions 0"
+    assert (
+        text.splitlines()[-1]
+        == "  measure: 2.50 chars/tok measured ±0.0% · turns 3 · compactions 0"
+    )
 
 
 # --- timeline rules (§6.2–6.6) -------------------------------------------------------------------
@@ -302,8 +305,11 @@ def test_every_tool_result_counts_even_unknown_ids_and_outside_gaps():
 
 
 def test_tool_use_block_chars_are_input_json_plus_name():
-    events = lines(ASST(1, "m1", [TEXT("")]), ASST(1, None, [USE("t", "Grep", {"pattern": "é"})]),
-                   ASST(2, "m2", [TEXT("")]))
+    events = lines(
+        ASST(1, "m1", [TEXT("")]),
+        ASST(1, None, [USE("t", "Grep", {"pattern": "é"})]),
+        ASST(2, "m2", [TEXT("")]),
+    )
     assert compute_occupancy(events).gaps[0].chars == len('{"pattern":"é"}') + len("Grep")
 
 
@@ -332,9 +338,12 @@ def test_file_access_residual_is_rounded_from_the_unrounded_sum():
         RES("c", 3000),
         ASST(1000, "m1", [TEXT("")]),  # calibrates 3000 chars / 1000 tok = 3.0
         ASST(0, None, [USE("r", "Read"), USE("g", "Grep"), USE("b", "Bash")]),
-        RES("r", 1), RES("g", 1),
-        {"type": "user", "message": {"content": [
-            {"type": "tool_result", "tool_use_id": "b", "content": "x"}]}},
+        RES("r", 1),
+        RES("g", 1),
+        {
+            "type": "user",
+            "message": {"content": [{"type": "tool_result", "tool_use_id": "b", "content": "x"}]},
+        },
         ASST(1001, "m2", [TEXT("")]),
     )
     o = compute_occupancy(events)
@@ -350,8 +359,18 @@ def test_file_access_residual_is_rounded_from_the_unrounded_sum():
 
 @pytest.mark.parametrize(
     ("raw", "want"),
-    [("300000", 300000), (" 1e5\n", 100000), ("0x10", 16), ("0b11", 3), ("0o17", 15),
-     ("Infinity", math.inf), ("-Infinity", -math.inf), (".5", 0.5), ("5.", 5.0), ("", 0.0)],
+    [
+        ("300000", 300000),
+        (" 1e5\n", 100000),
+        ("0x10", 16),
+        ("0b11", 3),
+        ("0o17", 15),
+        ("Infinity", math.inf),
+        ("-Infinity", -math.inf),
+        (".5", 0.5),
+        ("5.", 5.0),
+        ("", 0.0),
+    ],
 )
 def test_js_number(raw, want):
     assert js_number(raw) == want
@@ -401,8 +420,14 @@ def test_null_block_in_user_content_raises():
 
 
 def test_null_element_in_tool_result_content_raises():
-    events = [{"type": "user", "message": {"content": [
-        {"type": "tool_result", "tool_use_id": "t", "content": [None]}]}}]
+    events = [
+        {
+            "type": "user",
+            "message": {
+                "content": [{"type": "tool_result", "tool_use_id": "t", "content": [None]}]
+            },
+        }
+    ]
     with pytest.raises(TranscriptError):
         compute_occupancy(events)
 
@@ -427,8 +452,18 @@ def test_null_inside_other_event_types_is_harmless():
 
 def test_to_dict_has_the_issue_keys(tmp_path):
     d = occupancy(tmp_path, F4).to_dict()
-    assert list(d) == ["chars_per_token", "calibrated", "dispersion", "final_context",
-                       "base_context", "residual", "contributed", "residual_file_access",
-                       "evicted", "compactions", "turns"]
+    assert list(d) == [
+        "chars_per_token",
+        "calibrated",
+        "dispersion",
+        "final_context",
+        "base_context",
+        "residual",
+        "contributed",
+        "residual_file_access",
+        "evicted",
+        "compactions",
+        "turns",
+    ]
     assert list(d["residual"]) == ["codegraph", "read", "search", "bash", "other"]
     assert d["evicted"] == 3500 and d["residual"]["codegraph"] == 500

@@ -60,8 +60,11 @@ S5 = lines(
     DONE,
 )
 S6 = lines(
-    ASST(10000, "m1", [USE("e1", E, {"query": "q"}),
-                       USE("r1", "Read", {"file_path": "/t/lib/response.js"})]),
+    ASST(
+        10000,
+        "m1",
+        [USE("e1", E, {"query": "q"}), USE("r1", "Read", {"file_path": "/t/lib/response.js"})],
+    ),
     XRES("e1", ["lib/response.js"]),
     RES("r1", 100),
     ASST(12000, "m2", [USE("x1", "Edit", {"file_path": "/t/lib/response.js"})]),
@@ -332,19 +335,34 @@ def test_subagent_thread_seen_first_is_listed_first():
 
 def test_counts_have_all_buckets_in_table_order():
     r = classify_sufficiency(S1)
-    assert list(r.counts) == list(BUCKETS) == [
-        "explore_again", "read_returned", "read_missed", "search", "sufficient"]
-    assert r.to_dict()["counts"] == {"explore_again": 1, "read_returned": 1, "read_missed": 0,
-                                     "search": 0, "sufficient": 0}
+    assert (
+        list(r.counts)
+        == list(BUCKETS)
+        == ["explore_again", "read_returned", "read_missed", "search", "sufficient"]
+    )
+    assert r.to_dict()["counts"] == {
+        "explore_again": 1,
+        "read_returned": 1,
+        "read_missed": 0,
+        "search": 0,
+        "sufficient": 0,
+    }
 
 
 def test_to_dict_calls_carry_named_only_for_read_missed():
     d = classify_sufficiency(S2).to_dict()
     assert list(d) == ["answered", "errors", "concurrent", "counts", "calls"]
-    assert d["calls"] == [{"thread": "main", "query": "q", "files": 1,
-                           "chars": len(S2[1]["message"]["content"][0]["content"][0]["text"]),
-                           "bucket": "read_missed",
-                           "next": "Read index.js (named, not returned)", "named": True}]
+    assert d["calls"] == [
+        {
+            "thread": "main",
+            "query": "q",
+            "files": 1,
+            "chars": len(S2[1]["message"]["content"][0]["content"][0]["text"]),
+            "bucket": "read_missed",
+            "next": "Read index.js (named, not returned)",
+            "named": True,
+        }
+    ]
     assert classify_sufficiency(S1).to_dict()["calls"][0]["named"] is None
 
 
@@ -355,7 +373,8 @@ def test_concurrent_counts_per_explore_pair():
     # Quirk 11: one Read after two explores in one message counts twice.
     events = lines(
         ASST(1, "m1", [USE("e1", E), USE("e2", E), USE("r1", "Read", {"file_path": "x/y.js"})]),
-        XRES("e1", ["lib/a.js"]), XRES("e2", ["lib/b.js"]),
+        XRES("e1", ["lib/a.js"]),
+        XRES("e2", ["lib/b.js"]),
     )
     r = classify_sufficiency(events)
     assert r.concurrent == 2 and [c.bucket for c in r.calls] == ["sufficient", "sufficient"]
@@ -377,47 +396,64 @@ def test_result_before_its_tool_use_is_not_seen():
 
 
 def test_last_non_error_duplicate_result_wins():
-    events = lines(ASST(1, "m1", [USE("e1", E)]), XRES("e1", ["lib/a.js"]),
-                   XRES("e1", ["lib/a.js", "lib/b.js"]), XRES("e1", ["c/d.js"], error=True))
+    events = lines(
+        ASST(1, "m1", [USE("e1", E)]),
+        XRES("e1", ["lib/a.js"]),
+        XRES("e1", ["lib/a.js", "lib/b.js"]),
+        XRES("e1", ["c/d.js"], error=True),
+    )
     assert classify_sufficiency(events).calls[0].files == 2
 
 
 def test_explore_without_sections_is_answered_with_zero_files():
-    events = lines(ASST(1, "m1", [USE("e1", E, {"query": 7})]), XRES("e1", [], "not indexed"),
-                   ASST(2, "m2", [USE("g", "Grep")]))
+    events = lines(
+        ASST(1, "m1", [USE("e1", E, {"query": 7})]),
+        XRES("e1", [], "not indexed"),
+        ASST(2, "m2", [USE("g", "Grep")]),
+    )
     c = classify_sufficiency(events).calls[0]
     assert (c.files, c.query, c.bucket) == (0, "7", "search")
 
 
 def test_delegation_with_nothing_substantive_is_sufficient():
-    events = lines(ASST(1, "m1", [USE("e1", E)]), XRES("e1", ["lib/a.js"]),
-                   ASST(2, "m2", [USE("a1", "Task")]),
-                   SUB("a1", ASST(3, "s1", [USE("t", "TodoWrite"), USE("n", "Agent")])))
+    events = lines(
+        ASST(1, "m1", [USE("e1", E)]),
+        XRES("e1", ["lib/a.js"]),
+        ASST(2, "m2", [USE("a1", "Task")]),
+        SUB("a1", ASST(3, "s1", [USE("t", "TodoWrite"), USE("n", "Agent")])),
+    )
     c = classify_sufficiency(events).calls[0]
     assert (c.bucket, c.next) == ("sufficient", "Task")
 
 
 def test_delegation_read_uses_the_parents_returned_files():
-    events = lines(ASST(1, "m1", [USE("e1", E)]), XRES("e1", ["lib/a.js"]),
-                   ASST(2, "m2", [USE("a1", "Task")]),
-                   SUB("a1", ASST(3, "s1", [USE("r", "NotebookRead",
-                                                {"notebook_path": "./lib/a.js"})])))
+    events = lines(
+        ASST(1, "m1", [USE("e1", E)]),
+        XRES("e1", ["lib/a.js"]),
+        ASST(2, "m2", [USE("a1", "Task")]),
+        SUB("a1", ASST(3, "s1", [USE("r", "NotebookRead", {"notebook_path": "./lib/a.js"})])),
+    )
     c = classify_sufficiency(events).calls[0]
     assert (c.bucket, c.next) == ("read_returned", "Task → Read a.js")
 
 
 def test_prefix_with_underscore_server_is_not_stripped():
     # Quirk 10.
-    events = lines(ASST(1, "m1", [USE("e1", E)]), XRES("e1", ["lib/a.js"]),
-                   ASST(2, "m2", [USE("x", "mcp__code_graph__codegraph_search")]))
+    events = lines(
+        ASST(1, "m1", [USE("e1", E)]),
+        XRES("e1", ["lib/a.js"]),
+        ASST(2, "m2", [USE("x", "mcp__code_graph__codegraph_search")]),
+    )
     assert classify_sufficiency(events).calls[0].next == "mcp__code_graph__codegraph_search"
 
 
 def test_non_string_codegraph_name_judged_as_a_reaction_raises():
     # §9.1 case 7.
-    events = lines(ASST(1, "m1", [USE("e1", E)]), XRES("e1", ["lib/a.js"]),
-                   ASST(2, "m2", [{"type": "tool_use", "id": "x", "name": ["codegraph"],
-                                   "input": {}}]))
+    events = lines(
+        ASST(1, "m1", [USE("e1", E)]),
+        XRES("e1", ["lib/a.js"]),
+        ASST(2, "m2", [{"type": "tool_use", "id": "x", "name": ["codegraph"], "input": {}}]),
+    )
     with pytest.raises(TranscriptError, match="not a string"):
         classify_sufficiency(events, path="run.jsonl")
 
@@ -434,9 +470,15 @@ def test_null_block_in_other_event_types_is_harmless():
 
 
 def test_null_element_in_an_explore_result_raises():
-    events = lines(ASST(1, "m1", [USE("e1", E)]),
-                   {"type": "user", "message": {"content": [
-                       {"type": "tool_result", "tool_use_id": "e1", "content": [None]}]}})
+    events = lines(
+        ASST(1, "m1", [USE("e1", E)]),
+        {
+            "type": "user",
+            "message": {
+                "content": [{"type": "tool_result", "tool_use_id": "e1", "content": [None]}]
+            },
+        },
+    )
     with pytest.raises(TranscriptError):
         classify_sufficiency(events)
 

@@ -20,8 +20,12 @@ from tests.test_occupancy import F5_SEGMENT_1, F5_SEGMENT_2
 
 
 def test_18_stitched_cost_sums_segments(tmp_path):
-    t = read_transcript([write_jsonl(tmp_path / "run.jsonl", F5_SEGMENT_1),
-                         write_jsonl(tmp_path / "run.t2.jsonl", F5_SEGMENT_2)])
+    t = read_transcript(
+        [
+            write_jsonl(tmp_path / "run.jsonl", F5_SEGMENT_1),
+            write_jsonl(tmp_path / "run.t2.jsonl", F5_SEGMENT_2),
+        ]
+    )
     s = summarize(t.events)
     check(s.cost * 100, 20, 0.1)
     assert s.cost == 0.1 + 0.1 and s.dur == 2 and s.turns == 3 and s.ok
@@ -33,8 +37,10 @@ def test_18_stitched_cost_sums_segments(tmp_path):
 @pytest.mark.parametrize(
     ("block", "want"),
     [
-        (USE("t", "Task", {"subagent_type": "Explore", "description": "d" * 45}),
-         "Task [subagent_type=Explore] " + "d" * 40),
+        (
+            USE("t", "Task", {"subagent_type": "Explore", "description": "d" * 45}),
+            "Task [subagent_type=Explore] " + "d" * 40,
+        ),
         (USE("t", "Task", {}), "Task [subagent_type=?] "),
         (USE("t", "Task", {"description": ["a", "b"]}), "Task [subagent_type=?] a,b"),
         (USE("e", E, {"query": "q" * 70}), E + ' "' + "q" * 59),  # closing quote cut (quirk 19)
@@ -96,10 +102,15 @@ SESSION = lines(
     RES("r1", 50),
     SUB("a1", ASST(50, "s1", [USE("g1", "Grep"), USE("g2", "Glob"), USE("b1", "Bash")])),
     ASST(300, "m3", [TEXT("done")]),
-    RESULT("answer one", usage={"input_tokens": 10, "output_tokens": 5,
-                                "cache_read_input_tokens": 100}),
-    RESULT("answer two", subtype="error_max_turns", duration_ms=2500,
-           usage={"cache_creation_input_tokens": 7}),
+    RESULT(
+        "answer one", usage={"input_tokens": 10, "output_tokens": 5, "cache_read_input_tokens": 100}
+    ),
+    RESULT(
+        "answer two",
+        subtype="error_max_turns",
+        duration_ms=2500,
+        usage={"cache_creation_input_tokens": 7},
+    ),
 )
 
 
@@ -146,28 +157,54 @@ def test_unknown_processed_definition_is_refused():
 
 
 def test_raced_when_any_tool_result_says_no_such_tool():
-    events = lines(ASST(1, "m", [USE("e", E)]),
-                   {"type": "user", "message": {"content": [
-                       {"type": "tool_result", "tool_use_id": "e", "is_error": True,
-                        "content": "<tool_use_error>Error: No such tool available: x"}]}})
+    events = lines(
+        ASST(1, "m", [USE("e", E)]),
+        {
+            "type": "user",
+            "message": {
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "e",
+                        "is_error": True,
+                        "content": "<tool_use_error>Error: No such tool available: x",
+                    }
+                ]
+            },
+        },
+    )
     assert summarize(events).raced
     assert not summarize(SESSION).raced
 
 
 @pytest.mark.parametrize(
     "cmd",
-    ["codegraph explore foo", "./node_modules/.bin/codegraph status",
-     "cd repo && codegraph", "FOO=1 BAR=x codegraph sync", "echo $(codegraph q)",
-     "(codegraph x)", "true; ~/bin/codegraph x", "a || codegraph\tx"],
+    [
+        "codegraph explore foo",
+        "./node_modules/.bin/codegraph status",
+        "cd repo && codegraph",
+        "FOO=1 BAR=x codegraph sync",
+        "echo $(codegraph q)",
+        "(codegraph x)",
+        "true; ~/bin/codegraph x",
+        "a || codegraph\tx",
+    ],
 )
 def test_cli_call_matches(cmd):
     assert is_cli_call(cmd)
 
 
 @pytest.mark.parametrize(
-    "cmd", ["grep codegraph src/", "ls .codegraph", "which codegraph", "codegraph-cli x",
-            "cat codegraph.md", "npm i @colbymchenry/codegraph",
-            "npx codegraph query x"],  # not in a command position: the pattern does not see it
+    "cmd",
+    [
+        "grep codegraph src/",
+        "ls .codegraph",
+        "which codegraph",
+        "codegraph-cli x",
+        "cat codegraph.md",
+        "npm i @colbymchenry/codegraph",
+        "npx codegraph query x",
+    ],  # not in a command position: the pattern does not see it
 )
 def test_cli_call_does_not_match(cmd):
     assert not is_cli_call(cmd)
@@ -182,10 +219,17 @@ def _bash_result(id, error):
 
 def test_cli_calls_and_contamination():
     events = lines(
-        ASST(1, "m", [USE("b1", "Bash", {"command": "codegraph explore x"}),
-                      USE("b2", "Bash", {"command": "codegraph query y"}),
-                      USE("b3", "Bash", {"command": "grep codegraph ."})]),
-        _bash_result("b1", error=False), _bash_result("b2", error=True),
+        ASST(
+            1,
+            "m",
+            [
+                USE("b1", "Bash", {"command": "codegraph explore x"}),
+                USE("b2", "Bash", {"command": "codegraph query y"}),
+                USE("b3", "Bash", {"command": "grep codegraph ."}),
+            ],
+        ),
+        _bash_result("b1", error=False),
+        _bash_result("b2", error=True),
         _bash_result("b3", error=False),
     )
     s = summarize(events)
@@ -197,60 +241,87 @@ def test_cli_calls_and_contamination():
 
 def test_header_full():
     s = summarize(SESSION)
-    assert format_run_header(s, ["out/run-1.jsonl", "out/run-1.t2.jsonl"]) == "\n".join([
-        "",
-        "=== run-1.jsonl + run-1.t2.jsonl ===",
-        "codegraph tools exposed: 2",
-        "",
-        "Tool calls (6):",
-        '  by type: {"ToolSearch":1,"mcp__codegraph__codegraph_explore":1,"Read":1,"Grep":1,'
-        '"Glob":1,"Bash":1}',
-        '  1. ToolSearch',
-        '  2. mcp__codegraph__codegraph_explore "where"',
-        "  3. Read b.js",
-        "  4. Grep",
-        "  5. Glob",
-        "  6. Bash ",
-        "",
-        "Result: error_max_turns | duration 4s | turns 4 | 2 segments (success,error_max_turns)",
-        "  tokens processed: 122 | cost $0.200",
-    ])
+    assert format_run_header(s, ["out/run-1.jsonl", "out/run-1.t2.jsonl"]) == "\n".join(
+        [
+            "",
+            "=== run-1.jsonl + run-1.t2.jsonl ===",
+            "codegraph tools exposed: 2",
+            "",
+            "Tool calls (6):",
+            '  by type: {"ToolSearch":1,"mcp__codegraph__codegraph_explore":1,"Read":1,"Grep":1,'
+            '"Glob":1,"Bash":1}',
+            "  1. ToolSearch",
+            '  2. mcp__codegraph__codegraph_explore "where"',
+            "  3. Read b.js",
+            "  4. Grep",
+            "  5. Glob",
+            "  6. Bash ",
+            "",
+            "Result: error_max_turns | duration 4s | turns 4 | 2 segments (success,error_max_turns)",
+            "  tokens processed: 122 | cost $0.200",
+        ]
+    )
 
 
 def test_header_brief_no_init_no_result_race_and_contamination():
     events = lines(
-        ASST(1, "m", [USE("b1", "Bash", {"command": "codegraph explore x"}),
-                      USE("b2", "Bash", {"command": "codegraph explore y"})]),
-        _bash_result("b1", error=False), _bash_result("b2", error=False),
-        {"type": "user", "message": {"content": [
-            {"type": "tool_result", "tool_use_id": "zz", "content": "No such tool available"}]}},
+        ASST(
+            1,
+            "m",
+            [
+                USE("b1", "Bash", {"command": "codegraph explore x"}),
+                USE("b2", "Bash", {"command": "codegraph explore y"}),
+            ],
+        ),
+        _bash_result("b1", error=False),
+        _bash_result("b2", error=False),
+        {
+            "type": "user",
+            "message": {
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "zz",
+                        "content": "No such tool available",
+                    }
+                ]
+            },
+        },
     )
-    assert format_run_header(summarize(events), ["a/b/run.jsonl"], brief=True) == "\n".join([
-        "",
-        "=== run.jsonl ===",
-        'codegraph tools exposed: ?  [MCP COLD-START RACE — tool call hit "No such tool available"]',
-        "!! 2 codegraph CLI calls RETURNED OUTPUT via Bash — if this is a without-arm, the run is "
-        "CONTAMINATED",
-        "",
-        "Tool calls (2):",
-        '  by type: {"Bash":2}',
-    ])
+    assert format_run_header(summarize(events), ["a/b/run.jsonl"], brief=True) == "\n".join(
+        [
+            "",
+            "=== run.jsonl ===",
+            'codegraph tools exposed: ?  [MCP COLD-START RACE — tool call hit "No such tool available"]',
+            "!! 2 codegraph CLI calls RETURNED OUTPUT via Bash — if this is a without-arm, the run is "
+            "CONTAMINATED",
+            "",
+            "Tool calls (2):",
+            '  by type: {"Bash":2}',
+        ]
+    )
 
 
 def test_header_blocked_cli_attempt_and_single_segment():
-    events = lines(ASST(1, "m", [USE("b1", "Bash", {"command": "codegraph x"})]),
-                   _bash_result("b1", error=True), DONE)
+    events = lines(
+        ASST(1, "m", [USE("b1", "Bash", {"command": "codegraph x"})]),
+        _bash_result("b1", error=True),
+        DONE,
+    )
     text = format_run_header(summarize(events), ["run.jsonl"])
     assert "   (1 codegraph CLI attempt blocked — no output entered the window)" in text
-    assert text.endswith("Result: success | duration 1s | turns 1\n"
-                         "  tokens processed: 0 | cost $0.100")
+    assert text.endswith(
+        "Result: success | duration 1s | turns 1\n  tokens processed: 0 | cost $0.100"
+    )
 
 
 def test_header_announces_the_later_processed_definition():
     s = summarize(SESSION, processed=PROCESSED_MESSAGE_USAGE)
     last = format_run_header(s, ["r.jsonl"]).splitlines()[-1]
-    assert last == ("  tokens processed: 658 (per-message usage, later revision — not the "
-                    "reference's figure) | cost $0.200")
+    assert last == (
+        "  tokens processed: 658 (per-message usage, later revision — not the "
+        "reference's figure) | cost $0.200"
+    )
 
 
 def test_by_type_json_puts_array_index_names_first():

@@ -7,15 +7,22 @@ import json
 import sys
 
 from evalkit.ecma import printable
+from evalkit.errors import UsageError
+from evalkit.occupancy import js_number, window_tokens_from_env
 from evalkit.report import format_run, run_json
 from evalkit.session import parse_session
+from evalkit.summary import PROCESSED_MESSAGE_USAGE, PROCESSED_RESULT_USAGE
 
 HELP = """\
-Parse one session and print its explore allocation block exactly as the reference harness
-(parse-run.mjs) does. Several FILEs are the segments of ONE multi-turn session, in order:
+Parse one session and print the reference harness's per-run report (parse-run.mjs), character
+for character: the tool-call listing, then residual context occupancy, explore sufficiency and
+explore allocation. Several FILEs are the segments of ONE multi-turn session, in order:
   evalkit run run-X.jsonl run-X.t2.jsonl run-X.t3.jsonl
 .jsonl.gz files are read transparently. Blank and malformed lines are skipped and counted.
 
+Occupancy = tokens each tool family's output still occupies in the context window at the end.
+Sufficiency = what the agent did NEXT after each explore response (explore again, Read a file
+it returned, Read one it did not, search, or move on).
 Allocation efficiency = chars explore returned for files the final answer cited / all chars
 explore returned. It is a RELATIVE metric: compare builds on the same question.
 """
@@ -25,9 +32,11 @@ examples:
   evalkit run data/examples/run-baseline-1.jsonl
   evalkit run run.jsonl --answer 'lib/**' --answer 'src/mcp/*.ts'
   evalkit run run.jsonl --json | python -m json.tool
+  evalkit run run.jsonl --brief --window-tokens 1000000
 
 exit status: 0 printed; 2 a file is missing, unreadable, not a regular file, or holds input
-the reference harness crashes on (the message names the file and line).
+the reference harness crashes on (the message names the file and line), or an option value is
+unusable.
 """
 
 
@@ -60,6 +69,25 @@ def register(subparsers) -> None:
         "the reference, `?` is a regex quantifier, not a wildcard",
     )
     parser.add_argument(
+        "--brief",
+        action="store_true",
+        help="drop the numbered tool-call listing (as the reference's --brief)",
+    )
+    parser.add_argument(
+        "--window-tokens",
+        metavar="N",
+        default=None,
+        help="context window for the occupancy share-of-window column (default: "
+        "$CG_WINDOW_TOKENS as the reference reads it, else 200000)",
+    )
+    parser.add_argument(
+        "--processed",
+        choices=(PROCESSED_RESULT_USAGE, PROCESSED_MESSAGE_USAGE),
+        default=PROCESSED_RESULT_USAGE,
+        help="tokens processed: Σ result.usage (the reference, default) or Σ message.usage once "
+        "per message id (the harness's later revision; the report says so when used)",
+    )
+    parser.add_argument(
         "--json",
         action="store_true",
         help="print one JSON object (fractions, not percents) instead of text",
@@ -67,11 +95,24 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
+def _window_tokens(raw: str | None) -> float:
+    if raw is None:
+        return window_tokens_from_env()
+    value = js_number(raw)
+    if not value > 0 or value == float("inf"):
+        raise UsageError(f"--window-tokens must be a positive number, not {raw!r}")
+    return value
+
+
 def run(args: argparse.Namespace) -> int:
-    session = parse_session(args.files)
+    session = parse_session(
+        args.files, window_tokens=_window_tokens(args.window_tokens), processed=args.processed
+    )
     if args.json:
         text = json.dumps(run_json(session), ensure_ascii=False, indent=2)
     else:
-        text = format_run(session, envelope=args.envelope, answer_globs=args.answer)
+        text = format_run(
+            session, brief=args.brief, envelope=args.envelope, answer_globs=args.answer
+        )
     sys.stdout.write(printable(text) + "\n")
     return 0

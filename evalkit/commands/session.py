@@ -45,19 +45,33 @@ def register(subparsers) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("project_dir", nargs="?", default=None, metavar="PROJECT_DIR",
-                        help="the project's directory (default: the current directory)")
-    parser.add_argument("--projects-dir", metavar="DIR", default=None,
-                        help="Claude Code's projects directory (default: ~/.claude/projects)")
-    parser.add_argument("--log-dir", metavar="DIR", default=None,
-                        help="the project's log directory itself (skips the path escaping)")
+    parser.add_argument(
+        "project_dir",
+        nargs="?",
+        default=None,
+        metavar="PROJECT_DIR",
+        help="the project's directory (default: the current directory)",
+    )
+    parser.add_argument(
+        "--projects-dir",
+        metavar="DIR",
+        default=None,
+        help="Claude Code's projects directory (default: ~/.claude/projects)",
+    )
+    parser.add_argument(
+        "--log-dir",
+        metavar="DIR",
+        default=None,
+        help="the project's log directory itself (skips the path escaping)",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        session = read_interactive_session(args.project_dir, projects_dir=args.projects_dir,
-                                           log_dir=args.log_dir)
+        session = read_interactive_session(
+            args.project_dir, projects_dir=args.projects_dir, log_dir=args.log_dir
+        )
     except NoSessionLogs as exc:
         print(f"evalkit session: {exc}", file=sys.stderr)
         return 1

@@ -1,0 +1,48 @@
+"""`parse_session` bundles every metric (issue 3 integration): one computation per number."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalkit.errors import TranscriptError
+from evalkit.session import parse_session
+from evalkit.summary import PROCESSED_MESSAGE_USAGE
+from tests.builders import ASST, USE, lines, write_jsonl
+from tests.test_occupancy import F4, F5_SEGMENT_1, F5_SEGMENT_2
+from tests.test_sufficiency import S1
+
+
+def test_session_carries_sufficiency_occupancy_and_summary(tmp_path):
+    s = parse_session(write_jsonl(tmp_path / "s1.jsonl", S1))
+    assert s.sufficiency.answered == 2
+    assert s.occupancy.turns == s.summary.turns == 4
+    assert s.summary.counts == {"mcp__codegraph__codegraph_explore": 2, "Read": 1}
+
+
+def test_multi_turn_session_stitches_occupancy_and_summary(tmp_path):
+    s = parse_session(
+        [
+            write_jsonl(tmp_path / "r.jsonl", F5_SEGMENT_1),
+            write_jsonl(tmp_path / "r.t2.jsonl", F5_SEGMENT_2),
+        ]
+    )
+    assert s.multi_turn and s.occupancy.final_context == 14600
+    assert s.summary.subtypes == ("success", "success") and s.summary.cost == 0.2
+
+
+def test_window_tokens_and_processed_options(tmp_path):
+    path = write_jsonl(tmp_path / "f4.jsonl", F4)
+    s = parse_session(path, window_tokens=1000000, processed=PROCESSED_MESSAGE_USAGE)
+    assert s.occupancy.window_tokens == 1000000
+    assert s.summary.processed == s.summary.processed_message_usage == 10002 + 14002 + 14502
+    default = parse_session(path)
+    assert default.occupancy.window_tokens == 200000 and default.summary.processed == 0
+
+
+def test_a_crash_case_in_any_metric_fails_the_session(tmp_path):
+    # §9.1 case 6: the reference's whole run stops; evalkit raises naming the file.
+    path = write_jsonl(
+        tmp_path / "bad.jsonl", lines(ASST(1, "m", [USE("t", "Task", {"description": 5})]))
+    )
+    with pytest.raises(TranscriptError, match="bad.jsonl"):
+        parse_session(path)
