@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evalkit._events import at_event
 from evalkit.ecma import (
     JS_WHITESPACE,
     fix,
@@ -128,59 +129,64 @@ def _timeline(events: Sequence[dict[str, Any]], path: str) -> tuple[list[Any], i
     compactions = 0
     seen: set[Any] = set()
     names: dict[Any, Any] = {}
-    for event in events:
-        etype = event.get("type")
-        if etype == "system" and event.get("subtype") in ("compact_boundary", "compaction"):
-            entries.append(_Compact())
-            compactions += 1
-            continue
-        message = event.get("message")
-        if not js_truthy(message):
-            continue
-        if etype == "assistant":
-            msg = message if isinstance(message, dict) else {}
-            msg_id = msg.get("id")
-            if js_truthy(msg_id):
-                key = msg_id if isinstance(msg_id, str | int | float) else object()
-                if key not in seen:
-                    seen.add(key)
-                    entries.append(_Req(_usage_tokens(msg.get("usage"), _CTX_FIELDS, path)))
-            content = msg.get("content")
-            if not js_truthy(content):
+    index = -1
+    try:
+        for index, event in enumerate(events):  # noqa: B007 (read in `except`)
+            etype = event.get("type")
+            if etype == "system" and event.get("subtype") in ("compact_boundary", "compaction"):
+                entries.append(_Compact())
+                compactions += 1
                 continue
-            if isinstance(content, list):
-                for block in content:
-                    if isinstance(block, dict) and block.get("type") == "tool_use":
-                        names[_id_key(block.get("id"))] = block.get("name")
-                    entries.append(_Add(_block_chars(block, path), None))
-            elif isinstance(content, str):
-                # Walked code point by code point, each priced as its own JSON string (§6.2).
-                for ch in content:
-                    entries.append(_Add(utf16_len(js_json(ch)), None))
-            else:
-                raise TranscriptError(
-                    path,
-                    "assistant message content is neither an array nor a "
-                    "string (the reference harness crashes here)",
-                )
-        elif etype == "user":
-            content = message.get("content") if isinstance(message, dict) else None
-            if isinstance(content, list):
-                for block in content:
-                    if block is None:
-                        raise TranscriptError(
-                            path,
-                            "null block in a user message's content "
-                            "(the reference harness crashes here)",
-                        )
-                    if isinstance(block, dict) and block.get("type") == "tool_result":
-                        name = names.get(_id_key(block.get("tool_use_id")), "")
-                        text = result_text(block.get("content"), path=path)
-                        entries.append(_Add(utf16_len(text), family(name or "")))
-                    else:
-                        entries.append(_Add(utf16_len(result_text([block], path=path)), None))
-            elif isinstance(content, str):
-                entries.append(_Add(utf16_len(content), None))
+            message = event.get("message")
+            if not js_truthy(message):
+                continue
+            if etype == "assistant":
+                msg = message if isinstance(message, dict) else {}
+                msg_id = msg.get("id")
+                if js_truthy(msg_id):
+                    key = msg_id if isinstance(msg_id, str | int | float) else object()
+                    if key not in seen:
+                        seen.add(key)
+                        entries.append(_Req(_usage_tokens(msg.get("usage"), _CTX_FIELDS, path)))
+                content = msg.get("content")
+                if not js_truthy(content):
+                    continue
+                if isinstance(content, list):
+                    for block in content:
+                        if isinstance(block, dict) and block.get("type") == "tool_use":
+                            names[_id_key(block.get("id"))] = block.get("name")
+                        entries.append(_Add(_block_chars(block, path), None))
+                elif isinstance(content, str):
+                    # Walked code point by code point, each priced as its own JSON string (§6.2).
+                    for ch in content:
+                        entries.append(_Add(utf16_len(js_json(ch)), None))
+                else:
+                    raise TranscriptError(
+                        path,
+                        "assistant message content is neither an array nor a "
+                        "string (the reference harness crashes here)",
+                    )
+            elif etype == "user":
+                content = message.get("content") if isinstance(message, dict) else None
+                if isinstance(content, list):
+                    for block in content:
+                        if block is None:
+                            raise TranscriptError(
+                                path,
+                                "null block in a user message's content "
+                                "(the reference harness crashes here)",
+                            )
+                        if isinstance(block, dict) and block.get("type") == "tool_result":
+                            name = names.get(_id_key(block.get("tool_use_id")), "")
+                            text = result_text(block.get("content"), path=path)
+                            entries.append(_Add(utf16_len(text), family(name or "")))
+                        else:
+                            entries.append(_Add(utf16_len(result_text([block], path=path)), None))
+                elif isinstance(content, str):
+                    entries.append(_Add(utf16_len(content), None))
+    except TranscriptError as exc:
+        at_event(exc, index)  # which event, so the session can name its segment file
+        raise
     return entries, compactions
 
 

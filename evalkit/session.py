@@ -10,8 +10,10 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from evalkit._events import in_segment
 from evalkit.allocation import Allocation, compute_allocation
 from evalkit.answer import FinalAnswer, final_answer
+from evalkit.errors import TranscriptError
 from evalkit.occupancy import DEFAULT_WINDOW_TOKENS, Occupancy, compute_occupancy
 from evalkit.sufficiency import Sufficiency, classify_sufficiency
 from evalkit.summary import PROCESSED_RESULT_USAGE, ProcessedDefinition, Summary, summarize
@@ -76,15 +78,22 @@ def session_from_transcript(
     events = transcript.events
     texts = tuple(explore_texts(events, path=path))
     answer = final_answer(events, path=path)
+    try:
+        sufficiency = classify_sufficiency(events, path=path)
+        occupancy = compute_occupancy(events, window_tokens=window_tokens, path=path)
+        summary = summarize(events, processed=processed, path=path)
+    except TranscriptError as exc:
+        # Name the segment file that holds the offending event, not the first one.
+        raise in_segment(exc, transcript.paths, transcript.segment_starts) from None
     return Session(
         log=log if log is not None else path,
         transcript=transcript,
         answer=answer,
         explore_texts=texts,
         allocation=compute_allocation(texts, answer.text),
-        sufficiency=classify_sufficiency(events, path=path),
-        occupancy=compute_occupancy(events, window_tokens=window_tokens, path=path),
-        summary=summarize(events, processed=processed, path=path),
+        sufficiency=sufficiency,
+        occupancy=occupancy,
+        summary=summary,
     )
 
 

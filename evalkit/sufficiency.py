@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from evalkit._events import at_event
 from evalkit.allocation import norm_path, same_path
 from evalkit.ecma import (
     NOT_WS,
@@ -198,6 +199,7 @@ class _Action:
     id: Any
     name: Any
     input: Any
+    event_index: int = -1
 
 
 @dataclass(frozen=True)
@@ -279,9 +281,13 @@ def _reaction_of(
     name = action.name
     if "codegraph" in _name_text(name):
         if not isinstance(name, str):
-            raise TranscriptError(
-                path,
-                f"tool name {js_json(name)} is not a string (the reference harness crashes here)",
+            raise at_event(
+                TranscriptError(
+                    path,
+                    f"tool name {js_json(name)} is not a string "
+                    "(the reference harness crashes here)",
+                ),
+                action.event_index,
             )
         return _Reaction("explore_again", _MCP_PREFIX.sub("", name, count=1))
     if name in _READS:
@@ -317,43 +323,49 @@ def classify_sufficiency(
     threads: dict[str, list[_Action]] = {}
     names: dict[Any, Any] = {}
     text_by_id: dict[Any, str] = {}
-    for event in events:
-        message = event.get("message")
-        content = message.get("content") if isinstance(message, dict) else None
-        if not isinstance(content, list):
-            continue
-        etype = event.get("type")
-        thread = _thread_key(event)
-        if etype == "assistant":
-            actions = threads.setdefault(thread, [])
-            for block in content:
-                _check_block(block, etype, path)
-                if not isinstance(block, dict) or block.get("type") != "tool_use":
-                    continue
-                names[_key(block.get("id"))] = block.get("name", _MISSING)
-                msg_id = message.get("id")
-                if not js_truthy(msg_id):
-                    # Every call without a message id counts as its own message (§5.2).
-                    msg_id = f"#{thread}-{len(actions)}"
-                raw_input = block.get("input")
-                actions.append(
-                    _Action(
-                        msg_id,
-                        block.get("id"),
-                        block.get("name", _MISSING),
-                        raw_input if js_truthy(raw_input) else {},
+    index = -1
+    try:
+        for index, event in enumerate(events):  # noqa: B007 (read in `except`)
+            message = event.get("message")
+            content = message.get("content") if isinstance(message, dict) else None
+            if not isinstance(content, list):
+                continue
+            etype = event.get("type")
+            thread = _thread_key(event)
+            if etype == "assistant":
+                actions = threads.setdefault(thread, [])
+                for block in content:
+                    _check_block(block, etype, path)
+                    if not isinstance(block, dict) or block.get("type") != "tool_use":
+                        continue
+                    names[_key(block.get("id"))] = block.get("name", _MISSING)
+                    msg_id = message.get("id")
+                    if not js_truthy(msg_id):
+                        # Every call without a message id counts as its own message (§5.2).
+                        msg_id = f"#{thread}-{len(actions)}"
+                    raw_input = block.get("input")
+                    actions.append(
+                        _Action(
+                            msg_id,
+                            block.get("id"),
+                            block.get("name", _MISSING),
+                            raw_input if js_truthy(raw_input) else {},
+                            index,
+                        )
                     )
-                )
-        elif etype == "user":
-            for block in content:
-                _check_block(block, etype, path)
-                if not isinstance(block, dict) or block.get("type") != "tool_result":
-                    continue
-                tid = _key(block.get("tool_use_id"))
-                if "codegraph_explore" in _name_text(names.get(tid)) and not js_truthy(
-                    block.get("is_error")
-                ):
-                    text_by_id[tid] = result_text(block.get("content"), path=path)
+            elif etype == "user":
+                for block in content:
+                    _check_block(block, etype, path)
+                    if not isinstance(block, dict) or block.get("type") != "tool_result":
+                        continue
+                    tid = _key(block.get("tool_use_id"))
+                    if "codegraph_explore" in _name_text(names.get(tid)) and not js_truthy(
+                        block.get("is_error")
+                    ):
+                        text_by_id[tid] = result_text(block.get("content"), path=path)
+    except TranscriptError as exc:
+        at_event(exc, index)  # which event, so the session can name its segment file
+        raise
 
     calls: list[SufficiencyCall] = []
     counts = dict.fromkeys(BUCKETS, 0)

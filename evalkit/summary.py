@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from evalkit._events import at_event
 from evalkit.ecma import (
     NOT_WS,
     WS,
@@ -261,58 +262,68 @@ def summarize(
     processed_results: float = 0
     processed_messages: float = 0
     seen_ids: set[Any] = set()
-    for event in events:
-        etype = event.get("type")
-        if etype == "system" and event.get("subtype") == "init":
-            tools = event.get("tools")
-            if js_truthy(tools) and not isinstance(tools, list):
-                raise TranscriptError(
-                    path, "system/init tools is not an array (the reference harness crashes here)"
-                )
-            init_tools = tuple(js_string(t) for t in (tools or []) if "codegraph" in js_string(t))
-        elif etype == "result":
-            subtypes.append(event.get("subtype"))
-            dur += _number(event.get("duration_ms"), "result duration_ms", path)
-            cost += _number(event.get("total_cost_usd"), "result total_cost_usd", path)
-            processed_results += _usage_sum(event.get("usage"), path, "result usage")
-        elif etype == "assistant":
-            message = event.get("message")
-            if not isinstance(message, dict):
-                continue
-            msg_id = message.get("id")
-            if (
-                js_truthy(msg_id)
-                and isinstance(msg_id, str | int | float)
-                and msg_id not in seen_ids
-            ):
-                seen_ids.add(msg_id)
-                processed_messages += _usage_sum(message.get("usage"), path, "message usage")
-            content = message.get("content")
-            if not isinstance(content, list):
-                continue
-            parent = event.get("parent_tool_use_id")
-            thread = "main" if parent is None else js_string(parent)
-            for block in content:
-                if not isinstance(block, dict) or block.get("type") != "tool_use":
-                    continue
-                name = _concat(block.get("name", _MISSING))
-                calls.append(
-                    ToolCall(
-                        index=len(calls) + 1,
-                        tool_use_id=block.get("id"),
-                        thread=thread,
-                        message_id=msg_id,
-                        name=name,
-                        family=family(block.get("name") or ""),
-                        display=tool_call_display(block, path=path),
+    index = -1
+    try:
+        for index, event in enumerate(events):  # noqa: B007 (read in `except`)
+            etype = event.get("type")
+            if etype == "system" and event.get("subtype") == "init":
+                tools = event.get("tools")
+                if js_truthy(tools) and not isinstance(tools, list):
+                    raise TranscriptError(
+                        path,
+                        "system/init tools is not an array (the reference harness crashes here)",
                     )
+                init_tools = tuple(
+                    js_string(t) for t in (tools or []) if "codegraph" in js_string(t)
                 )
-                counts[name] = counts.get(name, 0) + 1
-                if block.get("name") == "Bash":
-                    inp = block.get("input")
-                    command = inp.get("command", _MISSING) if isinstance(inp, dict) else _MISSING
-                    if is_cli_call(command):
-                        cli_ids.add(_id_key(block.get("id")))
+            elif etype == "result":
+                subtypes.append(event.get("subtype"))
+                dur += _number(event.get("duration_ms"), "result duration_ms", path)
+                cost += _number(event.get("total_cost_usd"), "result total_cost_usd", path)
+                processed_results += _usage_sum(event.get("usage"), path, "result usage")
+            elif etype == "assistant":
+                message = event.get("message")
+                if not isinstance(message, dict):
+                    continue
+                msg_id = message.get("id")
+                if (
+                    js_truthy(msg_id)
+                    and isinstance(msg_id, str | int | float)
+                    and msg_id not in seen_ids
+                ):
+                    seen_ids.add(msg_id)
+                    processed_messages += _usage_sum(message.get("usage"), path, "message usage")
+                content = message.get("content")
+                if not isinstance(content, list):
+                    continue
+                parent = event.get("parent_tool_use_id")
+                thread = "main" if parent is None else js_string(parent)
+                for block in content:
+                    if not isinstance(block, dict) or block.get("type") != "tool_use":
+                        continue
+                    name = _concat(block.get("name", _MISSING))
+                    calls.append(
+                        ToolCall(
+                            index=len(calls) + 1,
+                            tool_use_id=block.get("id"),
+                            thread=thread,
+                            message_id=msg_id,
+                            name=name,
+                            family=family(block.get("name") or ""),
+                            display=tool_call_display(block, path=path),
+                        )
+                    )
+                    counts[name] = counts.get(name, 0) + 1
+                    if block.get("name") == "Bash":
+                        inp = block.get("input")
+                        command = (
+                            inp.get("command", _MISSING) if isinstance(inp, dict) else _MISSING
+                        )
+                        if is_cli_call(command):
+                            cli_ids.add(_id_key(block.get("id")))
+    except TranscriptError as exc:
+        at_event(exc, index)  # which event, so the session can name its segment file
+        raise
     raced = False
     contaminated = 0
     for r in tool_results(events, path=path):

@@ -46,3 +46,27 @@ def test_a_crash_case_in_any_metric_fails_the_session(tmp_path):
     )
     with pytest.raises(TranscriptError, match="bad.jsonl"):
         parse_session(path)
+
+
+def test_a_crash_in_a_later_segment_names_that_segment(tmp_path):
+    first = write_jsonl(tmp_path / "run.jsonl", F5_SEGMENT_1)
+    second = write_jsonl(
+        tmp_path / "run.t2.jsonl",
+        lines(ASST(1, "m9", [USE("b", "Bash", {"command": {"not": "a string"}})])),
+    )
+    with pytest.raises(TranscriptError) as info:
+        parse_session([first, second])
+    assert info.value.path == str(second) and "Bash input.command" in info.value.reason
+
+
+def test_a_crash_in_the_classifier_names_the_segment_of_the_reaction(tmp_path):
+    from tests.builders import XRES, E
+
+    first = write_jsonl(
+        tmp_path / "run.jsonl", lines(ASST(1, "m1", [USE("e1", E)]), XRES("e1", ["lib/a.js"]))
+    )
+    bad = {"type": "tool_use", "id": "x", "name": ["codegraph"], "input": {}}
+    second = write_jsonl(tmp_path / "run.t2.jsonl", lines(ASST(2, "m2", [bad])))
+    with pytest.raises(TranscriptError) as info:
+        parse_session([first, second])
+    assert info.value.path == str(second)
