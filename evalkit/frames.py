@@ -338,7 +338,10 @@ def _build(
 
 
 def sessions_df(sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = True):
-    """One row per session: allocation totals and the reading account.
+    """One row per session: allocation totals, the reading account, sufficiency counts
+    (`next_<bucket>`), occupancy (`residual_<family>`, `contributed_<family>`, tokens rounded as
+    the reference rounds them) and the summary fields of §1.11 (`processed` is the reference's
+    Σ result.usage; `processed_per_message` the later revision's definition).
 
     Returns:
         A DataFrame, or `(DataFrame, [SessionError, ...])` when `strict=False`.

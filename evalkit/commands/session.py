@@ -10,8 +10,8 @@ from evalkit.interactive import NoSessionLogs, format_interactive, read_interact
 HELP = """\
 Report the newest interactive Claude Code session of a project, as the reference's session
 reader (parse-session.mjs) does: tool counts for the main thread and for subagents, token
-totals, explore sufficiency and explore allocation (no occupancy: interactive logs have no
-per-run result to anchor it).
+totals, explore sufficiency and explore allocation (the reference's session reader computes no
+occupancy and no envelope view).
 
 The log directory is <projects dir>/<escaped project dir>, where the escaped name is the
 project's real path with every "/" replaced by "-" (as the reference does). The session is the
