@@ -1,0 +1,160 @@
+"""Report figures. Each figure has a data function (a tidy DataFrame, tested) and a drawing
+function that only draws that frame, so what a figure shows is checked without reading pixels.
+
+Drawing functions return a matplotlib Figure; `evalkit.notebook.save_figure` writes it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from evalkit.session import Session
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "CHANNEL_COLOURS",
+    "file_bytes_data",
+    "file_bytes_figure",
+    "pair_deltas_data",
+    "pair_deltas_figure",
+]
+
+# One colour per citation channel, used by every figure that shows a verdict.
+CHANNEL_COLOURS = {"path": "#1b7837", "symbol": "#7fbf7b", "uncited": "#bababa"}
+
+
+def _figure(nrows: int = 1, ncols: int = 1, **kw):
+    """A Figure outside pyplot's global state (no implicit display, nothing to close)."""
+    import matplotlib as mpl
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=mpl.rcParams["figure.figsize"], dpi=mpl.rcParams["figure.dpi"])
+    return fig, fig.subplots(nrows, ncols, **kw)
+
+
+def file_bytes_data(session: Session) -> pd.DataFrame:
+    """Chars returned per file over the whole session, largest first, with its channel.
+
+    Columns: `path`, `chars` (UTF-16 units, every occurrence charged), `share` (of the
+    session's envelope), `sections` (occurrences), `channel` (`path`, `symbol` or `uncited`),
+    `symbol`.
+    """
+    import pandas as pd
+
+    a = session.allocation
+    rows = [
+        {
+            "path": f.path,
+            "chars": f.chars,
+            "share": f.chars / a.envelope if a.envelope else 0.0,
+            "sections": f.calls,
+            "channel": f.via or "uncited",
+            "symbol": f.symbol,
+        }
+        for f in a.files
+    ]
+    return pd.DataFrame(rows, columns=["path", "chars", "share", "sections", "channel", "symbol"])
+
+
+def file_bytes_figure(data: pd.DataFrame, title: str) -> Figure:
+    """Horizontal bars of chars per file, coloured by citation channel (uncited in grey)."""
+    from matplotlib.patches import Patch
+
+    fig, ax = _figure()
+    ordered = data.iloc[::-1]  # largest at the top
+    ax.barh(
+        ordered["path"], ordered["chars"], color=[CHANNEL_COLOURS[c] for c in ordered["channel"]]
+    )
+    for y, (chars, share) in enumerate(zip(ordered["chars"], ordered["share"], strict=True)):
+        ax.annotate(
+            f"{share:.1%}",
+            (chars, y),
+            xytext=(3, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=8,
+        )
+    ax.set_xlabel("chars returned (UTF-16 units, every occurrence charged)")
+    ax.set_title(title, fontsize=10)
+    ax.legend(
+        handles=[Patch(color=v, label=k) for k, v in CHANNEL_COLOURS.items()],
+        loc="lower right",
+        fontsize=8,
+        frameon=False,
+    )
+    fig.tight_layout()
+    return fig
+
+
+# --- paired evidence ------------------------------------------------------------------------
+
+PAIR_METRICS = {
+    "outer_calls": "outer calls",
+    "serialized_tool_result_bytes": "result bytes",
+}
+
+
+def pair_deltas_data(report) -> pd.DataFrame:
+    """Per-pair deltas (candidate − baseline) of the metrics the published table shows.
+
+    Args:
+        report: An `evalkit.paired.PairedReport`.
+
+    Returns:
+        Columns `case_id`, `pair`, `metric`, `baseline`, `candidate`, `delta` (nullable
+        integers; a missing measurement stays missing, never zero).
+    """
+    import pandas as pd
+
+    pairs = report.pairs_frame()
+    frames = []
+    for metric in PAIR_METRICS:
+        part = pairs[["case_id", "pair"]].copy()
+        part["metric"] = metric
+        part["baseline"] = pairs[f"{metric}.baseline"]
+        part["candidate"] = pairs[f"{metric}.candidate"]
+        part["delta"] = pairs[f"{metric}.candidate_minus_baseline"]
+        frames.append(part)
+    return pd.concat(frames, ignore_index=True)
+
+
+def pair_deltas_figure(data: pd.DataFrame, title: str) -> Figure:
+    """One panel per metric: each pair's delta as a labelled dot, grouped by task, zero marked."""
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+    metrics = list(dict.fromkeys(data["metric"]))
+    tasks = list(dict.fromkeys(data["case_id"]))
+    fig, axes = _figure(1, len(metrics), squeeze=False, sharey=True)
+    fig.set_size_inches(9.0, 3.6)
+    for ax, metric in zip(axes[0], metrics, strict=True):
+        part = data[(data["metric"] == metric) & data["delta"].notna()]
+        # Pairs of one task are spread vertically so equal deltas stay readable.
+        ys = [
+            tasks.index(t) + (int(p) - 2) * 0.2
+            for t, p in zip(part["case_id"], part["pair"], strict=True)
+        ]
+        xs = part["delta"].astype(float).tolist()
+        ax.scatter(xs, ys, color="#2166ac", zorder=3, s=22)
+        for x, y, pair in zip(xs, ys, part["pair"], strict=True):
+            ax.annotate(
+                f"pair {pair}",
+                (x, y),
+                xytext=(5, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=7,
+            )
+        ax.axvline(0, color="#888888", linewidth=0.8)
+        ax.set_xlabel(f"{PAIR_METRICS[metric]}: candidate − baseline", fontsize=9)
+        ax.margins(x=0.25)
+        ax.xaxis.set_major_locator(MaxNLocator(5, integer=True))
+        if xs and max(abs(x) for x in xs) >= 10_000:
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1000:g}k"))
+    axes[0][0].set_yticks(range(len(tasks)), tasks, fontsize=8)
+    axes[0][0].set_ylim(-0.6, len(tasks) - 0.4)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
