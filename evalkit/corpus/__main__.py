@@ -20,8 +20,11 @@ exit status: 0 written, 1 the seed does not solve the published figures, 2 usage
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m evalkit.corpus", description=_HELP,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m evalkit.corpus",
+        description=_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = p.add_subparsers(dest="cmd", required=True)
     g = sub.add_parser("generate", help="write the corpus into OUT")
     g.add_argument("out", metavar="OUT")

@@ -27,16 +27,39 @@ _PHRASES = [
 ]
 _VERBS = ["calls", "forwards to", "then reaches", "delegates to", "feeds"]
 # Dotted expressions: the same token shape as a basename, with extensions no envelope ships.
-_DOTTED = ["res.send", "mime.contentType", "queue.push", "state.version", "options.timeout",
-           "element.versionNonce", "ctx.next", "chain.proceed", "request.validate"]
+_DOTTED = [
+    "res.send",
+    "mime.contentType",
+    "queue.push",
+    "state.version",
+    "options.timeout",
+    "element.versionNonce",
+    "ctx.next",
+    "chain.proceed",
+    "request.validate",
+]
 _UNSHIPPED = {
-    "express": "package.json", "excalidraw": "tsconfig.json", "client-go": "go.mod",
-    "vscode": "product.json", "django": "setup.cfg", "tokio": "Cargo.toml",
-    "okhttp": "build.gradle.kts", "gin": "go.mod", "alamofire": "Alamofire.podspec",
+    "express": "package.json",
+    "excalidraw": "tsconfig.json",
+    "client-go": "go.mod",
+    "vscode": "product.json",
+    "django": "setup.cfg",
+    "tokio": "Cargo.toml",
+    "okhttp": "build.gradle.kts",
+    "gin": "go.mod",
+    "alamofire": "Alamofire.podspec",
 }
-_FENCE_LANG = {"express": "js", "excalidraw": "ts", "client-go": "go", "vscode": "ts",
-               "django": "python", "tokio": "rust", "okhttp": "kotlin", "gin": "go",
-               "alamofire": "swift"}
+_FENCE_LANG = {
+    "express": "js",
+    "excalidraw": "ts",
+    "client-go": "go",
+    "vscode": "ts",
+    "django": "python",
+    "tokio": "rust",
+    "okhttp": "kotlin",
+    "gin": "go",
+    "alamofire": "swift",
+}
 
 
 @dataclass
@@ -97,12 +120,16 @@ def write_answers(rng: random.Random, plan: AnswerPlan, n: int) -> list[str]:
         if k == 0 and plan.opening:
             lines.append(plan.opening)
             lines.append("")
-        lines.append(rng.choice([
-            "Here is the path, step by step:",
-            "The flow, in order:",
-            "Short version first, then the chain:",
-            "Walking the chain from the entry point:",
-        ]))
+        lines.append(
+            rng.choice(
+                [
+                    "Here is the path, step by step:",
+                    "The flow, in order:",
+                    "Short version first, then the chain:",
+                    "Walking the chain from the entry point:",
+                ]
+            )
+        )
         lines.append("")
         for j, f in enumerate(buckets[k], 1):
             if f.verdict == "path":
@@ -112,27 +139,38 @@ def write_answers(rng: random.Random, plan: AnswerPlan, n: int) -> list[str]:
                     tail = f" via {_symbol_form(rng, rng.choice(f.defined))}"
                 lines.append(f"{j}. {ref} {rng.choice(_PHRASES)}{tail}.")
             else:
-                lines.append(f"{j}. {_symbol_form(rng, f.symbol)} {rng.choice(_PHRASES)}"
-                             f" and {rng.choice(_VERBS)} the next stage.")
+                lines.append(
+                    f"{j}. {_symbol_form(rng, f.symbol)} {rng.choice(_PHRASES)}"
+                    f" and {rng.choice(_VERBS)} the next stage."
+                )
         if k == 0 and plan.ambiguous:
             lines.append("")
-            lines.append(f"Every stage exposes a `{plan.ambiguous}` hook, so that name alone does"
-                         " not tell you which file does the work.")
+            lines.append(
+                f"Every stage exposes a `{plan.ambiguous}` hook, so that name alone does"
+                " not tell you which file does the work."
+            )
         if k == n - 1 and plan.extra_cites:
             lines.append("")
-            lines.append("I also read " + " and ".join(f"`{p}`" for p in plan.extra_cites)
-                         + " directly; they were not in the explore output.")
+            lines.append(
+                "I also read "
+                + " and ".join(f"`{p}`" for p in plan.extra_cites)
+                + " directly; they were not in the explore output."
+            )
         # Things that look like citations and are not (spec §3.3).
         if uncited and rng.random() < 0.7:
             f = rng.choice(uncited)
             if f.defined:
                 lines.append("")
-                lines.append(f"Note that {rng.choice(f.defined)} is not on this path even though"
-                             " it shows up nearby.")
+                lines.append(
+                    f"Note that {rng.choice(f.defined)} is not on this path even though"
+                    " it shows up nearby."
+                )
         if rng.random() < 0.6:
             lines.append("")
-            lines.append(f"In prose terms {rng.choice(_DOTTED)} is only the visible call; the"
-                         f" settings in {_UNSHIPPED[plan.repo]} play no part.")
+            lines.append(
+                f"In prose terms {rng.choice(_DOTTED)} is only the visible call; the"
+                f" settings in {_UNSHIPPED[plan.repo]} play no part."
+            )
         if uncited and rng.random() < 0.35:
             f = rng.choice(uncited)
             if f.defined:
@@ -148,7 +186,7 @@ def write_answers(rng: random.Random, plan: AnswerPlan, n: int) -> list[str]:
 def summary_sentence(repo: str) -> str:
     return {
         "express": "`res.send` picks the Content-Type from the body type and computes the ETag"
-                   " right before the response is written.",
+        " right before the response is written.",
     }.get(repo, "")
 
 

@@ -118,20 +118,36 @@ PASSES: dict[tuple[str, str, str], list[Run]] = {
     ("cg15", "client-go", "new"): [(2, 0, 39, 74.0), (2, 0, 50, 80.8), (6, 0, 61, 95.6)],
     # CG-21: express and excalidraw 6 runs (two pooled batches of 3, runs 1-6 in one directory).
     ("cg21", "express", "baseline"): [
-        (2, 1, 19, 79.5), (1, 1, 23, 81.5), (2, 0, 24, 84.1),
-        (2, 1, 25, 84.1), (2, 1, 27, 88.0), (2, 0, 29, 87.5),
+        (2, 1, 19, 79.5),
+        (1, 1, 23, 81.5),
+        (2, 0, 24, 84.1),
+        (2, 1, 25, 84.1),
+        (2, 1, 27, 88.0),
+        (2, 0, 29, 87.5),
     ],
     ("cg21", "express", "new"): [
-        (2, 0, 18, 89.5), (2, 0, 20, 98.5), (2, 0, 21, 100.0),
-        (2, 0, 22, 100.0), (1, 0, 25, 100.0), (1, 0, 30, 100.0),
+        (2, 0, 18, 89.5),
+        (2, 0, 20, 98.5),
+        (2, 0, 21, 100.0),
+        (2, 0, 22, 100.0),
+        (1, 0, 25, 100.0),
+        (1, 0, 30, 100.0),
     ],
     ("cg21", "excalidraw", "baseline"): [
-        (2, 0, 24, 76.0), (4, 0, 25, 88.8), (2, 0, 26, 91.3),
-        (2, 0, 27, 91.3), (2, 0, 30, 94.0), (2, 0, 45, 95.2),
+        (2, 0, 24, 76.0),
+        (4, 0, 25, 88.8),
+        (2, 0, 26, 91.3),
+        (2, 0, 27, 91.3),
+        (2, 0, 30, 94.0),
+        (2, 0, 45, 95.2),
     ],
     ("cg21", "excalidraw", "new"): [
-        (3, 0, 28, 87.0), (2, 0, 31, 95.0), (2, 0, 34, 97.5),
-        (3, 0, 35, 97.5), (4, 0, 38, 99.0), (2, 0, 43, 100.0),
+        (3, 0, 28, 87.0),
+        (2, 0, 31, 95.0),
+        (2, 0, 34, 97.5),
+        (3, 0, 35, 97.5),
+        (4, 0, 38, 99.0),
+        (2, 0, 43, 100.0),
     ],
     ("cg21", "client-go", "baseline"): [(4, 0, 40, 55.0), (2, 0, 43, 67.1), (4, 0, 49, 80.0)],
     ("cg21", "client-go", "new"): [(2, 0, 44, 88.5), (4, 0, 45, 95.0), (4, 0, 52, 99.0)],
@@ -142,12 +158,20 @@ PASSES: dict[tuple[str, str, str], list[Run]] = {
     ("cg22", "excalidraw", "baseline"): [(4, 0, 21, 89.3), (2, 0, 26, 85.6), (2, 0, 32, 90.8)],
     ("cg22", "excalidraw", "new"): [(2, 0, 26, 87.4), (2, 0, 26, 79.2), (2, 0, 27, 78.2)],
     ("cg22", "client-go", "baseline"): [
-        (2, 0, 31, 77.0), (2, 0, 33, 80.0), (2, 0, 35, 86.6),
-        (2, 2, 35, 86.6), (2, 0, 38, 88.0), (2, 0, 42, 95.6),
+        (2, 0, 31, 77.0),
+        (2, 0, 33, 80.0),
+        (2, 0, 35, 86.6),
+        (2, 2, 35, 86.6),
+        (2, 0, 38, 88.0),
+        (2, 0, 42, 95.6),
     ],
     ("cg22", "client-go", "new"): [
-        (3, 0, 30, 88.0), (3, 0, 33, 87.0), (2, 0, 36, 93.3),
-        (4, 0, 37, 93.3), (2, 0, 40, 96.0), (2, 0, 46, 98.0),
+        (3, 0, 30, 88.0),
+        (3, 0, 33, 87.0),
+        (2, 0, 36, 93.3),
+        (4, 0, 37, 93.3),
+        (2, 0, 40, 96.0),
+        (2, 0, 46, 98.0),
     ],
 }
 
@@ -159,42 +183,80 @@ PER_CALL = {"express": 10_000, "excalidraw": 14_500, "client-go": 15_500}
 # calls per run (run1..run4), intended efficiency (%) per run, the repo's pooled efficiency and
 # envelope as published (§12.4), and the sufficiency buckets of its answered calls.
 CAMPAIGN: dict[str, dict] = {
-    "vscode": dict(calls=[8, 7, 6, 5], eff=[57.4, 61.0, 64.0, 70.0], pooled=63.2, env=442_000,
-                   buckets=dict(again=21, read_returned=0, read_missed=1, search=1, moved_on=3)),
-    "excalidraw": dict(calls=[5, 5, 4, 4], eff=[88.0, 91.5, 97.7, 100.0], pooled=94.7,
-                       env=338_000,
-                       buckets=dict(again=14, read_returned=0, read_missed=0, search=0,
-                                    moved_on=4)),
-    "django": dict(calls=[3, 3, 3, 2], eff=[90.1, 98.5, 100.0, 100.0], pooled=96.2, env=186_000,
-                   buckets=dict(again=6, read_returned=1, read_missed=0, search=0, moved_on=4)),
-    "tokio": dict(calls=[4, 4, 4, 4], eff=[85.0, 92.1, 91.8, 100.0], pooled=92.9, env=343_000,
-                  buckets=dict(again=12, read_returned=0, read_missed=0, search=1, moved_on=3)),
-    "okhttp": dict(calls=[2, 2, 2, 2], eff=[89.6, 100.0, 100.0, 100.0], pooled=97.9, env=151_000,
-                   buckets=dict(again=4, read_returned=0, read_missed=0, search=0, moved_on=4)),
-    "gin": dict(calls=[2, 2, 2, 2], eff=[96.0, 100.0, 100.0, 100.0], pooled=99.0, env=116_000,
-                buckets=dict(again=4, read_returned=0, read_missed=0, search=0, moved_on=4)),
-    "alamofire": dict(calls=[6, 6, 6, 5], eff=[81.0, 80.0, 92.0, 98.0], pooled=89.0,
-                      env=306_000,
-                      buckets=dict(again=19, read_returned=1, read_missed=0, search=0,
-                                   moved_on=3)),
+    "vscode": dict(
+        calls=[8, 7, 6, 5],
+        eff=[57.4, 61.0, 64.0, 70.0],
+        pooled=63.2,
+        env=442_000,
+        buckets=dict(again=21, read_returned=0, read_missed=1, search=1, moved_on=3),
+    ),
+    "excalidraw": dict(
+        calls=[5, 5, 4, 4],
+        eff=[88.0, 91.5, 97.7, 100.0],
+        pooled=94.7,
+        env=338_000,
+        buckets=dict(again=14, read_returned=0, read_missed=0, search=0, moved_on=4),
+    ),
+    "django": dict(
+        calls=[3, 3, 3, 2],
+        eff=[90.1, 98.5, 100.0, 100.0],
+        pooled=96.2,
+        env=186_000,
+        buckets=dict(again=6, read_returned=1, read_missed=0, search=0, moved_on=4),
+    ),
+    "tokio": dict(
+        calls=[4, 4, 4, 4],
+        eff=[85.0, 92.1, 91.8, 100.0],
+        pooled=92.9,
+        env=343_000,
+        buckets=dict(again=12, read_returned=0, read_missed=0, search=1, moved_on=3),
+    ),
+    "okhttp": dict(
+        calls=[2, 2, 2, 2],
+        eff=[89.6, 100.0, 100.0, 100.0],
+        pooled=97.9,
+        env=151_000,
+        buckets=dict(again=4, read_returned=0, read_missed=0, search=0, moved_on=4),
+    ),
+    "gin": dict(
+        calls=[2, 2, 2, 2],
+        eff=[96.0, 100.0, 100.0, 100.0],
+        pooled=99.0,
+        env=116_000,
+        buckets=dict(again=4, read_returned=0, read_missed=0, search=0, moved_on=4),
+    ),
+    "alamofire": dict(
+        calls=[6, 6, 6, 5],
+        eff=[81.0, 80.0, 92.0, 98.0],
+        pooled=89.0,
+        env=306_000,
+        buckets=dict(again=19, read_returned=1, read_missed=0, search=0, moved_on=3),
+    ),
 }
 CAMPAIGN_ORDER = ["vscode", "excalidraw", "django", "tokio", "okhttp", "gin", "alamofire"]
 
 # Published targets (spec §12.1–12.3), as printed.
 SLICES = {
-    "all": dict(n=103, pooled="85.6%", median="90.1%", p25="82.0%", p75="97.7%", min="20.1%",
-                path="80.2%"),
-    "single-question": dict(n=74, pooled="85.2%", median="88.8%", p25="82.0%", p75="95.6%",
-                            min="20.1%", path="82.2%"),
-    "multi-turn": dict(n=29, pooled="86.2%", median="92.1%", p25="85.0%", p75="100.0%",
-                       min="57.4%", path="77.5%"),
+    "all": dict(
+        n=103, pooled="85.6%", median="90.1%", p25="82.0%", p75="97.7%", min="20.1%", path="80.2%"
+    ),
+    "single-question": dict(
+        n=74, pooled="85.2%", median="88.8%", p25="82.0%", p75="95.6%", min="20.1%", path="82.2%"
+    ),
+    "multi-turn": dict(
+        n=29, pooled="86.2%", median="92.1%", p25="85.0%", p75="100.0%", min="57.4%", path="77.5%"
+    ),
 }
 PER_CALL_TARGET = dict(median="94.7%", p25="79.2%")
 ARM_MEDIANS = {
-    ("cg15", "express"): ("82.0%", "100.0%"), ("cg15", "excalidraw"): ("90.1%", "92.8%"),
-    ("cg15", "client-go"): ("84.1%", "80.8%"), ("cg21", "express"): ("84.1%", "100.0%"),
-    ("cg21", "excalidraw"): ("91.3%", "97.5%"), ("cg21", "client-go"): ("67.1%", "95.0%"),
-    ("cg22", "express"): ("81.9%", "100.0%"), ("cg22", "excalidraw"): ("89.3%", "79.2%"),
+    ("cg15", "express"): ("82.0%", "100.0%"),
+    ("cg15", "excalidraw"): ("90.1%", "92.8%"),
+    ("cg15", "client-go"): ("84.1%", "80.8%"),
+    ("cg21", "express"): ("84.1%", "100.0%"),
+    ("cg21", "excalidraw"): ("91.3%", "97.5%"),
+    ("cg21", "client-go"): ("67.1%", "95.0%"),
+    ("cg22", "express"): ("81.9%", "100.0%"),
+    ("cg22", "excalidraw"): ("89.3%", "79.2%"),
     ("cg22", "client-go"): ("86.6%", "93.3%"),
 }
 PER_RUN = {
@@ -208,16 +270,24 @@ TOTALS = dict(sessions=103, single=74, multi=29, calls=297, sections=815)
 
 # The seed's example session (§3.6): call 1 and call 2 of cg22/ab-express/run-baseline-1.
 EXAMPLE_CALLS = [
-    [("lib/response.js", 3725, "path", ""), ("lib/utils.js", 6396, "path", ""),
-     ("lib/express.js", 1927, "", "")],
-    [("lib/response.js", 3722, "path", ""), ("lib/application.js", 3622, "symbol", "compileETag"),
-     ("lib/express.js", 1927, "", "")],
+    [
+        ("lib/response.js", 3725, "path", ""),
+        ("lib/utils.js", 6396, "path", ""),
+        ("lib/express.js", 1927, "", ""),
+    ],
+    [
+        ("lib/response.js", 3722, "path", ""),
+        ("lib/application.js", 3622, "symbol", "compileETag"),
+        ("lib/express.js", 1927, "", ""),
+    ],
 ]
 # cg8-val (§12.1): 3 explores, 11 files, 60,694 chars, 20.1%; only Scene.ts and
 # StaticCanvas.tsx cited.
 CG8_ENVELOPE = 60_694
-CG8_CITED = {"packages/excalidraw/scene/Scene.ts": 7_105,
-             "packages/excalidraw/components/canvases/StaticCanvas.tsx": 5_095}
+CG8_CITED = {
+    "packages/excalidraw/scene/Scene.ts": 7_105,
+    "packages/excalidraw/components/canvases/StaticCanvas.tsx": 5_095,
+}
 # §12.6: lib/utils.js chars per CG-22 express run (pooled over the run's calls).
 CG22_UTILS = {"baseline": [6396, 6380, 6396], "new": [6643, 7673, 6455]}
 
@@ -253,8 +323,9 @@ def median(values: Sequence[float]) -> float:
 # ---------------------------------------------------------------------------------------------
 
 
-def split_int(rng: random.Random, total: int, k: int, min_each: int = MIN_SECTION,
-              skew: float = 0.4) -> list[int]:
+def split_int(
+    rng: random.Random, total: int, k: int, min_each: int = MIN_SECTION, skew: float = 0.4
+) -> list[int]:
     """`total` as `k` positive parts, each at least `min_each`, in random proportions."""
     if k <= 0:
         return []
@@ -284,43 +355,102 @@ def _inventory(rng: random.Random) -> list[SessionPlan]:
             key = f"{pass_}/ab-{repo}/run-{arm}-{i}"
             base = PER_CALL[repo] * n_calls
             env = int(base * (0.8 + 0.4 * rng.random()))
-            sessions.append(SessionPlan(
-                key=key, segments=[key + ".jsonl"], repo=repo, pass_=pass_, arm=arm, run=i,
-                style="ab", target=eff / 100, envelope=env, n_calls=n_calls, reads=reads,
-                duration=duration))
-    sessions.append(SessionPlan(
-        key="cg8-val/run-headless-with", segments=["cg8-val/run-headless-with.jsonl"],
-        repo="excalidraw", pass_="cg8-val", arm="headless-with", style="cg8-val",
-        target=0.201, envelope=CG8_ENVELOPE, n_calls=3, duration=97))
+            sessions.append(
+                SessionPlan(
+                    key=key,
+                    segments=[key + ".jsonl"],
+                    repo=repo,
+                    pass_=pass_,
+                    arm=arm,
+                    run=i,
+                    style="ab",
+                    target=eff / 100,
+                    envelope=env,
+                    n_calls=n_calls,
+                    reads=reads,
+                    duration=duration,
+                )
+            )
+    sessions.append(
+        SessionPlan(
+            key="cg8-val/run-headless-with",
+            segments=["cg8-val/run-headless-with.jsonl"],
+            repo="excalidraw",
+            pass_="cg8-val",
+            arm="headless-with",
+            style="cg8-val",
+            target=0.201,
+            envelope=CG8_ENVELOPE,
+            n_calls=3,
+            duration=97,
+        )
+    )
     # The 74th single-question session (documented in data/corpus/README.md): an interactive
     # Claude Code session on express, read from its project-log layout (§1.10, §7.4).
-    sessions.append(SessionPlan(
-        key="interactive/-private-tmp-codegraph-corpus-express/7d0c51e2-int-with",
-        segments=["interactive/-private-tmp-codegraph-corpus-express/"
-                  "7d0c51e2-5b8a-4c1e-9f3d-2a6b4e8c0f17.jsonl"],
-        repo="express", pass_="interactive", arm="int-with", style="interactive",
-        target=0.888, envelope=17_850, n_calls=1, duration=0))
+    sessions.append(
+        SessionPlan(
+            key="interactive/-private-tmp-codegraph-corpus-express/7d0c51e2-int-with",
+            segments=[
+                "interactive/-private-tmp-codegraph-corpus-express/"
+                "7d0c51e2-5b8a-4c1e-9f3d-2a6b4e8c0f17.jsonl"
+            ],
+            repo="express",
+            pass_="interactive",
+            arm="int-with",
+            style="interactive",
+            target=0.888,
+            envelope=17_850,
+            n_calls=1,
+            duration=0,
+        )
+    )
     for repo in CAMPAIGN_ORDER:
         spec = CAMPAIGN[repo]
         for i, (n_calls, eff) in enumerate(zip(spec["calls"], spec["eff"], strict=True), 1):
             d = f"ab-readme/{repo}/run{i}"
-            sessions.append(SessionPlan(
-                key=f"{d}/run-headless-with",
-                segments=[f"{d}/run-headless-with.jsonl", f"{d}/run-headless-with.t2.jsonl",
-                          f"{d}/run-headless-with.t3.jsonl"],
-                repo=repo, pass_="ab-readme", arm="headless-with", run=i, style="campaign",
-                target=eff / 100, envelope=0, n_calls=n_calls, duration=0))
+            sessions.append(
+                SessionPlan(
+                    key=f"{d}/run-headless-with",
+                    segments=[
+                        f"{d}/run-headless-with.jsonl",
+                        f"{d}/run-headless-with.t2.jsonl",
+                        f"{d}/run-headless-with.t3.jsonl",
+                    ],
+                    repo=repo,
+                    pass_="ab-readme",
+                    arm="headless-with",
+                    run=i,
+                    style="campaign",
+                    target=eff / 100,
+                    envelope=0,
+                    n_calls=n_calls,
+                    duration=0,
+                )
+            )
     # The 29th multi-turn session: an extension run (RUN_FROM=5) whose third turn hit the turn
     # limit, so parse-bench-readme drops it (ok = false, §7.3) while the sweep keeps it.
     d = "ab-readme/excalidraw/run5"
-    sessions.append(SessionPlan(
-        key=f"{d}/run-headless-with",
-        segments=[f"{d}/run-headless-with.jsonl", f"{d}/run-headless-with.t2.jsonl",
-                  f"{d}/run-headless-with.t3.jsonl"],
-        repo="excalidraw", pass_="ab-readme", arm="headless-with", run=5, style="campaign-x",
-        target=0.72, envelope=66_500, n_calls=11, duration=0,
-        # The run Reads StaticCanvas.tsx after a response that named it without shipping it.
-        extra={"exclude": {"packages/excalidraw/components/canvases/StaticCanvas.tsx"}}))
+    sessions.append(
+        SessionPlan(
+            key=f"{d}/run-headless-with",
+            segments=[
+                f"{d}/run-headless-with.jsonl",
+                f"{d}/run-headless-with.t2.jsonl",
+                f"{d}/run-headless-with.t3.jsonl",
+            ],
+            repo="excalidraw",
+            pass_="ab-readme",
+            arm="headless-with",
+            run=5,
+            style="campaign-x",
+            target=0.72,
+            envelope=66_500,
+            n_calls=11,
+            duration=0,
+            # The run Reads StaticCanvas.tsx after a response that named it without shipping it.
+            extra={"exclude": {"packages/excalidraw/components/canvases/StaticCanvas.tsx"}},
+        )
+    )
     return sessions
 
 
@@ -333,8 +463,9 @@ def _set_used(s: SessionPlan) -> None:
     s.used = _round_used(s.target, s.envelope)
 
 
-def _fit_group(group: list[SessionPlan], lo: float, hi: float, fixed: set[str],
-               total: int | None = None) -> None:
+def _fit_group(
+    group: list[SessionPlan], lo: float, hi: float, fixed: set[str], total: int | None = None
+) -> None:
     """Tilt the free sessions' envelopes toward low or high efficiencies until the group's
     Σ used / Σ envelope is in [lo, hi): E_i = base_i · exp(β · (0.9 − e_i))."""
     free = [s for s in group if s.key not in fixed]
@@ -342,8 +473,9 @@ def _fit_group(group: list[SessionPlan], lo: float, hi: float, fixed: set[str],
 
     def pooled(beta: float) -> float:
         for s in free:
-            s.envelope = max(4 * MIN_SECTION * s.n_calls,
-                             int(base[s.key] * math.exp(beta * (0.9 - s.target))))
+            s.envelope = max(
+                4 * MIN_SECTION * s.n_calls, int(base[s.key] * math.exp(beta * (0.9 - s.target)))
+            )
         if total is not None:  # keep the group's published envelope (§12.4)
             scale = total / sum(s.envelope for s in free)
             for s in free:
@@ -435,9 +567,12 @@ def _fit_envelopes(sessions: list[SessionPlan]) -> None:
 
 def _campaign_weights(repo: str) -> list[float]:
     return {
-        "vscode": [0.25, 0.25, 0.25, 0.25], "excalidraw": [0.2, 0.25, 0.3, 0.25],
-        "django": [0.3, 0.5, 0.1, 0.1], "tokio": [0.2, 0.25, 0.25, 0.3],
-        "okhttp": [0.2, 0.27, 0.27, 0.26], "gin": [0.25, 0.25, 0.25, 0.25],
+        "vscode": [0.25, 0.25, 0.25, 0.25],
+        "excalidraw": [0.2, 0.25, 0.3, 0.25],
+        "django": [0.3, 0.5, 0.1, 0.1],
+        "tokio": [0.2, 0.25, 0.25, 0.3],
+        "okhttp": [0.2, 0.27, 0.27, 0.26],
+        "gin": [0.25, 0.25, 0.25, 0.25],
         "alamofire": [0.2, 0.2, 0.3, 0.3],
     }[repo]
 
@@ -500,11 +635,16 @@ def _split_calls(rng: random.Random, s: SessionPlan, mode: str) -> list[tuple[in
     unc = [0] * n
     if uncited:
         if mode == "one" or n == 1:
-            order = sorted(range(n), key=lambda i: -envs[i])
+            # Mostly one noisy call; it keeps some cited source (rarely none: pure noise).
+            order = sorted(range(n), key=lambda i: -envs[i] * (0.5 + rng.random()))
             left = uncited
             for i in order:
-                room = envs[i] - MIN_SECTION  # keep one cited section in the call
-                take = min(room, left)
+                keep = (
+                    0
+                    if (n > 1 and rng.random() < 0.12)
+                    else max(MIN_SECTION, int(envs[i] * rng.uniform(0.05, 0.4)))
+                )
+                take = min(max(0, envs[i] - keep), left)
                 unc[i] = take
                 left -= take
                 if left == 0:
@@ -512,9 +652,18 @@ def _split_calls(rng: random.Random, s: SessionPlan, mode: str) -> list[tuple[in
             if left:
                 raise RuntimeError(f"{s.key}: uncited chars do not fit")
         else:
+            # Spread over the calls in random proportions, each call keeping cited source.
+            w = [envs[i] * (0.2 + rng.random()) for i in range(n)]
+            tw = sum(w)
             for i in range(n):
-                unc[i] = uncited * envs[i] // s.envelope
-            unc[0] += uncited - sum(unc)
+                unc[i] = min(envs[i] - MIN_SECTION, int(uncited * w[i] / tw))
+            left = uncited - sum(unc)
+            for i in sorted(range(n), key=lambda i: -envs[i]):
+                take = min(left, envs[i] - MIN_SECTION - unc[i])
+                unc[i] += take
+                left -= take
+            if left:
+                raise RuntimeError(f"{s.key}: uncited chars do not fit")
         # An uncited share below a minimal section is merged into a neighbour call.
         for i in range(n):
             if 0 < unc[i] < MIN_SECTION:
@@ -557,15 +706,21 @@ def plan_stats(sessions: Sequence[SessionPlan]) -> dict:
         out[name] = dict(
             n=len(members),
             pooled=pct1(sum(c.used for s in members for c in s.calls) / env),
-            median=pct1(median(effs)), p25=pct1(quantile(effs, 0.25)),
-            p75=pct1(quantile(effs, 0.75)), min=pct1(min(effs)),
+            median=pct1(median(effs)),
+            p25=pct1(quantile(effs, 0.25)),
+            p75=pct1(quantile(effs, 0.75)),
+            min=pct1(min(effs)),
             path=pct1(sum(c.used_path for s in members for c in s.calls) / env),
         )
     calls = [c.used / c.envelope for s in swept for c in s.calls]
     out["per_call"] = dict(median=pct1(median(calls)), p25=pct1(quantile(calls, 0.25)))
-    out["totals"] = dict(sessions=len(swept), single=sum(not s.multi for s in swept),
-                         multi=sum(s.multi for s in swept), calls=len(calls),
-                         sections=sum(len(c.sections) for s in swept for c in s.calls))
+    out["totals"] = dict(
+        sessions=len(swept),
+        single=sum(not s.multi for s in swept),
+        multi=sum(s.multi for s in swept),
+        calls=len(calls),
+        sections=sum(len(c.sections) for s in swept for c in s.calls),
+    )
     arms = {}
     for (pass_, repo), _ in ARM_MEDIANS.items():
         cells = []
@@ -580,8 +735,9 @@ def plan_stats(sessions: Sequence[SessionPlan]) -> dict:
     pooled = {}
     for k in ARM_POOLED:
         ms = [s for s in swept if (s.pass_, s.repo, s.arm) == k]
-        pooled[k] = pct1(sum(c.used for s in ms for c in s.calls)
-                         / sum(c.envelope for s in ms for c in s.calls))
+        pooled[k] = pct1(
+            sum(c.used for s in ms for c in s.calls) / sum(c.envelope for s in ms for c in s.calls)
+        )
     out["arm_pooled"] = pooled
     return out
 
@@ -632,8 +788,12 @@ def _objective(effs: list[float]) -> int:
     b = sum(x < _CALL_P25[1] for x in effs)
     c = sum(x < _CALL_MED[0] for x in effs)
     d = sum(x < _CALL_MED[1] for x in effs)
-    return (max(0, a - _RANK_P25) + max(0, _RANK_P25 + 1 - b)
-            + max(0, c - _RANK_MED) + max(0, _RANK_MED + 1 - d))
+    return (
+        max(0, a - _RANK_P25)
+        + max(0, _RANK_P25 + 1 - b)
+        + max(0, c - _RANK_MED)
+        + max(0, _RANK_MED + 1 - d)
+    )
 
 
 def _anchor_split(s: SessionPlan, envs: list[int], anchor: float) -> list[tuple[int, int, int]]:
@@ -676,8 +836,11 @@ def _plan_calls(rng: random.Random, sessions: list[SessionPlan]) -> None:
         if custom is not None:
             s.extra["sections"] = custom
             shapes[s.key] = [
-                (sum(x.chars for x in call), sum(x.chars for x in call if x.verdict),
-                 sum(x.chars for x in call if x.verdict == "path"))
+                (
+                    sum(x.chars for x in call),
+                    sum(x.chars for x in call if x.verdict),
+                    sum(x.chars for x in call if x.verdict == "path"),
+                )
                 for call in custom
             ]
             fixed.add(s.key)
@@ -738,11 +901,16 @@ def _custom_sections(rng: random.Random, s: SessionPlan) -> list[list[SectionPla
             r1 = response // 2 + rng.randrange(-40, 40)
             e1 = express // 2
             return [
-                [_sec("lib/response.js", r1, "path"), _sec("lib/utils.js", utils, "path"),
-                 _sec("lib/express.js", e1)],
-                [_sec("lib/response.js", response - r1, "path"),
-                 _sec("lib/application.js", sym, "symbol", "compileETag"),
-                 _sec("lib/express.js", express - e1)],
+                [
+                    _sec("lib/response.js", r1, "path"),
+                    _sec("lib/utils.js", utils, "path"),
+                    _sec("lib/express.js", e1),
+                ],
+                [
+                    _sec("lib/response.js", response - r1, "path"),
+                    _sec("lib/application.js", sym, "symbol", "compileETag"),
+                    _sec("lib/express.js", express - e1),
+                ],
             ]
         rest = s.used - utils
         if s.n_calls == 1:
@@ -754,19 +922,24 @@ def _custom_sections(rng: random.Random, s: SessionPlan) -> list[list[SectionPla
             call2.append(_sec("lib/view.js", uncited))
         else:
             b = (rest - a) // 3
-            call2 = [_sec("lib/response.js", rest - a - b, "path"),
-                     _sec("lib/request.js", b, "path")]
+            call2 = [
+                _sec("lib/response.js", rest - a - b, "path"),
+                _sec("lib/request.js", b, "path"),
+            ]
         return [[_sec("lib/utils.js", utils, "path"), _sec("lib/response.js", a, "path")], call2]
     if s.key == "cg8-val/run-headless-with":
         envs = [21_342, 19_870, 19_482]
         scene, static = CG8_CITED
-        others = [f.path for f in catalog(s.repo)
-                  if f.path not in CG8_CITED and not f.path.endswith("/App.tsx")]
+        others = [
+            f.path
+            for f in catalog(s.repo)
+            if f.path not in CG8_CITED and not f.path.endswith("/App.tsx")
+        ]
         rng.shuffle(others)
         others = others[:9]
         calls = []
         for i, (env, cited) in enumerate(zip(envs, (scene, static, None), strict=True)):
-            names = others[3 * i: 3 * i + 3]
+            names = others[3 * i : 3 * i + 3]
             left = env - (CG8_CITED[cited] if cited else 0)
             parts = split_int(rng, left, 3, 2_000)
             call = [_sec(p, c) for p, c in zip(names, parts, strict=True)]
@@ -790,8 +963,9 @@ def _plan_sections(rng: random.Random, sessions: list[SessionPlan]) -> None:
     """Section counts (815 in all, §12.1), then files, chars and verdicts per section."""
     counts: dict[tuple[str, int], list[int]] = {}
     generic = [s for s in sessions if "sections" not in s.extra]
-    total_fixed = sum(len(c) for s in sessions if "sections" in s.extra
-                      for c in s.extra["sections"])
+    total_fixed = sum(
+        len(c) for s in sessions if "sections" in s.extra for c in s.extra["sections"]
+    )
     for s in generic:
         for i, (e, u, p) in enumerate(s.extra["shape"]):
             counts[(s.key, i)] = [int(p > 0), int(u - p > 0), int(e - u > 0)]
@@ -830,8 +1004,11 @@ def _assign_files(rng: random.Random, s: SessionPlan, counts: list[list[int]]) -
 
     def pick(group: str, in_call: set[str]) -> FileInfo:
         reuse = [f for f in chosen[group] if f.path not in in_call]
-        fresh = [f for f in (pool["symbol"] if group == "symbol" else pool["path"])
-                 if f.path not in taken and f.path.rsplit("/", 1)[-1] not in bases]
+        fresh = [
+            f
+            for f in (pool["symbol"] if group == "symbol" else pool["path"])
+            if f.path not in taken and f.path.rsplit("/", 1)[-1] not in bases
+        ]
         if reuse and (not fresh or rng.random() < 0.3):
             return rng.choice(reuse)
         if not fresh:

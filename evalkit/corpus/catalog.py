@@ -53,8 +53,16 @@ QUESTIONS = {
     ],
 }
 
-LANG = {".js": "js", ".ts": "ts", ".tsx": "tsx", ".go": "go", ".py": "python", ".rs": "rust",
-        ".kt": "kotlin", ".swift": "swift"}
+LANG = {
+    ".js": "js",
+    ".ts": "ts",
+    ".tsx": "tsx",
+    ".go": "go",
+    ".py": "python",
+    ".rs": "rust",
+    ".kt": "kotlin",
+    ".swift": "swift",
+}
 
 _PATHS = {
     "express": """lib/response.js lib/utils.js lib/express.js lib/application.js lib/request.js
@@ -151,34 +159,75 @@ _KINDS = {
     "kotlin": ["class", "function", "property", "interface", "function"],
     "swift": ["class", "method", "struct", "protocol", "enum"],
 }
-_VERBS = ["handle", "resolve", "apply", "build", "process", "dispatch", "compute", "flush",
-          "register", "prepare", "collect", "schedule", "notify", "install", "drain", "encode"]
+_VERBS = [
+    "handle",
+    "resolve",
+    "apply",
+    "build",
+    "process",
+    "dispatch",
+    "compute",
+    "flush",
+    "register",
+    "prepare",
+    "collect",
+    "schedule",
+    "notify",
+    "install",
+    "drain",
+    "encode",
+]
 
 # Hand-picked header symbols where the seed or the spec names them.
 _FIXED = {
-    "lib/response.js": [("res.send", "method"), ("res.json", "method"), ("res.set", "method"),
-                        ("res.type", "method"), ("sendEntity", "function"),
-                        ("res.format", "method")],
-    "lib/utils.js": [("etagFactory", "function"), ("setCharsetParam", "function"),
-                     ("normalizeTypeValue", "function"), ("wetag", "variable"),
-                     ("generateETagFor", "function")],
-    "lib/application.js": [("compileETag", "variable"), ("app.set", "method"),
-                           ("app.defaultConfiguration", "method"), ("app.handle", "method")],
-    "lib/express.js": [("createApplication", "function"), ("exports.Router", "property"),
-                       ("exports.static", "property")],
-    "packages/excalidraw/scene/Scene.ts": [("Scene", "class"), ("triggerUpdate", "method"),
-                                           ("getSceneNonce", "method"),
-                                           ("replaceAllElements", "method")],
+    "lib/response.js": [
+        ("res.send", "method"),
+        ("res.json", "method"),
+        ("res.set", "method"),
+        ("res.type", "method"),
+        ("sendEntity", "function"),
+        ("res.format", "method"),
+    ],
+    "lib/utils.js": [
+        ("etagFactory", "function"),
+        ("setCharsetParam", "function"),
+        ("normalizeTypeValue", "function"),
+        ("wetag", "variable"),
+        ("generateETagFor", "function"),
+    ],
+    "lib/application.js": [
+        ("compileETag", "variable"),
+        ("app.set", "method"),
+        ("app.defaultConfiguration", "method"),
+        ("app.handle", "method"),
+    ],
+    "lib/express.js": [
+        ("createApplication", "function"),
+        ("exports.Router", "property"),
+        ("exports.static", "property"),
+    ],
+    "packages/excalidraw/scene/Scene.ts": [
+        ("Scene", "class"),
+        ("triggerUpdate", "method"),
+        ("getSceneNonce", "method"),
+        ("replaceAllElements", "method"),
+    ],
     "packages/excalidraw/components/canvases/StaticCanvas.tsx": [
-        ("StaticCanvas", "component"), ("areEqual", "function"),
-        ("getRelevantAppStateProps", "function")],
-    "packages/element/src/mutateElement.ts": [("mutateElement", "function"),
-                                              ("newElementWith", "function"),
-                                              ("bumpVersion", "function")],
-    "tools/cache/shared_informer.go": [("sharedIndexInformer", "struct"),
-                                       ("NewSharedIndexInformer", "function"),
-                                       ("sharedProcessor", "struct"),
-                                       ("processorListener", "struct")],
+        ("StaticCanvas", "component"),
+        ("areEqual", "function"),
+        ("getRelevantAppStateProps", "function"),
+    ],
+    "packages/element/src/mutateElement.ts": [
+        ("mutateElement", "function"),
+        ("newElementWith", "function"),
+        ("bumpVersion", "function"),
+    ],
+    "tools/cache/shared_informer.go": [
+        ("sharedIndexInformer", "struct"),
+        ("NewSharedIndexInformer", "function"),
+        ("sharedProcessor", "struct"),
+        ("processorListener", "struct"),
+    ],
 }
 
 

@@ -23,7 +23,7 @@ __all__ = ["HeaderStyle", "render_response", "empty_response", "FOOTERS"]
 FOOTERS = {
     "baseline": "> Treat the code above as already read — do not Read these files again.",
     "new": "> Treat the code above as already read.\n"
-           "> (Trailing pointer list omitted — ask explore for a name to see its source.)",
+    "> (Trailing pointer list omitted — ask explore for a name to see its source.)",
 }
 
 
@@ -55,10 +55,19 @@ def header_text(path: str, style: HeaderStyle) -> str:
 def _section_text(rng: random.Random, header: str, info: FileInfo, body_len: int) -> str:
     names = [n for n, _ in info.symbols]
     base = info.path.rsplit("/", 1)[-1]
-    gaps = [f"... (gap: {names[(i + 1) % len(names)].split('.')[-1]} ({base}:{rng.randrange(40, 900)}),"
-            f" …) ..." for i in range(2)]
-    body = numbered_body(rng, info.lang, names, body_len, start=rng.choice([1, 1, 12, 38, 96, 126,
-                                                                           214, 402]), gaps=gaps)
+    gaps = [
+        f"... (gap: {names[(i + 1) % len(names)].split('.')[-1]} ({base}:{rng.randrange(40, 900)}),"
+        f" …) ..."
+        for i in range(2)
+    ]
+    body = numbered_body(
+        rng,
+        info.lang,
+        names,
+        body_len,
+        start=rng.choice([1, 1, 12, 38, 96, 126, 214, 402]),
+        gaps=gaps,
+    )
     return f"{header}\n\n```{info.lang}\n{body}\n```\n"
 
 
@@ -83,7 +92,8 @@ def render_response(
     tail = ""
     if pointers:
         tail = "\n**Not shown above — explore these names for their source**\n" + "\n".join(
-            pointers)
+            pointers
+        )
         last = sections[-1]
         room = last.chars - _overhead(header_text(last.path, headers[-1]), infos[-1].lang)
         if room - len(tail) < 60:

@@ -21,21 +21,28 @@ from evalkit.corpus.render import render_session, render_without
 __all__ = ["SEED", "generate_corpus", "corpus_files", "TRUTH_COLUMNS"]
 
 SEED = 20260805  # the day of the CG-13 campaign (spec §12.4); any seed that solves works
-TRUTH_COLUMNS = ["log", "level", "call", "section", "path", "chars", "cited_chars",
-                 "path_chars", "verdict", "symbol"]
+TRUTH_COLUMNS = [
+    "log",
+    "level",
+    "call",
+    "section",
+    "path",
+    "chars",
+    "cited_chars",
+    "path_chars",
+    "verdict",
+    "symbol",
+]
 
 # Files the harness writes beside the runs (spec §7.1) that are not transcripts: the sweep
 # must account for them as skipped.
 _SIDE_FILES = {
-    "cg22/ab-express/mcp-new.json":
-        '{"mcpServers":{"codegraph":{"command":"codegraph","args":["serve","--mcp"]}}}\n',
-    "cg22/ab-express/mcp-baseline.json":
-        '{"mcpServers":{"codegraph":{"command":"node","args":["/private/tmp/cg-base/dist/'
-        'bin.js","serve","--mcp"]}}}\n',
+    "cg22/ab-express/mcp-new.json": '{"mcpServers":{"codegraph":{"command":"codegraph","args":["serve","--mcp"]}}}\n',
+    "cg22/ab-express/mcp-baseline.json": '{"mcpServers":{"codegraph":{"command":"node","args":["/private/tmp/cg-base/dist/'
+    'bin.js","serve","--mcp"]}}}\n',
     "cg22/ab-express/run-baseline-1.err": "",
-    "cg22/ab-express/explore-baseline.jsonl":
-        '{"query":"res.send Content-Type ETag generation","files":3,"sourceChars":11612}\n'
-        '{"query":"response.js res.send function body","files":3,"sourceChars":8911}\n',
+    "cg22/ab-express/explore-baseline.jsonl": '{"query":"res.send Content-Type ETag generation","files":3,"sourceChars":11612}\n'
+    '{"query":"response.js res.send function body","files":3,"sourceChars":8911}\n',
 }
 
 
@@ -45,17 +52,26 @@ def _without_sessions(seed: int) -> Iterable[tuple[list[str], str, dict]]:
     for repo in CAMPAIGN_ORDER:
         for run in range(1, 5):
             d = f"ab-readme/{repo}/run{run}"
-            segs = [f"{d}/run-headless-without.jsonl", f"{d}/run-headless-without.t2.jsonl",
-                    f"{d}/run-headless-without.t3.jsonl"]
+            segs = [
+                f"{d}/run-headless-without.jsonl",
+                f"{d}/run-headless-without.t2.jsonl",
+                f"{d}/run-headless-without.t3.jsonl",
+            ]
             # §12.4: CLI attempts were blocked in 26 of the 28 without-arm sessions.
             blocked = not (repo == "gin" and run in (2, 3))
             yield segs, repo, dict(blocked=blocked)
     yield ["cg8-val/run-headless-without.jsonl"], "excalidraw", dict(blocked=True)
     d = "interactive/-private-tmp-codegraph-corpus-express"
-    yield ([f"{d}/3f9a6c1d-0b2e-4d7a-8c55-91e2f4b7a630.jsonl"], "express",
-           dict(blocked=False, interactive=True))
-    yield ([f"{d}/b41e7d90-6a3c-4f28-9d1b-0c7e5a2f8d13.jsonl"], "express",
-           dict(blocked=False, interactive=True, errored_explore=True))
+    yield (
+        [f"{d}/3f9a6c1d-0b2e-4d7a-8c55-91e2f4b7a630.jsonl"],
+        "express",
+        dict(blocked=False, interactive=True),
+    )
+    yield (
+        [f"{d}/b41e7d90-6a3c-4f28-9d1b-0c7e5a2f8d13.jsonl"],
+        "express",
+        dict(blocked=False, interactive=True, errored_explore=True),
+    )
 
 
 def corpus_files(seed: int = SEED) -> tuple[dict[str, bytes], list[SessionPlan], list[dict]]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from evalkit.allocation import compute_allocation
 from evalkit.corpus.answers import AnswerPlan, CitedFile, summary_sentence, write_answers
-from evalkit.corpus.calibrate import CAMPAIGN, SessionPlan
+from evalkit.corpus.calibrate import SessionPlan
 from evalkit.corpus.catalog import QUESTIONS, FileInfo, catalog, file_info
 from evalkit.corpus.explore import FOOTERS, HeaderStyle, empty_response, render_response
 from evalkit.corpus.source import numbered_body
@@ -26,9 +26,21 @@ from evalkit.corpus.stream import EXPLORE, Stream
 
 __all__ = ["RenderedSession", "render_session", "render_without", "dumps_events"]
 
-TOOLS = ["Task", "Bash", "Glob", "Grep", "Read", "Edit", "Write", "TodoWrite", "ToolSearch",
-         "WebFetch", "mcp__codegraph__codegraph_explore", "mcp__codegraph__codegraph_node",
-         "mcp__codegraph__codegraph_search"]
+TOOLS = [
+    "Task",
+    "Bash",
+    "Glob",
+    "Grep",
+    "Read",
+    "Edit",
+    "Write",
+    "TodoWrite",
+    "ToolSearch",
+    "WebFetch",
+    "mcp__codegraph__codegraph_explore",
+    "mcp__codegraph__codegraph_node",
+    "mcp__codegraph__codegraph_search",
+]
 TOOLS_WITHOUT = [t for t in TOOLS if "codegraph" not in t]
 TOOLSEARCH_RESULT = "Loaded 1 deferred tool: mcp__codegraph__codegraph_explore (schema attached)"
 SHARED_NAMES = ["handle", "dispatch", "update", "process"]
@@ -41,12 +53,13 @@ class RenderedSession:
 
 
 def dumps_events(events: list[dict[str, Any]]) -> bytes:
-    return "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n"
-                   for e in events).encode("utf-8")
+    return "".join(
+        json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in events
+    ).encode("utf-8")
 
 
 def _uuid(rng: random.Random) -> str:
-    h = "%032x" % rng.getrandbits(128)
+    h = f"{rng.getrandbits(128):032x}"
     return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:32]}"
 
 
@@ -54,8 +67,10 @@ def _question(s: SessionPlan) -> list[str]:
     if s.style in ("campaign", "campaign-x"):
         return QUESTIONS[s.repo]
     if s.style == "cg8-val":
-        return ["Where does canvasNonce come from, and what invalidates the static canvas"
-                " cache when an element changes?"]
+        return [
+            "Where does canvasNonce come from, and what invalidates the static canvas"
+            " cache when an element changes?"
+        ]
     q = QUESTIONS["excalidraw-ab" if s.repo == "excalidraw" else s.repo][0]
     if s.pass_ == "cg22":
         return [f"Use codegraph to answer: {q}"]
@@ -75,8 +90,7 @@ def _build(s: SessionPlan) -> str:
 # --- headers ----------------------------------------------------------------------------------
 
 
-def _headers(rng: random.Random, s: SessionPlan) -> tuple[dict[tuple[int, int], HeaderStyle],
-                                                          str]:
+def _headers(rng: random.Random, s: SessionPlan) -> tuple[dict[tuple[int, int], HeaderStyle], str]:
     """Header style per (call, section), and the name on 3+ files cited on purpose (or "")."""
     infos = {x.path: file_info(s.repo, x.path) for c in s.calls for x in c.sections}
     verdicts = {x.path: (x.verdict, x.symbol) for c in s.calls for x in c.sections}
@@ -104,8 +118,9 @@ def _headers(rng: random.Random, s: SessionPlan) -> tuple[dict[tuple[int, int], 
                 labels = [first] + rng.sample(rest, min(len(rest), rng.randrange(0, 3)))
                 mode = "labels"
             else:
-                mode = rng.choices(["labels", "focused", "skeleton", "requested", "bare"],
-                                   [60, 12, 10, 8, 10])[0]
+                mode = rng.choices(
+                    ["labels", "focused", "skeleton", "requested", "bare"], [60, 12, 10, 8, 10]
+                )[0]
                 labels = rng.sample(own, min(len(own), rng.randrange(1, 4)))
             if x.path in shared_on or x.path == alias_on:
                 mode = "labels" if mode != "requested" else mode
@@ -132,11 +147,17 @@ def _query(rng: random.Random, s: SessionPlan, ci: int) -> str:
     for x in s.calls[ci].sections:
         info = file_info(s.repo, x.path)
         names.append(rng.choice(info.symbols)[0].split(".")[-1])
-    words = {"express": "Content-Type ETag", "excalidraw": "render canvas update",
-             "client-go": "informer cache sync", "vscode": "extension host rpc",
-             "django": "QuerySet SQL compiler", "tokio": "scheduler task queue",
-             "okhttp": "interceptor chain", "gin": "router middleware",
-             "alamofire": "request validate retry"}[s.repo]
+    words = {
+        "express": "Content-Type ETag",
+        "excalidraw": "render canvas update",
+        "client-go": "informer cache sync",
+        "vscode": "extension host rpc",
+        "django": "QuerySet SQL compiler",
+        "tokio": "scheduler task queue",
+        "okhttp": "interceptor chain",
+        "gin": "router middleware",
+        "alamofire": "request validate retry",
+    }[s.repo]
     return " ".join(names[:2]) + " " + words
 
 
@@ -149,14 +170,17 @@ def _pointers(rng: random.Random, s: SessionPlan, exclude: set[str]) -> list[str
     return out
 
 
-def _explore_text(rng: random.Random, s: SessionPlan, ci: int, styles, query: str,
-                  mention: str = "") -> str:
+def _explore_text(
+    rng: random.Random, s: SessionPlan, ci: int, styles, query: str, mention: str = ""
+) -> str:
     call = s.calls[ci]
     infos = [file_info(s.repo, x.path) for x in call.sections]
     hs = [styles[(ci, si)] for si in range(len(call.sections))]
     returned = {x.path for c in s.calls for x in c.sections}
-    lines = [f'Explore — "{query}": {len(call.sections)} files, budget '
-             f"{(call.envelope // 1000 + 2) * 1000:,} chars"]
+    lines = [
+        f'Explore — "{query}": {len(call.sections)} files, budget '
+        f"{(call.envelope // 1000 + 2) * 1000:,} chars"
+    ]
     if rng.random() < 0.6 or mention:
         steps = [file_info(s.repo, x.path).symbols[0][0] for x in call.sections[:3]]
         flow = " → ".join(steps)
@@ -169,8 +193,15 @@ def _explore_text(rng: random.Random, s: SessionPlan, ci: int, styles, query: st
             lines.append("Blast radius: " + ", ".join(others))
     preamble = "\n".join(lines) + "\n\n"
     pointers = _pointers(rng, s, returned) if rng.random() < 0.5 else []
-    return render_response(rng, call.sections, infos, hs, preamble=preamble, pointers=pointers,
-                           footer=FOOTERS[_build(s)])
+    return render_response(
+        rng,
+        call.sections,
+        infos,
+        hs,
+        preamble=preamble,
+        pointers=pointers,
+        footer=FOOTERS[_build(s)],
+    )
 
 
 # --- answers ----------------------------------------------------------------------------------
@@ -189,9 +220,15 @@ def _answer_plan(s: SessionPlan, shared: str) -> AnswerPlan:
     extra = []
     if s.style == "cg8-val":
         extra = ["packages/excalidraw/scene/Renderer.ts", "packages/excalidraw/components/App.tsx"]
-    return AnswerPlan(repo=s.repo, files=list(seen.values()), abs_root=_abs_root(s),
-                      unique_basenames=unique, ambiguous=shared, extra_cites=extra,
-                      opening=summary_sentence(s.repo) if s.repo == "express" else "")
+    return AnswerPlan(
+        repo=s.repo,
+        files=list(seen.values()),
+        abs_root=_abs_root(s),
+        unique_basenames=unique,
+        ambiguous=shared,
+        extra_cites=extra,
+        opening=summary_sentence(s.repo) if s.repo == "express" else "",
+    )
 
 
 def _verify(s: SessionPlan, texts: list[str], answer: str) -> list[str]:
@@ -206,9 +243,15 @@ def _verify(s: SessionPlan, texts: list[str], answer: str) -> list[str]:
             continue
         for g, w in zip(got.files, want.sections, strict=True):
             if (g.path, g.chars, g.via or "", g.symbol or "") != (
-                    w.path, w.chars, w.verdict, w.symbol if w.verdict == "symbol" else ""):
-                bad.append(f"call {ci + 1} {w.path}: got {g.chars} {g.via} {g.symbol}, planned "
-                           f"{w.chars} {w.verdict} {w.symbol}")
+                w.path,
+                w.chars,
+                w.verdict,
+                w.symbol if w.verdict == "symbol" else "",
+            ):
+                bad.append(
+                    f"call {ci + 1} {w.path}: got {g.chars} {g.via} {g.symbol}, planned "
+                    f"{w.chars} {w.verdict} {w.symbol}"
+                )
     return bad
 
 
@@ -217,8 +260,10 @@ def _verify(s: SessionPlan, texts: list[str], answer: str) -> list[str]:
 
 def _read_text(rng: random.Random, info: FileInfo, offset: int, chars: int) -> str:
     body = numbered_body(rng, info.lang, [n for n, _ in info.symbols], chars, start=offset)
-    return "\n".join(f"{ln.split(chr(9), 1)[0]:>6}\t{ln.split(chr(9), 1)[-1]}"
-                     if "\t" in ln else ln for ln in body.split("\n"))
+    return "\n".join(
+        f"{ln.split(chr(9), 1)[0]:>6}\t{ln.split(chr(9), 1)[-1]}" if "\t" in ln else ln
+        for ln in body.split("\n")
+    )
 
 
 def _grep_text(rng: random.Random, s: SessionPlan, pattern: str) -> str:
@@ -246,8 +291,9 @@ class _Ctx:
 
     def explore_error(self, parent: str | None = None) -> None:
         tid = self.st.tool_use(EXPLORE, {"query": "render loop invalidation"}, parent)
-        self.st.tool_result(tid, "MCP error -32001: Request timed out", "tool", parent,
-                            is_error=True)
+        self.st.tool_result(
+            tid, "MCP error -32001: Request timed out", "tool", parent, is_error=True
+        )
 
     def explore_empty(self, parent: str | None = None) -> None:
         q = "why is the whole canvas repainted"
@@ -256,8 +302,13 @@ class _Ctx:
         self.st.tool_result(tid, text, "explore", parent)
         self.texts.append(text)
 
-    def read(self, path: str, parent: str | None = None, offset: int | None = None,
-             chars: int | None = None) -> None:
+    def read(
+        self,
+        path: str,
+        parent: str | None = None,
+        offset: int | None = None,
+        chars: int | None = None,
+    ) -> None:
         info = _info_any(self.s.repo, path)
         inp: dict[str, Any] = {"file_path": f"{_abs_root(self.s)}/{path}"}
         if offset:
@@ -267,15 +318,17 @@ class _Ctx:
         self.st.tool_result(tid, text, "read", parent, as_blocks=False)
 
     def grep(self, pattern: str, parent: str | None = None) -> None:
-        tid = self.st.tool_use("Grep", {"pattern": pattern, "output_mode": "content",
-                                        "-n": True}, parent)
-        self.st.tool_result(tid, _grep_text(self.rng, self.s, pattern), "tool", parent,
-                            as_blocks=False)
+        tid = self.st.tool_use(
+            "Grep", {"pattern": pattern, "output_mode": "content", "-n": True}, parent
+        )
+        self.st.tool_result(
+            tid, _grep_text(self.rng, self.s, pattern), "tool", parent, as_blocks=False
+        )
 
-    def bash(self, cmd: str, output: str, parent: str | None = None,
-             is_error: bool = False) -> None:
-        tid = self.st.tool_use("Bash", {"command": cmd, "description": "Inspect the code"},
-                               parent)
+    def bash(
+        self, cmd: str, output: str, parent: str | None = None, is_error: bool = False
+    ) -> None:
+        tid = self.st.tool_use("Bash", {"command": cmd, "description": "Inspect the code"}, parent)
         self.st.tool_result(tid, output, "tool", parent, is_error=is_error, as_blocks=False)
 
     def toolsearch(self) -> None:
@@ -298,8 +351,10 @@ def _cited_path(s: SessionPlan, ci: int) -> str:
     return secs[0].path
 
 
-_BLOCKED = ("Blocked by PreToolUse hook: the codegraph CLI is hidden in this arm "
-            "(no-cli-shim); use the MCP tools.")
+_BLOCKED = (
+    "Blocked by PreToolUse hook: the codegraph CLI is hidden in this arm "
+    "(no-cli-shim); use the MCP tools."
+)
 
 
 def _script_ab(c: _Ctx, answers: list[str]) -> None:
@@ -318,8 +373,10 @@ def _script_ab(c: _Ctx, answers: list[str]) -> None:
         for _ in range(s.reads - 1):
             c.read(rng.choice(others))
     elif s.pass_ == "cg22" and s.repo == "express" and s.n_calls == 2:
-        out = ("lib/response.js exports 41 methods\n" + "res.send -> res.set, res.type, "
-               "etag, fresh\n" * 12)[: rng.randrange(515, 560)]
+        out = (
+            "lib/response.js exports 41 methods\n" + "res.send -> res.set, res.type, "
+            "etag, fresh\n" * 12
+        )[: rng.randrange(515, 560)]
         c.bash("node -e \"console.log(Object.keys(require('./lib/response')).length)\"", out)
     elif not (s.pass_ == "cg22" and s.repo == "express") and rng.random() < 0.25:
         c.grep(rng.choice(file_info(s.repo, _cited_path(s, last)).symbols)[0].split(".")[-1])
@@ -333,16 +390,33 @@ def _script_cg8(c: _Ctx, answers: list[str]) -> None:
     c.toolsearch()
     for _ in range(3):
         c.explore()
-    tid = st.tool_use("Task", {"subagent_type": "general-purpose",
-                               "description": "Trace sceneNonce through the renderer",
-                               "prompt": "Find where sceneNonce is produced and consumed."})
+    tid = st.tool_use(
+        "Task",
+        {
+            "subagent_type": "general-purpose",
+            "description": "Trace sceneNonce through the renderer",
+            "prompt": "Find where sceneNonce is produced and consumed.",
+        },
+    )
     c.grep("sceneNonce", parent=tid)
     c.read("packages/excalidraw/scene/Renderer.ts", parent=tid, chars=4200)
     c.read("packages/excalidraw/components/App.tsx", parent=tid, offset=1480, chars=5200)
-    st.message([{"type": "text", "text": "sceneNonce is bumped by Scene.triggerUpdate and "
-                 "passed down to the static canvas, whose memo compares it."}], parent=tid)
-    st.tool_result(tid, "Summary: the nonce is created in Renderer.ts (getRenderableElements) "
-                   "and read in App.tsx when the static canvas props are built.", "tool")
+    st.message(
+        [
+            {
+                "type": "text",
+                "text": "sceneNonce is bumped by Scene.triggerUpdate and "
+                "passed down to the static canvas, whose memo compares it.",
+            }
+        ],
+        parent=tid,
+    )
+    st.tool_result(
+        tid,
+        "Summary: the nonce is created in Renderer.ts (getRenderableElements) "
+        "and read in App.tsx when the static canvas props are built.",
+        "tool",
+    )
     st.answer(answers[0])
     st.result(answers[0], c.s.duration)
 
@@ -360,8 +434,11 @@ def _campaign_special(s: SessionPlan) -> dict[str, Any]:
     n = s.n_calls
     key = (s.repo, s.run)
     if key == ("vscode", 4):
-        return {1: "bash-search", n - 1: "read-missed", "after": ("reads", 4, "bash", 4,
-                                                                  "blocked", 2)}
+        return {
+            1: "bash-search",
+            n - 1: "read-missed",
+            "after": ("reads", 4, "bash", 4, "blocked", 2),
+        }
     if key == ("django", 4):
         return {0: "read-returned"}
     if key == ("tokio", 2):
@@ -377,8 +454,11 @@ def _after(c: _Ctx, spec: tuple) -> None:
     for _ in range(it.get("reads", 0)):
         c.read(c.rng.choice(paths))
     for _ in range(it.get("blocked", 0)):
-        c.bash(f'codegraph explore "{c.rng.choice(["message loss", "spawn queue"])}"',
-               _BLOCKED, is_error=True)
+        c.bash(
+            f'codegraph explore "{c.rng.choice(["message loss", "spawn queue"])}"',
+            _BLOCKED,
+            is_error=True,
+        )
     for _ in range(it.get("bash", 0)):
         p = c.rng.choice(paths)
         c.bash(f"wc -l {p.rsplit('/', 1)[0]}/*", f"  {c.rng.randrange(80, 2400)} total\n")
@@ -397,8 +477,10 @@ def _reaction(c: _Ctx, what: str, ci: int) -> None:
         c.grep(rng.choice(file_info(s.repo, _cited_path(s, ci)).symbols)[0].split(".")[-1])
     elif what == "bash-search":
         d = sorted(returned)[0].rsplit("/", 1)[0]
-        c.bash(f"grep -rn 'onDidExit' {d}/ | head -20",
-               "\n".join(f"{d}/x{i}.ts:{40 + i}:  onDidExit(handler)" for i in range(6)))
+        c.bash(
+            f"grep -rn 'onDidExit' {d}/ | head -20",
+            "\n".join(f"{d}/x{i}.ts:{40 + i}:  onDidExit(handler)" for i in range(6)),
+        )
 
 
 def _script_campaign(c: _Ctx, answers: list[str]) -> None:
@@ -443,19 +525,34 @@ def _script_campaign_x(c: _Ctx, answers: list[str]) -> None:
     c.read(static)
     c.explore_empty()
     c.explore()
-    tid = st.tool_use("Agent", {"subagent_type": "general-purpose",
-                                "description": "Check the shape cache path",
-                                "prompt": "Confirm where shapes are regenerated."})
+    tid = st.tool_use(
+        "Agent",
+        {
+            "subagent_type": "general-purpose",
+            "description": "Check the shape cache path",
+            "prompt": "Confirm where shapes are regenerated.",
+        },
+    )
     shape = _cited_path(s, c.call - 1)
     bid = st.tool_use("Bash", {"command": f"sed -n '1,80p' {shape}"}, parent=tid)
-    st.tool_result(bid, _read_text(rng, file_info(s.repo, shape), 1, 2400), "read", parent=tid,
-                   as_blocks=False)
+    st.tool_result(
+        bid, _read_text(rng, file_info(s.repo, shape), 1, 2400), "read", parent=tid, as_blocks=False
+    )
     c.explore(parent=tid)
     c.explore(parent=tid)
-    st.message([{"type": "text", "text": "Shapes are regenerated when the element version "
-                 "changes; the cache key is the element itself."}], parent=tid)
-    st.tool_result(tid, "The shape cache is keyed by element and invalidated on version bumps.",
-                   "tool")
+    st.message(
+        [
+            {
+                "type": "text",
+                "text": "Shapes are regenerated when the element version "
+                "changes; the cache key is the element itself.",
+            }
+        ],
+        parent=tid,
+    )
+    st.tool_result(
+        tid, "The shape cache is keyed by element and invalidated on version bumps.", "tool"
+    )
     st.answer(answers[1])
     st.result(answers[1], 112.9)
     st.begin_segment(TOOLS, qs[2])
@@ -469,20 +566,36 @@ def _script_interactive(c: _Ctx, answers: list[str]) -> None:
     st.begin_segment(TOOLS, QUESTIONS["express"][0])
     c.toolsearch()
     c.explore_error()
-    st.message([{"type": "text", "text": "The explore call timed out; retrying. Let me look at "
-                 "lib/view.js afterwards if the send path does not explain it."}])
+    st.message(
+        [
+            {
+                "type": "text",
+                "text": "The explore call timed out; retrying. Let me look at "
+                "lib/view.js afterwards if the send path does not explain it.",
+            }
+        ]
+    )
     c.explore()
     c.read(_cited_path(s, 0), offset=120)
     st.answer(answers[0])
 
 
-_SCRIPTS = {"ab": _script_ab, "cg8-val": _script_cg8, "campaign": _script_campaign,
-            "campaign-x": _script_campaign_x, "interactive": _script_interactive}
+_SCRIPTS = {
+    "ab": _script_ab,
+    "cg8-val": _script_cg8,
+    "campaign": _script_campaign,
+    "campaign-x": _script_campaign_x,
+    "interactive": _script_interactive,
+}
 
 
 def _ratios(rng: random.Random) -> dict[str, float]:
-    return {"explore": 2.2 + rng.random() * 0.1, "read": 2.6 + rng.random() * 0.3,
-            "tool": 3.2, "text": 3.9}
+    return {
+        "explore": 2.2 + rng.random() * 0.1,
+        "read": 2.6 + rng.random() * 0.3,
+        "tool": 3.2,
+        "text": 3.9,
+    }
 
 
 def render_session(s: SessionPlan, seed: int) -> RenderedSession:
@@ -495,11 +608,16 @@ def render_session(s: SessionPlan, seed: int) -> RenderedSession:
         answers = write_answers(rng, aplan, n_answers)
         if s.style == "campaign-x":
             answers.append("")
-        st = Stream(rng=rng, session_id=_uuid(rng), base_ctx=rng.randrange(21_000, 38_000),
-                    ratios=_ratios(rng), interactive=s.style == "interactive")
+        st = Stream(
+            rng=rng,
+            session_id=_uuid(rng),
+            base_ctx=rng.randrange(21_000, 38_000),
+            ratios=_ratios(rng),
+            interactive=s.style == "interactive",
+        )
         c = _Ctx(rng=rng, s=s, st=st, styles=styles)
         _SCRIPTS[s.style](c, answers)
-        answer = "\n\n".join(a for a in answers[: n_answers])
+        answer = "\n\n".join(a for a in answers[:n_answers])
         if s.style == "interactive":
             answer = answers[0]
         bad = _verify(s, [t for t in c.texts], answer)
@@ -507,42 +625,86 @@ def render_session(s: SessionPlan, seed: int) -> RenderedSession:
             break
     else:
         raise RuntimeError(f"{s.key}: answers never cite as planned: {bad[:3]}")
-    files = {rel: dumps_events(events) for rel, events in zip(s.segments, st.segments,
-                                                                 strict=True)}
+    files = {rel: dumps_events(events) for rel, events in zip(s.segments, st.segments, strict=True)}
     return RenderedSession(files=files, truth=_truth(s))
 
 
 def _truth(s: SessionPlan) -> list[dict[str, Any]]:
     log = s.segments[0]
-    rows = [dict(log=log, level="session", call="", section="", path="",
-                 chars=sum(c.envelope for c in s.calls), cited_chars=sum(c.used for c in s.calls),
-                 path_chars=sum(c.used_path for c in s.calls), verdict="", symbol="")]
+    rows = [
+        dict(
+            log=log,
+            level="session",
+            call="",
+            section="",
+            path="",
+            chars=sum(c.envelope for c in s.calls),
+            cited_chars=sum(c.used for c in s.calls),
+            path_chars=sum(c.used_path for c in s.calls),
+            verdict="",
+            symbol="",
+        )
+    ]
     for ci, c in enumerate(s.calls, 1):
-        rows.append(dict(log=log, level="call", call=ci, section="", path="", chars=c.envelope,
-                         cited_chars=c.used, path_chars=c.used_path, verdict="", symbol=""))
+        rows.append(
+            dict(
+                log=log,
+                level="call",
+                call=ci,
+                section="",
+                path="",
+                chars=c.envelope,
+                cited_chars=c.used,
+                path_chars=c.used_path,
+                verdict="",
+                symbol="",
+            )
+        )
         for si, x in enumerate(c.sections, 1):
-            rows.append(dict(log=log, level="section", call=ci, section=si, path=x.path,
-                             chars=x.chars, cited_chars=x.chars if x.verdict else 0,
-                             path_chars=x.chars if x.verdict == "path" else 0,
-                             verdict=x.verdict or "none", symbol=x.symbol))
+            rows.append(
+                dict(
+                    log=log,
+                    level="section",
+                    call=ci,
+                    section=si,
+                    path=x.path,
+                    chars=x.chars,
+                    cited_chars=x.chars if x.verdict else 0,
+                    path_chars=x.chars if x.verdict == "path" else 0,
+                    verdict=x.verdict or "none",
+                    symbol=x.symbol,
+                )
+            )
     return rows
 
 
 # --- sessions that must not count -------------------------------------------------------------
 
 
-def render_without(rel_segments: list[str], repo: str, seed: int, *, blocked: bool,
-                   interactive: bool = False, errored_explore: bool = False) -> dict[str, bytes]:
+def render_without(
+    rel_segments: list[str],
+    repo: str,
+    seed: int,
+    *,
+    blocked: bool,
+    interactive: bool = False,
+    errored_explore: bool = False,
+) -> dict[str, bytes]:
     """A session with no answered explore: a without-arm run (Read/Grep/Bash only), or an
     interactive session whose only explore errored. Neither is in the sweep (Decision 4)."""
     rng = random.Random(f"{seed}:{rel_segments[0]}")
-    st = Stream(rng=rng, session_id=_uuid(rng), base_ctx=rng.randrange(20_000, 30_000),
-                ratios=_ratios(rng), interactive=interactive)
+    st = Stream(
+        rng=rng,
+        session_id=_uuid(rng),
+        base_ctx=rng.randrange(20_000, 30_000),
+        ratios=_ratios(rng),
+        interactive=interactive,
+    )
     dummy = SessionPlan(key=rel_segments[0], segments=rel_segments, repo=repo, style="without")
     c = _Ctx(rng=rng, s=dummy, st=st, styles={})
     qs = QUESTIONS.get(repo, QUESTIONS["express"])
     files = list(catalog(repo))
-    for t, rel in enumerate(rel_segments):
+    for t, _rel in enumerate(rel_segments):
         st.begin_segment(TOOLS if errored_explore else TOOLS_WITHOUT, qs[t % len(qs)])
         if errored_explore:
             c.explore_error()
@@ -556,10 +718,14 @@ def render_without(rel_segments: list[str], repo: str, seed: int, *, blocked: bo
             elif kind == "grep":
                 c.grep(f.symbols[0][0].split(".")[-1])
             else:
-                c.bash(f"ls {f.path.rsplit('/', 1)[0] if '/' in f.path else '.'}",
-                       "\n".join(g.path.rsplit("/", 1)[-1] for g in files[:6]))
-        text = (f"From reading the sources directly: {f.path} is where this starts; the rest "
-                "follows from the calls it makes.")
+                c.bash(
+                    f"ls {f.path.rsplit('/', 1)[0] if '/' in f.path else '.'}",
+                    "\n".join(g.path.rsplit("/", 1)[-1] for g in files[:6]),
+                )
+        text = (
+            f"From reading the sources directly: {f.path} is where this starts; the rest "
+            "follows from the calls it makes."
+        )
         st.answer(text)
         st.result(text, rng.randrange(40, 160) + 0.5)
     return {rel: dumps_events(ev) for rel, ev in zip(rel_segments, st.segments, strict=True)}

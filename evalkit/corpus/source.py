@@ -47,7 +47,7 @@ _TEMPLATES = {
         "func (s *{T}) {F}({a} string, {b} int) error {{",
         "\t{a}, err := s.{f}({b})",
         "\tif err != nil {{",
-        "\t\treturn fmt.Errorf(\"{c}: %w\", err)",
+        '\t\treturn fmt.Errorf("{c}: %w", err)',
         "\t}}",
         "}}",
         "\t// {c}",
@@ -83,7 +83,7 @@ _TEMPLATES = {
         "    if ({a} == null) return {f}({b})",
         "  }}",
         "    // {c}",
-        "    check({a} >= 0) {{ \"{c}\" }}",
+        '    check({a} >= 0) {{ "{c}" }}',
         "  override fun {f}(chain: Interceptor.Chain): Response {{",
         "    for ({a} in {b}) {{",
     ],
@@ -102,8 +102,16 @@ _TEMPLATES["tsx"] = _TEMPLATES["ts"] + [
     "  return <{T} {a}={{{b}}} />;",
     "  const [{a}, set{T}] = useState<{T2}>();",
 ]
-_COMMENT = {"python": "# ", "js": "// ", "ts": "// ", "tsx": "// ", "go": "// ",
-            "rust": "// ", "kotlin": "// ", "swift": "// "}
+_COMMENT = {
+    "python": "# ",
+    "js": "// ",
+    "ts": "// ",
+    "tsx": "// ",
+    "go": "// ",
+    "rust": "// ",
+    "kotlin": "// ",
+    "swift": "// ",
+}
 
 
 def comment_prefix(lang: str) -> str:
@@ -120,8 +128,12 @@ def code_line(rng: random.Random, lang: str, names: list[str]) -> str:
     f = _ident(rng.choice(names)) if names else rng.choice(_WORDS)
     types = [n for n in names if n[:1].isupper()] or ["Entry"]
     return t.format(
-        f=f, F=f[:1].upper() + f[1:], a=rng.choice(_WORDS), b=rng.choice(_WORDS),
-        T=_ident(rng.choice(types)), T2=_ident(rng.choice(types)),
+        f=f,
+        F=f[:1].upper() + f[1:],
+        a=rng.choice(_WORDS),
+        b=rng.choice(_WORDS),
+        T=_ident(rng.choice(types)),
+        T2=_ident(rng.choice(types)),
         c=" ".join(rng.choice(_WORDS) for _ in range(rng.randrange(3, 8))),
     )
 
@@ -134,8 +146,14 @@ def _filler(rng: random.Random, n: int) -> str:
     return out[:n].rstrip().ljust(n, ".")
 
 
-def numbered_body(rng: random.Random, lang: str, names: list[str], length: int,
-                  start: int = 1, gaps: list[str] | None = None) -> str:
+def numbered_body(
+    rng: random.Random,
+    lang: str,
+    names: list[str],
+    length: int,
+    start: int = 1,
+    gaps: list[str] | None = None,
+) -> str:
     """Numbered source (`<n>\\t<code>` lines joined by `\\n`) of exactly `length` characters.
 
     `gaps` are gap-marker lines placed between runs of lines (spec §2.1). No line can start
@@ -157,8 +175,9 @@ def numbered_body(rng: random.Random, lang: str, names: list[str], length: int,
             if lines:
                 # Too little room for a line of its own: lengthen the previous line instead.
                 extra = left + 1
-                lines[-1] = lines[-1] + " " + _filler(rng, extra - 1) if extra > 1 else (
-                    lines[-1] + " ")
+                lines[-1] = (
+                    lines[-1] + " " + _filler(rng, extra - 1) if extra > 1 else (lines[-1] + " ")
+                )
                 break
             lines.append(f"{n}\t" + _filler(rng, left - len(f"{n}\t")))
             break

@@ -59,19 +59,38 @@ class Stream:
     def _thread(self, parent: str | None) -> _Thread:
         key = parent or "main"
         if key not in self.threads:
-            self.threads[key] = _Thread(ctx=self.base_ctx if key == "main" else
-                                        int(self.base_ctx * 0.45) + self.rng.randrange(300))
+            self.threads[key] = _Thread(
+                ctx=self.base_ctx
+                if key == "main"
+                else int(self.base_ctx * 0.45) + self.rng.randrange(300)
+            )
         return self.threads[key]
 
     def _emit(self, ev: dict[str, Any]) -> None:
         if self.interactive:
-            uid = self._id("", 8).lower() + "-" + self._id("", 4).lower() + "-4" + self._id(
-                "", 3).lower() + "-a" + self._id("", 3).lower() + "-" + self._id("", 12).lower()
+            uid = (
+                self._id("", 8).lower()
+                + "-"
+                + self._id("", 4).lower()
+                + "-4"
+                + self._id("", 3).lower()
+                + "-a"
+                + self._id("", 3).lower()
+                + "-"
+                + self._id("", 12).lower()
+            )
             self.clock += self.rng.randrange(400, 9000)
-            ev = {"parentUuid": self.last_uuid, "isSidechain": False, "userType": "external",
-                  "cwd": "/private/tmp/codegraph-corpus/express", "sessionId": self.session_id,
-                  "version": "2.1.198", **ev, "uuid": uid,
-                  "timestamp": _stamp(self.clock)}
+            ev = {
+                "parentUuid": self.last_uuid,
+                "isSidechain": False,
+                "userType": "external",
+                "cwd": "/private/tmp/codegraph-corpus/express",
+                "sessionId": self.session_id,
+                "version": "2.1.198",
+                **ev,
+                "uuid": uid,
+                "timestamp": _stamp(self.clock),
+            }
             self.last_uuid = uid
         self.segments[-1].append(ev)
 
@@ -79,8 +98,12 @@ class Stream:
 
     def begin_segment(self, tools: list[str], prompt: str) -> None:
         self.segments.append([])
-        self.seg_usage = dict(input_tokens=0, cache_creation_input_tokens=0,
-                              cache_read_input_tokens=0, output_tokens=0)
+        self.seg_usage = dict(
+            input_tokens=0,
+            cache_creation_input_tokens=0,
+            cache_read_input_tokens=0,
+            output_tokens=0,
+        )
         self.seg_turns = 0
         main = self._thread(None)
         main.pending += len(prompt)
@@ -88,13 +111,21 @@ class Stream:
         if self.interactive:
             self._emit({"type": "user", "message": {"role": "user", "content": prompt}})
             return
-        self._emit({
-            "type": "system", "subtype": "init", "cwd": "/private/tmp/t-base",
-            "session_id": self.session_id, "tools": tools,
-            "mcp_servers": [{"name": "codegraph", "status": "connected"}] if any(
-                "codegraph" in t for t in tools) else [],
-            "model": self.model, "permissionMode": "bypassPermissions", "apiKeySource": "none",
-        })
+        self._emit(
+            {
+                "type": "system",
+                "subtype": "init",
+                "cwd": "/private/tmp/t-base",
+                "session_id": self.session_id,
+                "tools": tools,
+                "mcp_servers": [{"name": "codegraph", "status": "connected"}]
+                if any("codegraph" in t for t in tools)
+                else [],
+                "model": self.model,
+                "permissionMode": "bypassPermissions",
+                "apiKeySource": "none",
+            }
+        )
 
     # -- messages ------------------------------------------------------------------------------
 
@@ -114,26 +145,49 @@ class Stream:
             elif b["type"] == "tool_use":
                 out_chars += len(str(b["input"])) + len(b["name"])
         out_tokens = max(2, round(out_chars / 3.4) + self.rng.randrange(20, 160))
-        usage = {"input_tokens": 3, "cache_creation_input_tokens": creation,
-                 "cache_read_input_tokens": cache_read, "output_tokens": out_tokens,
-                 "service_tier": "standard"}
+        usage = {
+            "input_tokens": 3,
+            "cache_creation_input_tokens": creation,
+            "cache_read_input_tokens": cache_read,
+            "output_tokens": out_tokens,
+            "service_tier": "standard",
+        }
         if parent is None:
-            for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
-                      "output_tokens"):
+            for k in (
+                "input_tokens",
+                "cache_creation_input_tokens",
+                "cache_read_input_tokens",
+                "output_tokens",
+            ):
                 self.seg_usage[k] += usage[k]
             self.seg_turns += 1
         for b in blocks:
-            msg = {"id": mid, "type": "message", "role": "assistant", "model": self.model,
-                   "content": [b], "stop_reason": None, "stop_sequence": None, "usage": usage}
-            self._emit({"type": "assistant", "message": msg, "parent_tool_use_id": parent,
-                        "session_id": self.session_id})
+            msg = {
+                "id": mid,
+                "type": "message",
+                "role": "assistant",
+                "model": self.model,
+                "content": [b],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": usage,
+            }
+            self._emit(
+                {
+                    "type": "assistant",
+                    "message": msg,
+                    "parent_tool_use_id": parent,
+                    "session_id": self.session_id,
+                }
+            )
         # What this message appended, priced for the next request of the thread.
         th.pending += out_chars
         th.pending_tokens += out_chars / self.ratios["text"]
         return mid
 
-    def tool_use(self, name: str, tool_input: dict[str, Any], parent: str | None = None,
-                 narration: str = "") -> str:
+    def tool_use(
+        self, name: str, tool_input: dict[str, Any], parent: str | None = None, narration: str = ""
+    ) -> str:
         tid = self.new_tool_id()
         blocks = []
         if narration:
@@ -142,8 +196,15 @@ class Stream:
         self.message(blocks, parent)
         return tid
 
-    def tool_result(self, tid: str, text: str, kind: str, parent: str | None = None,
-                    is_error: bool = False, as_blocks: bool = True) -> None:
+    def tool_result(
+        self,
+        tid: str,
+        text: str,
+        kind: str,
+        parent: str | None = None,
+        is_error: bool = False,
+        as_blocks: bool = True,
+    ) -> None:
         th = self._thread(parent)
         th.pending += len(text)
         th.pending_tokens += len(text) / self.ratios[kind]
@@ -151,8 +212,14 @@ class Stream:
         block: dict[str, Any] = {"tool_use_id": tid, "type": "tool_result", "content": content}
         if is_error:
             block["is_error"] = True
-        self._emit({"type": "user", "message": {"role": "user", "content": [block]},
-                    "parent_tool_use_id": parent, "session_id": self.session_id})
+        self._emit(
+            {
+                "type": "user",
+                "message": {"role": "user", "content": [block]},
+                "parent_tool_use_id": parent,
+                "session_id": self.session_id,
+            }
+        )
 
     def answer(self, text: str) -> None:
         self.message([{"type": "text", "text": text}])
@@ -161,17 +228,25 @@ class Stream:
         if self.interactive:
             return
         u = self.seg_usage
-        cost = (u["input_tokens"] * 3 + u["cache_creation_input_tokens"] * 3.75
-                + u["cache_read_input_tokens"] * 0.3 + u["output_tokens"] * 15) / 1e6
+        cost = (
+            u["input_tokens"] * 3
+            + u["cache_creation_input_tokens"] * 3.75
+            + u["cache_read_input_tokens"] * 0.3
+            + u["output_tokens"] * 15
+        ) / 1e6
         ev: dict[str, Any] = {
-            "type": "result", "subtype": subtype, "is_error": subtype != "success",
-            "duration_ms": int(duration_s * 1000), "duration_api_ms": int(duration_s * 930),
+            "type": "result",
+            "subtype": subtype,
+            "is_error": subtype != "success",
+            "duration_ms": int(duration_s * 1000),
+            "duration_api_ms": int(duration_s * 930),
             "num_turns": self.seg_turns,
         }
         if text is not None:
             ev["result"] = text
-        ev.update({"session_id": self.session_id, "total_cost_usd": round(cost, 6),
-                   "usage": dict(u)})
+        ev.update(
+            {"session_id": self.session_id, "total_cost_usd": round(cost, 6), "usage": dict(u)}
+        )
         self._emit(ev)
 
 
