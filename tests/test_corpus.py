@@ -232,3 +232,51 @@ def test_generation_is_deterministic_in_memory():
     a, _, _ = corpus_files(SEED)
     b, _, _ = corpus_files(SEED)
     assert a == b
+
+
+def test_cg22_express_occupancy_cells(sessions):
+    """§12.3 occupancy rows: codegraph, file-access and retrieval residuals, share of context."""
+    with open(PUBLISHED / "arm_comparison_cg22_express.csv", newline="", encoding="utf-8") as fh:
+        published = {r["row"]: r for r in csv.DictReader(fh)}
+    for arm in ("new", "baseline"):
+        occ = [sessions[f"cg22/ab-express/run-{arm}-{i}.jsonl"].occupancy for i in (1, 2, 3)]
+        cg = [o.residual["codegraph"] for o in occ]
+        fa = [o.residual_file_access for o in occ]
+        share = [(c + f) / o.final_context * 100 for c, f, o in zip(cg, fa, occ, strict=True)]
+        assert _span(cg, grp_int) == published["codegraph residual (tok)"][arm]
+        assert _span(fa, grp_int) == published["file-access residual (tok)"][arm]
+        retrieval = [c + f for c, f in zip(cg, fa, strict=True)]
+        assert _span(retrieval, grp_int) == published["→ retrieval residual (tok)"][arm]
+        assert _span(share, lambda x: fix(x, 1) + "%") == published["→ share of final context"][arm]
+        assert all(o.evicted == 0 and o.calibrated for o in occ)
+
+
+def grp_int(x):
+    return grp(jround(x))
+
+
+def test_pass_runs_have_the_published_explore_read_and_duration_figures(sessions):
+    """§12.6: explore calls, Reads and duration per run of every pass (in run order)."""
+    from evalkit.corpus.calibrate import PASSES
+
+    for (pass_, repo, arm), runs in PASSES.items():
+        for i, (explores, reads, duration, _) in enumerate(runs, 1):
+            s = sessions[f"{pass_}/ab-{repo}/run-{arm}-{i}.jsonl"]
+            assert s.summary.counts.get("mcp__codegraph__codegraph_explore") == explores
+            assert (s.summary.reads, s.summary.dur) == (reads, duration)
+
+
+def test_hand_checked_cg15_express_new_2(sessions):
+    """§12.5: four explores; the fourth returned lib/utils.js and the agent then read it."""
+    s = sessions["cg15/ab-express/run-new-2.jsonl"]
+    assert [c.bucket for c in s.sufficiency.calls] == ["explore_again"] * 3 + ["read_returned"]
+    assert s.sufficiency.calls[-1].next == "Read utils.js"
+    blocks = [
+        b
+        for e in s.transcript.events
+        if e.get("type") == "assistant"
+        for b in e["message"]["content"]
+        if b.get("name") == "Read"
+    ]
+    assert blocks[0]["input"]["file_path"] == "/private/tmp/t-new/lib/utils.js"
+    assert blocks[0]["input"]["offset"] == 195

@@ -20,7 +20,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from evalkit.corpus.catalog import FileInfo, catalog
+from evalkit.corpus.catalog import FileInfo, catalog, file_info
 from evalkit.ecma import pct1
 
 __all__ = [
@@ -371,6 +371,9 @@ def _inventory(rng: random.Random) -> list[SessionPlan]:
                     duration=duration,
                 )
             )
+            if key == "cg15/ab-express/run-new-2":
+                # §12.5: the fourth explore returned lib/utils.js; the agent then Read it.
+                sessions[-1].extra["pin_last"] = "lib/utils.js"
     sessions.append(
         SessionPlan(
             key="cg8-val/run-headless-with",
@@ -1019,15 +1022,26 @@ def _assign_files(rng: random.Random, s: SessionPlan, counts: list[list[int]]) -
         chosen[group].append(f)
         return f
 
+    # §12.5: a file the last explore must return (and the answer cite by path).
+    pin = s.extra.get("pin_last")
+    if pin:
+        pool["path"] = [f for f in pool["path"] if f.path != pin]
+        pool["symbol"] = [f for f in pool["symbol"] if f.path != pin]
     calls = []
-    for (e, u, p), k in zip(s.extra["shape"], counts, strict=True):
+    last = len(s.extra["shape"]) - 1
+    for ci, ((e, u, p), k) in enumerate(zip(s.extra["shape"], counts, strict=True)):
         secs: list[SectionPlan] = []
         in_call: set[str] = set()
         for group, size, n in (("path", p, k[0]), ("symbol", u - p, k[1]), ("", e - u, k[2])):
             if not n:
                 continue
-            for chars in split_int(rng, size, n, min(MIN_SECTION, size // n), 0.5):
-                f = pick(group, in_call)
+            for j, chars in enumerate(split_int(rng, size, n, min(MIN_SECTION, size // n), 0.5)):
+                if pin and ci == last and group == "path" and j == 0:
+                    f = file_info(s.repo, pin)
+                    taken.add(pin)
+                    bases.add(pin.rsplit("/", 1)[-1])
+                else:
+                    f = pick(group, in_call)
                 in_call.add(f.path)
                 sym = _symbol_of(f) if group == "symbol" else ""
                 secs.append(SectionPlan(f.path, chars, group, sym or ""))

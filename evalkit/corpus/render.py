@@ -23,6 +23,7 @@ from evalkit.corpus.catalog import QUESTIONS, FileInfo, catalog, file_info
 from evalkit.corpus.explore import FOOTERS, HeaderStyle, empty_response, render_response
 from evalkit.corpus.source import numbered_body
 from evalkit.corpus.stream import EXPLORE, Stream
+from evalkit.corpus.usage import OCCUPANCY_TARGETS, tune_occupancy
 
 __all__ = ["RenderedSession", "render_session", "render_without", "dumps_events"]
 
@@ -366,7 +367,7 @@ def _script_ab(c: _Ctx, answers: list[str]) -> None:
     last = len(s.calls) - 1
     if s.reads:
         if s.key == "cg15/ab-express/run-new-2":
-            c.read(_cited_path(s, last), offset=195)
+            c.read(s.extra.get("pin_last") or _cited_path(s, last), offset=195)
         else:
             c.read(_cited_path(s, last), offset=rng.choice([None, 100, 180]))
         others = [x.path for cc in s.calls for x in cc.sections if x.verdict == "path"]
@@ -625,6 +626,8 @@ def render_session(s: SessionPlan, seed: int) -> RenderedSession:
             break
     else:
         raise RuntimeError(f"{s.key}: answers never cite as planned: {bad[:3]}")
+    if s.key in OCCUPANCY_TARGETS:
+        tune_occupancy(st.segments[0], s.key, seed)
     files = {rel: dumps_events(events) for rel, events in zip(s.segments, st.segments, strict=True)}
     return RenderedSession(files=files, truth=_truth(s))
 
