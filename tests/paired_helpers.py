@@ -269,3 +269,71 @@ def spec_example() -> dict[str, Any]:
 def write_json(path: Path, obj: Any) -> Path:
     path.write_text(json.dumps(obj, indent=2), encoding="utf-8")
     return path
+
+
+# ----------------------------------------------------------------------------- collector (§8)
+
+BENCH_GIT_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_AUTHOR_NAME": "evalkit tests",
+    "GIT_AUTHOR_EMAIL": "tests@evalkit.invalid",
+    "GIT_COMMITTER_NAME": "evalkit tests",
+    "GIT_COMMITTER_EMAIL": "tests@evalkit.invalid",
+    "GIT_AUTHOR_DATE": "2026-10-17T00:00:00Z",
+    "GIT_COMMITTER_DATE": "2026-10-17T00:00:00Z",
+}
+BENCH_FILES = {
+    "README.md": "benchmark fixture repository\n",
+    "src/tool_runtime/window_activity.rs": "pub fn project_window_loop_timings() {}\n",
+    "docs/architecture/tool-composition-research.md": "# Timing terminology\n",
+    "tests/fixtures/agent-loop-multi-file/alpha.txt": (
+        "BENCH_TARGET_ALPHA=before\nALPHA_UNRELATED_SENTINEL=keep\n"
+    ),
+    "tests/fixtures/agent-loop-multi-file/beta.txt": (
+        "BENCH_TARGET_BETA=before\nBETA_UNRELATED_SENTINEL=keep\n"
+    ),
+}
+MODEL_CONFIG_RECORD = {"model": "scripted", "host_version": "none", "inference": {"seed": 7}}
+
+
+def git_run(repo: Path, *args: str) -> str:
+    """Run git in a test repository with a fixed identity and no system/global config."""
+    import os
+    import subprocess
+
+    env = {**os.environ, **BENCH_GIT_ENV}
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args], env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def make_bench_repo(root: Path, files: dict[str, str] | None = None) -> tuple[Path, str]:
+    """A temporary git repository holding the benchmark fixture files; returns (repo, HEAD)."""
+    repo = root / "bench-repo"
+    for relpath, text in (files or BENCH_FILES).items():
+        path = repo / relpath
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    git_run(root, "init", "-q", "-b", "main", str(repo))
+    git_run(repo, "add", "-A")
+    git_run(repo, "commit", "-q", "-m", "fixture")
+    return repo, git_run(repo, "rev-parse", "HEAD")
+
+
+def pinned_config(root: Path) -> tuple[Path, str]:
+    """A model/configuration record file and its §8.5 digest."""
+    from evalkit.paired.manifest import model_config_digest
+
+    path = write_json(root / "pinned-config.json", MODEL_CONFIG_RECORD)
+    return path, model_config_digest(MODEL_CONFIG_RECORD)
+
+
+def scripted_driver(config: Path, *extra: str) -> str:
+    """The `--driver` text that runs the shipped scripted driver with this interpreter."""
+    import shlex
+    import sys
+
+    argv = [sys.executable, "-m", "evalkit.paired.scripted_driver", "--pinned-config", str(config)]
+    return shlex.join([*argv, *extra])

@@ -1,4 +1,4 @@
-"""The command line of paired evidence: `evalkit pairs check|report` and `python -m evalkit.paired`.
+"""The command line of paired evidence: `evalkit pairs check|report|collect`, `python -m evalkit.paired`.
 
 Both entry points share `add_subcommands(parser)`; `evalkit.commands.pairs` registers it under
 `evalkit`, and `main()` here is `python -m evalkit.paired` (errors print `evalkit-paired: ...`).
@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import argparse
 import re
+import signal
 import sys
 from collections.abc import Sequence
 
 from evalkit.errors import EvalkitError, UsageError
+from evalkit.paired.driver import DEFAULT_TIME_LIMIT
 from evalkit.paired.gate import Expected, strict_check
 from evalkit.paired.manifest import load_cases
 from evalkit.paired.report import build_report
@@ -44,6 +46,50 @@ layout (each cell baseline / candidate, unknown values as 'unknown'), the per-pa
 the caveats. --json prints the full report object instead (per-pair rows, samples,
 nearest-rank distributions with missing counts, tallies, host cells, hotspots, caveats and the
 embedded strict result). The report describes; it ranks nothing and claims no speedup.
+"""
+
+COLLECT_HELP = """\
+Run a caller-supplied driver over the experiment's cases and write schema-v1 evidence (spec §8).
+
+Each sample runs in a fresh detached git worktree of --base-revision (or --fixture-revision),
+which must be the checkout HEAD of --repo. The driver is split with shell-style quoting and run
+without a shell, in its own process group, with no stdin and its output discarded; it gets the
+WEBCODEX_BENCH_* environment (workspace, case id, prompt, variant, surface, base revision, case
+fingerprint, receipt path, and WEBCODEX_BENCH_HOST_CELL_POLICY in host_cell_policy) but never
+the model/configuration digest: it must attest the configuration it actually runs. At the time
+limit (default 30 minutes) the whole group is killed and the sample fails with driver_timeout.
+
+Pairs alternate: odd pairs run baseline first, even pairs candidate first. The collector reads
+the bounded receipt, the Audit rows of the receipt's workflow session, the fixture oracle and
+the runtime contracts, checks the attestations, and keeps failed samples as samples. No receipt
+field beyond the validated values, and no driver output, is ever stored or printed. Worktrees,
+receipts and scratch files live in one temporary directory that is always removed. The
+evidence is written atomically in canonical form; --strict then runs the strict gate.
+
+experiments:
+  direct_vs_host     Direct (baseline) vs Host Code Mode (candidate); 3 tasks x --pairs x 2
+  host_cell_policy   Host single-call (baseline) vs composition allowed (candidate)
+  tool_selection     4 free-selection scenarios x --repetitions, one --variant, no pairs
+  --experimental-nested adds the isolated nested Code Mode group to direct_vs_host, written to
+  OUTPUT with .nested_code_mode before the extension (36 samples at 3 pairs, 18 per file).
+
+examples:
+  python -m evalkit.paired collect --repo . --base-revision "$(git rev-parse HEAD)" \\
+    --driver-command '/abs/live-driver --pinned-config /private/config.json' \\
+    --model-config-digest <64-hex> --pairs 3 --output /private/evidence.json --strict
+  evalkit pairs collect --experiment tool_selection --variant host_code_mode \\
+    --repo . --base-revision HEAD --driver /abs/selection-driver --output sel.json
+  # collector testing only (never real-model evidence):
+  evalkit pairs collect --repo . --base-revision HEAD --scripted-driver \\
+    --driver 'python -m evalkit.paired.scripted_driver --pinned-config cfg.json' \\
+    --model-config-digest <64-hex> --pairs 1 --output /tmp/scripted.json
+"""
+
+COLLECT_EXIT_CODES = """\
+exit status:
+  0  no sample has recorded status fail (with --strict: every written file's verdict is pass)
+  1  some sample failed (with --strict: a verdict is fail; scripted evidence never passes)
+  2  setup or usage error (bad option, base revision not HEAD, unreadable manifest)
 """
 
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
@@ -102,7 +148,76 @@ def add_subcommands(parser: argparse.ArgumentParser) -> None:
         help="case manifest the evidence ran under (default: bundled)",
     )
     report.set_defaults(func=run_report)
+    _add_collect(sub)
     parser.set_defaults(func=lambda args: _usage(parser))
+
+
+def _add_collect(sub) -> None:
+    collect = sub.add_parser(
+        "collect",
+        help="run a driver in alternating pairs and write evidence",
+        description=COLLECT_HELP,
+        epilog=COLLECT_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add = collect.add_argument
+    add("--repo", default=".", metavar="DIR", help="checkout under test (default: .)")
+    add("--base-revision", required=True, metavar="REV", help="exact commit; must be HEAD")
+    add(
+        "--experiment",
+        default="direct_vs_host",
+        choices=("direct_vs_host", "host_cell_policy", "tool_selection"),
+        help="default: direct_vs_host",
+    )
+    add(
+        "--experimental-nested",
+        action="store_true",
+        help="also run the isolated nested Code Mode group (direct_vs_host only)",
+    )
+    add(
+        "--driver-command",
+        "--driver",
+        dest="driver_command",
+        required=True,
+        metavar="CMD",
+        help="driver executable and arguments (shell-style quoting, run without a shell)",
+    )
+    add("--model-config-digest", metavar="HEX", help="pinned 64-hex digest (paired: required)")
+    add(
+        "--model-config-record",
+        metavar="PATH",
+        help="the pinned record; refuse to start unless its digest equals --model-config-digest",
+    )
+    add("--pairs", type=int, metavar="N", help="pairs per case, 1..10 (default 3)")
+    add(
+        "--repetitions", type=int, metavar="N", help="tool_selection repetitions, 1..10 (default 3)"
+    )
+    add("--variant", choices=("direct", "host_code_mode"), help="tool_selection lane (required)")
+    add("--fixture-revision", metavar="REV", help="create workspaces from this frozen commit")
+    add(
+        "--case-manifest",
+        metavar="PATH",
+        help="case manifest committed at the base revision (repo-relative); default: bundled",
+    )
+    kind = collect.add_mutually_exclusive_group()
+    kind.add_argument(
+        "--manual-bridge", action="store_true", help="record driver_kind manual_bridge"
+    )
+    kind.add_argument(
+        "--scripted-driver",
+        action="store_true",
+        help="record driver_kind scripted (collector testing only; never strict-pass)",
+    )
+    add("--output", required=True, metavar="FILE", help="evidence file to write (atomically)")
+    add("--strict", action="store_true", help="run the strict gate; exit 0 only on pass")
+    add(
+        "--driver-timeout",
+        type=float,
+        default=DEFAULT_TIME_LIMIT,
+        metavar="SECONDS",
+        help="per-driver time limit (default 1800; shorter limits are for tests)",
+    )
+    collect.set_defaults(func=run_collect)
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:
@@ -154,10 +269,50 @@ def run_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_collect(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from evalkit.paired.collect import CollectOptions, collect, split_driver_command
+
+    kind = "scripted" if args.scripted_driver else "manual_bridge" if args.manual_bridge else None
+    options = CollectOptions(
+        repo=Path(args.repo),
+        base_revision=args.base_revision,
+        driver_command=split_driver_command(args.driver_command),
+        output=Path(args.output),
+        experiment=args.experiment,
+        model_config_digest=args.model_config_digest,
+        model_config_record=(
+            Path(args.model_config_record) if args.model_config_record is not None else None
+        ),
+        pairs=args.pairs,
+        repetitions=args.repetitions,
+        variant=args.variant,
+        fixture_revision=args.fixture_revision,
+        driver_kind=kind or "live_host",
+        case_manifest=args.case_manifest,
+        nested=args.experimental_nested,
+        strict=args.strict,
+        time_limit=args.driver_timeout,
+    )
+    previous = signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM cleans up like Ctrl-C
+    try:
+        return collect(options).exit_code
+    except KeyboardInterrupt:
+        print("evalkit-paired: interrupted; worktrees and temporary files removed", file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m evalkit.paired",
-        description="Paired evidence: validate, strict-check and report evidence files.",
+        description="Paired evidence: validate, strict-check, report and collect evidence files.",
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -35,6 +35,7 @@ __all__ = [
     "MissingEvidence",
     "SampleOutcome",
     "StrictResult",
+    "correctness_problems",
     "strict_check",
 ]
 
@@ -514,31 +515,12 @@ class _Gate:
                 self.findings.append(finding)
 
     def correctness_findings(self, sample: Sample, validation_required: bool) -> list[Finding]:
-        c = sample.correctness
-        if c is None:
-            return [_at(sample, "correctness_missing", "correctness", "no_external_verdict")]
-        out = []
-        if c.task_verdict == "fail":
-            out.append(_at(sample, "correctness_failed", "task_verdict"))
-        elif c.task_verdict == "unavailable":
-            out.append(
-                _at(sample, "correctness_missing", "task_verdict", "task_verdict_unavailable")
+        return [
+            _at(sample, reason, field, detail)
+            for reason, field, detail in correctness_problems(
+                sample.correctness, validation_required
             )
-        v = c.validation_verdict
-        if v == "fail":
-            out.append(_at(sample, "correctness_failed", "validation_verdict"))
-        elif validation_required and v != "pass":
-            out.append(
-                _at(
-                    sample,
-                    "correctness_missing",
-                    "validation_verdict",
-                    "required_validation_unproven",
-                )
-            )
-        elif not validation_required and v == "unavailable":
-            out.append(_at(sample, "correctness_missing", "validation_verdict"))
-        return out
+        ]
 
     # -- assembly
 
@@ -674,6 +656,35 @@ class _Gate:
             f.field or "",
             f.detail or "",
         )
+
+
+def correctness_problems(
+    correctness: Any, validation_required: bool
+) -> list[tuple[str, str, str | None]]:
+    """The correctness rule of spec §6.3 (WebCodex's rule, §5.3 step 2) as `(reason, field, detail)`.
+
+    `correctness` is a `Correctness`, a `{"task_verdict", "validation_verdict"}` mapping or None.
+    The gate locates each problem at its sample; the collector (§8.4) caps a sample's status with
+    the same list, so the rule lives here once.
+    """
+    if correctness is None:
+        return [("correctness_missing", "correctness", "no_external_verdict")]
+    if isinstance(correctness, Mapping):
+        task, v = correctness["task_verdict"], correctness["validation_verdict"]
+    else:
+        task, v = correctness.task_verdict, correctness.validation_verdict
+    out: list[tuple[str, str, str | None]] = []
+    if task == "fail":
+        out.append(("correctness_failed", "task_verdict", None))
+    elif task == "unavailable":
+        out.append(("correctness_missing", "task_verdict", "task_verdict_unavailable"))
+    if v == "fail":
+        out.append(("correctness_failed", "validation_verdict", None))
+    elif validation_required and v != "pass":
+        out.append(("correctness_missing", "validation_verdict", "required_validation_unproven"))
+    elif not validation_required and v == "unavailable":
+        out.append(("correctness_missing", "validation_verdict", None))
+    return out
 
 
 def _folds(finding: Finding) -> bool:

@@ -34,6 +34,7 @@ __all__ = [
     "Case",
     "CaseManifest",
     "case_fingerprint",
+    "decode_cases",
     "load_cases",
     "model_config_digest",
     "parse_cases",
@@ -148,6 +149,16 @@ def load_cases(path: str | Path | None = None) -> CaseManifest:
     path = Path(path) if path is not None else BUNDLED_MANIFEST
     messages = OpenMessages(**{k: v.format(path=path) for k, v in vars(_MESSAGES).items()})
     data = read_bounded(path, limit=_LIMIT, messages=messages, error=CaseManifestError)
+    return decode_cases(data, path=str(path))
+
+
+def decode_cases(data: bytes, *, path: str) -> CaseManifest:
+    """Decode and validate manifest bytes read elsewhere (the collector reads them from a commit).
+
+    `path` names the source in messages, e.g. `<commit>:<path>`.
+    """
+    if len(data) > _LIMIT:
+        raise CaseManifestError("case manifest exceeds the 1 MiB limit")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -158,7 +169,7 @@ def load_cases(path: str | Path | None = None) -> CaseManifest:
         raise CaseManifestError(f"case manifest is not valid JSON: {path}:{exc.line}") from None
     except BoundsError:
         raise CaseManifestError(f"case manifest is not valid bounded JSON: {path}") from None
-    return parse_cases(obj, path=str(path))
+    return parse_cases(obj, path=path)
 
 
 def parse_cases(obj: Any, *, path: str | None = None) -> CaseManifest:

@@ -1,0 +1,144 @@
+"""Git plumbing of the collector: revisions, fresh detached worktrees, cleanliness (spec §8.1, §8.3).
+
+Every git command runs without a shell, with stdin on the null device and no terminal prompt.
+The collector removes only the worktrees it created (`git worktree remove --force`, with a
+recursive delete of the worktree and of its own administrative entry as fallback); it never
+runs a global `git worktree prune` and never touches other worktrees.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from evalkit.errors import UsageError
+
+__all__ = [
+    "GitError",
+    "add_worktree",
+    "committed_file",
+    "git",
+    "head_of",
+    "is_clean",
+    "remove_worktree",
+    "repo_toplevel",
+    "resolve_commit",
+]
+
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+
+
+class GitError(RuntimeError):
+    """A git command failed. The message names the command, never its output."""
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    return env
+
+
+def git(cwd: str | os.PathLike[str], *args: str, binary: bool = False):
+    """Run `git -C cwd args...` and return its stdout (text unless `binary`).
+
+    Raises:
+        GitError: non-zero exit or git missing.
+    """
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(cwd), *args],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            env=_env(),
+            check=False,
+        )
+    except OSError:
+        raise GitError("git is not available") from None
+    if done.returncode != 0:
+        raise GitError(f"git {args[0]} failed")
+    return done.stdout if binary else done.stdout.decode("utf-8", "replace")
+
+
+def repo_toplevel(repo: str | os.PathLike[str]) -> Path:
+    """The root of the worktree holding `repo` (spec §8.1 message when there is none)."""
+    try:
+        out = git(repo, "rev-parse", "--show-toplevel").strip()
+    except GitError:
+        raise UsageError("benchmark repo must be inside a Git worktree") from None
+    if not out:  # inside a bare repository or a .git directory
+        raise UsageError("benchmark repo must be inside a Git worktree")
+    return Path(out)
+
+
+def resolve_commit(repo: Path, rev: str, *, what: str = "base") -> str:
+    """Resolve `rev` to a commit and require the exact 40-hex form (spec §8.1 messages)."""
+    try:
+        out = git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
+    except GitError:
+        raise UsageError(f"could not resolve {what} revision: {rev}") from None
+    resolved = out.strip()
+    if not _COMMIT.match(resolved):
+        raise UsageError(f"resolved {what} revision is not an exact 40-hex commit")
+    return resolved
+
+
+def head_of(path: str | os.PathLike[str]) -> str | None:
+    """The commit checked out at `path`, or None when it cannot be read."""
+    try:
+        return git(path, "rev-parse", "--verify", "--quiet", "HEAD").strip() or None
+    except GitError:
+        return None
+
+
+def committed_file(repo: Path, rev: str, relpath: str) -> bytes | None:
+    """The bytes of `relpath` in commit `rev`, or None when the commit has no such file."""
+    try:
+        return git(repo, "show", f"{rev}:{relpath}", binary=True)
+    except GitError:
+        return None
+
+
+def add_worktree(repo: Path, path: Path, rev: str) -> None:
+    """Create a fresh detached worktree of `rev` at `path`; roll back a failed checkout."""
+    try:
+        git(repo, "worktree", "add", "--detach", "--quiet", str(path), rev)
+    except GitError:
+        remove_worktree(repo, path)
+        raise
+
+
+def is_clean(path: Path) -> bool:
+    """True when the worktree has no tracked or untracked changes (ignored files aside)."""
+    try:
+        return git(path, "status", "--porcelain", "--untracked-files=all").strip() == ""
+    except GitError:
+        return False
+
+
+def remove_worktree(repo: Path, path: Path) -> None:
+    """Remove one worktree this collector created, and only that one."""
+    admin = _admin_dir(path)
+    try:
+        git(repo, "worktree", "remove", "--force", str(path))
+    except GitError:
+        pass
+    if path.exists() or path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    if admin is not None and admin.is_dir():
+        # Our own registration only: never a global `git worktree prune` (§8.3).
+        shutil.rmtree(admin, ignore_errors=True)
+
+
+def _admin_dir(path: Path) -> Path | None:
+    """The `.git/worktrees/<name>` entry the worktree at `path` points to, if any."""
+    try:
+        text = (path / ".git").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    admin = Path(text[len("gitdir:") :].strip())
+    return admin if admin.parent.name == "worktrees" else None
