@@ -26,17 +26,28 @@ _PHRASES = [
     "holds the loop that drives the rest",
 ]
 _VERBS = ["calls", "forwards to", "then reaches", "delegates to", "feeds"]
-# Dotted expressions: the same token shape as a basename, with extensions no envelope ships.
-_DOTTED = [
-    "res.send",
-    "mime.contentType",
-    "queue.push",
-    "state.version",
-    "options.timeout",
-    "element.versionNonce",
-    "ctx.next",
-    "chain.proceed",
-    "request.validate",
+# Dotted expressions per repo: the same token shape as a basename, with "extensions" no envelope
+# ships, so they never read as file citations (§3.3).
+_DOTTED = {
+    "express": ["res.send", "mime.contentType", "req.fresh", "res.get"],
+    "excalidraw": ["element.versionNonce", "scene.getNonDeletedElements", "appState.zoom"],
+    "client-go": ["informer.HasSynced", "queue.Pop", "store.List"],
+    "vscode": ["protocol.getProxy", "extHost.onDidExit", "ipc.send"],
+    "django": ["query.where", "connection.ops", "qs.filter"],
+    "tokio": ["handle.spawn", "task.poll", "rt.block_on"],
+    "okhttp": ["chain.proceed", "call.execute", "client.newCall"],
+    "gin": ["c.Next", "engine.handleHTTPRequest", "c.Abort"],
+    "alamofire": ["request.validate", "session.request", "response.result"],
+}
+_PROSE_MENTIONS = [
+    "Note that {n} is not on this path even though it shows up nearby.",
+    "{n} looks related, but nothing in this flow calls it.",
+    "I ruled out {n}; it only matters for a different code path.",
+]
+_DOTTED_LINES = [
+    "In prose terms {d} is only the visible call; the settings in {u} play no part.",
+    "What a caller sees is {d}; nothing in {u} changes this.",
+    "You will see {d} in stack traces, which is the outer layer of the same flow.",
 ]
 _UNSHIPPED = {
     "express": "package.json",
@@ -157,19 +168,17 @@ def write_answers(rng: random.Random, plan: AnswerPlan, n: int) -> list[str]:
                 + " directly; they were not in the explore output."
             )
         # Things that look like citations and are not (spec §3.3).
-        if uncited and rng.random() < 0.7:
+        if uncited and rng.random() < 0.6:
             f = rng.choice(uncited)
             if f.defined:
                 lines.append("")
-                lines.append(
-                    f"Note that {rng.choice(f.defined)} is not on this path even though"
-                    " it shows up nearby."
-                )
-        if rng.random() < 0.6:
+                lines.append(rng.choice(_PROSE_MENTIONS).format(n=rng.choice(f.defined)))
+        if rng.random() < (0.6 if n == 1 else 0.3):
             lines.append("")
             lines.append(
-                f"In prose terms {rng.choice(_DOTTED)} is only the visible call; the"
-                f" settings in {_UNSHIPPED[plan.repo]} play no part."
+                rng.choice(_DOTTED_LINES).format(
+                    d=rng.choice(_DOTTED[plan.repo]), u=_UNSHIPPED[plan.repo]
+                )
             )
         if uncited and rng.random() < 0.35:
             f = rng.choice(uncited)

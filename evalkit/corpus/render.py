@@ -615,6 +615,7 @@ def render_session(s: SessionPlan, seed: int) -> RenderedSession:
             base_ctx=rng.randrange(21_000, 38_000),
             ratios=_ratios(rng),
             interactive=s.style == "interactive",
+            cwd=_abs_root(s),
         )
         c = _Ctx(rng=rng, s=s, st=st, styles=styles)
         _SCRIPTS[s.style](c, answers)
@@ -702,6 +703,7 @@ def render_without(
         base_ctx=rng.randrange(20_000, 30_000),
         ratios=_ratios(rng),
         interactive=interactive,
+        cwd=f"/private/tmp/codegraph-corpus/{repo}",
     )
     dummy = SessionPlan(key=rel_segments[0], segments=rel_segments, repo=repo, style="without")
     c = _Ctx(rng=rng, s=dummy, st=st, styles={})

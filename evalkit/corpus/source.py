@@ -185,7 +185,10 @@ def numbered_body(
             line = gaps.pop(0)
             n += rng.randrange(8, 60)
         else:
-            line = f"{n}\t" + code_line(rng, lang, names)
+            for _ in range(6):  # prefer a whole line that fits over a cut one
+                line = f"{n}\t" + code_line(rng, lang, names)
+                if len(line) + 1 <= left - 12:
+                    break
             n += 1
         if len(line) + 1 > left - 12:
             line = line[: max(len(f"{n}\t") + 4, left - 40)]

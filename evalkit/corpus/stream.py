@@ -42,6 +42,7 @@ class Stream:
     base_ctx: int
     ratios: dict[str, float]
     model: str = "claude-sonnet-5"
+    cwd: str = "/private/tmp/t-base"
     interactive: bool = False
     segments: list[list[dict[str, Any]]] = field(default_factory=list)
     threads: dict[str, _Thread] = field(default_factory=dict)
@@ -84,7 +85,7 @@ class Stream:
                 "parentUuid": self.last_uuid,
                 "isSidechain": False,
                 "userType": "external",
-                "cwd": "/private/tmp/codegraph-corpus/express",
+                "cwd": self.cwd,
                 "sessionId": self.session_id,
                 "version": "2.1.198",
                 **ev,
@@ -115,7 +116,7 @@ class Stream:
             {
                 "type": "system",
                 "subtype": "init",
-                "cwd": "/private/tmp/t-base",
+                "cwd": self.cwd,
                 "session_id": self.session_id,
                 "tools": tools,
                 "mcp_servers": [{"name": "codegraph", "status": "connected"}]
