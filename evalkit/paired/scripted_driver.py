@@ -27,6 +27,7 @@ collector: the digest is not in its environment.
     move-head                 commit inside the workspace (the HEAD changes)
     dirty                     leave an untracked file in the workspace
     unsupported               a receipt with status unsupported
+    no-task-timing            a receipt that omits task_timing (runner elapsed-time fallback)
 
 `--only-case`, `--only-variant` and `--only-policy` restrict a bad mode to matching samples;
 other samples get a good receipt. The driver prints a marker line on stdout and stderr so tests
@@ -73,6 +74,7 @@ MODES = (
     "move-head",
     "dirty",
     "unsupported",
+    "no-task-timing",
 )
 # Scripted outer calls per case: (tool, job_event, exit_code). Each satisfies its case's runtime
 # contracts (spec §2.3) under evalkit's Audit reading.
@@ -130,7 +132,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--only-policy", help="apply --mode only to this Host cell policy")
     parser.add_argument("--pid-file", help="hang mode: write 'driver grandchild' pids here")
     parser.add_argument("--ignore-term", action="store_true", help="hang mode: ignore SIGTERM")
-    parser.add_argument("--env-log", help="append the WEBCODEX_BENCH_* environment here (JSON)")
+    parser.add_argument(
+        "--env-log", help="append the environment and working directory here (JSON lines)"
+    )
     return parser
 
 
@@ -185,8 +189,8 @@ def _cells(hashes: list[str], label: str, policy: str, mode: str) -> list[dict]:
     groups = [[h] for h in hashes]
     if mode == "two-call-cell" and len(hashes) >= 2:
         groups = [hashes[:2]] + [[h] for h in hashes[2:]]
-    elif mode == "duplicate-call-id" and len(groups) >= 2:
-        groups[1] = groups[1] + [hashes[0]]
+    elif mode == "duplicate-call-id" and hashes:
+        groups.append([hashes[0]])  # the same call attested in a second cell
     elif mode == "missing-call":
         groups = groups[:-1]
     cells = [
@@ -255,6 +259,8 @@ def _receipt(env: dict, args, mode: str, audit_db: Path) -> dict:
             "complete_tool_call_coverage": True,
             "cells": _cells(hashes, label, policy, mode),
         }
+    if mode == "no-task-timing":
+        del receipt["task_timing"]
     if mode == "private-fields":
         receipt["private_model_text"] = PRIVATE_MARKER
         receipt["raw_tool_arguments"] = {"query": PRIVATE_MARKER}
@@ -295,10 +301,9 @@ def main(argv: list[str] | None = None) -> int:
     env = dict(os.environ)
     print(DRIVER_OUTPUT_MARKER)
     print(DRIVER_OUTPUT_MARKER, file=sys.stderr)
-    if args.env_log:
-        bench = {k: v for k, v in env.items() if k.startswith("WEBCODEX_BENCH_")}
+    if args.env_log:  # tests check the §8.2 contract, including what must be absent
         with open(args.env_log, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(bench, sort_keys=True) + "\n")
+            fh.write(json.dumps({"cwd": os.getcwd(), "env": env}, sort_keys=True) + "\n")
     mode = args.mode if _applies(args, env) else "good"
     workspace = Path(env["WEBCODEX_BENCH_WORKSPACE"])
     receipt_path = Path(env["WEBCODEX_BENCH_DRIVER_RESULT"])
