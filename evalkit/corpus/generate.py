@@ -1,9 +1,10 @@
 """Write the bundled synthetic corpus: transcripts in the harness layout plus `truth.csv`.
 
 `generate_corpus(out_dir, seed=SEED)` is deterministic: the same seed gives byte-identical
-files (no clock, no process id, no machine path in any output). `scale=K` writes K copies of
-the corpus under `copy-<k>/` (copy 1 is the corpus itself) for benchmarks; only scale 1 is
-what `data/corpus/` holds.
+files (no clock, no process id, no machine path in any output). `scale=K` writes K whole corpora
+under `copy-<k>/`, from seeds `seed`, `seed + 1`, … (skipping a seed whose plan misses a figure),
+for benchmarks; each copy reproduces every published figure on its own. Only scale 1 is what
+`data/corpus/` holds.
 """
 
 from __future__ import annotations
@@ -98,20 +99,34 @@ def corpus_files(seed: int = SEED) -> tuple[dict[str, bytes], list[SessionPlan],
 def generate_corpus(out_dir: str | os.PathLike[str], seed: int = SEED, scale: int = 1) -> int:
     """Write the corpus into `out_dir` (created; existing corpus files are overwritten).
 
-    Returns the number of files written. With `scale` > 1 the corpus is written `scale` times,
-    into `copy-1/` … `copy-K/`, each a full corpus (same content, so a K-times larger sweep).
+    Returns the number of files written. With `scale` > 1, `scale` corpora from successive seeds
+    go into `copy-1/` … `copy-K/`: a K-times larger sweep with distinct content.
     """
     out = Path(out_dir)
-    files, _, _ = corpus_files(seed)
-    roots = [out] if scale == 1 else [out / f"copy-{k}" for k in range(1, scale + 1)]
+    if scale == 1:
+        return _write(out, corpus_files(seed)[0])
     n = 0
-    for root in roots:
-        for rel, data in sorted(files.items()):
-            path = root / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
-            n += 1
+    next_seed = seed
+    for k in range(1, scale + 1):
+        # Each copy is a whole corpus from its own seed (so a content-keyed cache cannot
+        # share work between copies); a seed whose plan misses a figure is skipped.
+        while True:
+            try:
+                files = corpus_files(next_seed)[0]
+                break
+            except RuntimeError:
+                next_seed += 1
+        next_seed += 1
+        n += _write(out / f"copy-{k}", files)
     return n
+
+
+def _write(root: Path, files: dict[str, bytes]) -> int:
+    for rel, data in sorted(files.items()):
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return len(files)
 
 
 def clean_corpus(out_dir: str | os.PathLike[str]) -> None:
