@@ -10,7 +10,6 @@ inside fenced blocks, and names listed on three or more returned files.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 __all__ = ["CitedFile", "AnswerPlan", "write_answers"]
@@ -197,8 +196,3 @@ def summary_sentence(repo: str) -> str:
         "express": "`res.send` picks the Content-Type from the body type and computes the ETag"
         " right before the response is written.",
     }.get(repo, "")
-
-
-def check_cited(texts: Sequence[str]) -> None:  # pragma: no cover - debugging aid
-    for t in texts:
-        print(t)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from evalkit.corpus.catalog import FileInfo, catalog, file_info
 from evalkit.ecma import pct1
+from evalkit.sweep.quantile import median, quantile
 
 __all__ = [
     "SectionPlan",
@@ -295,27 +296,6 @@ CG22_UTILS = {"baseline": [6396, 6380, 6396], "new": [6643, 7673, 6455]}
 # ---------------------------------------------------------------------------------------------
 # Quantiles and printing (the sweep's rules, §8.1 / Decision 2)
 # ---------------------------------------------------------------------------------------------
-
-
-def quantile(values: Sequence[float], q: float) -> float:
-    """Linear interpolation between order statistics; the median of even n is (a + b) / 2."""
-    v = sorted(values)
-    n = len(v)
-    if q == 0.5 and n % 2 == 0:
-        return (v[n // 2 - 1] + v[n // 2]) / 2
-    h = (n - 1) * q
-    lo = math.floor(h)
-    t = h - lo
-    if t == 0:
-        return v[lo]
-    # numpy's 'linear' method evaluates the upper form when t >= 0.5.
-    if t >= 0.5:
-        return v[lo + 1] - (v[lo + 1] - v[lo]) * (1 - t)
-    return v[lo] + (v[lo + 1] - v[lo]) * t
-
-
-def median(values: Sequence[float]) -> float:
-    return quantile(values, 0.5)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,7 +12,6 @@ from __future__ import annotations
 import csv
 import io
 import os
-import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -127,15 +126,3 @@ def _write(root: Path, files: dict[str, bytes]) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
     return len(files)
-
-
-def clean_corpus(out_dir: str | os.PathLike[str]) -> None:
-    """Remove the generated parts of a corpus directory (keeps README.md)."""
-    out = Path(out_dir)
-    for child in out.iterdir() if out.exists() else ():
-        if child.name == "README.md":
-            continue
-        if child.is_dir():
-            shutil.rmtree(child)
-        else:
-            child.unlink()
