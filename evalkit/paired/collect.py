@@ -375,7 +375,10 @@ class _Run:
     manifest: CaseManifest
     root: Path
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    posix: bool = os.name == "posix"
+
+    @property
+    def posix(self) -> bool:
+        return os.name == "posix"  # §8.3: POSIX only; elsewhere every sample is unsupported
 
 
 class _Status:
