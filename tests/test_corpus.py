@@ -280,3 +280,28 @@ def test_hand_checked_cg15_express_new_2(sessions):
     ]
     assert blocks[0]["input"]["file_path"] == "/private/tmp/t-new/lib/utils.js"
     assert blocks[0]["input"]["offset"] == 195
+
+
+def test_published_occupancy_sample(sessions):
+    """§12.7: the published occupancy sample, realised by ab-readme/gin/run2 (values, in the
+    current line order: `of which fixed` right after `final context`, Decision 6)."""
+    from evalkit.occupancy import format_occupancy
+
+    occ = sessions["ab-readme/gin/run2/run-headless-with.jsonl"].occupancy
+    got = format_occupancy(occ, indent="").splitlines()
+    published = [
+        "Residual context occupancy at end of run:",
+        "  final context       54,950 tok   27.5% of 200k window",
+        "    of which fixed    37,726 tok  system + tool schemas + question, before any tool"
+        " answered",
+        "  codegraph           13,941 tok   25.4% of ctx    7.0% of 200k win   (31,312 chars,"
+        " 2 results)",
+        "  Read                     0 tok    0.0% of ctx    0.0% of 200k win   (0 chars, 0 results)",
+        "  Grep/Glob                0 tok    0.0% of ctx    0.0% of 200k win   (0 chars, 0 results)",
+        "  Bash                     0 tok    0.0% of ctx    0.0% of 200k win   (0 chars, 0 results)",
+        "  → file-access            0 tok    0.0% of ctx    0.0% of 200k win   (0 chars, 0 results)",
+        "  other tools             33 tok    0.1% of ctx    0.0% of 200k win   (73 chars, 1 result)",
+        "  base (prompt+prose)  40,976 tok   74.6% of ctx   20.5% of 200k win",
+        "  measure: 2.25 chars/tok measured ±0.9% · turns 6 · compactions 0",
+    ]
+    assert got == published

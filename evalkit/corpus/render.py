@@ -23,7 +23,7 @@ from evalkit.corpus.catalog import QUESTIONS, FileInfo, catalog, file_info
 from evalkit.corpus.explore import FOOTERS, HeaderStyle, empty_response, render_response
 from evalkit.corpus.source import numbered_body
 from evalkit.corpus.stream import EXPLORE, Stream
-from evalkit.corpus.usage import OCCUPANCY_TARGETS, tune_occupancy
+from evalkit.corpus.usage import OCCUPANCY_TARGETS, SAMPLE_TARGETS, tune_occupancy, tune_sample
 
 __all__ = ["RenderedSession", "render_session", "render_without", "dumps_events"]
 
@@ -43,7 +43,8 @@ TOOLS = [
     "mcp__codegraph__codegraph_search",
 ]
 TOOLS_WITHOUT = [t for t in TOOLS if "codegraph" not in t]
-TOOLSEARCH_RESULT = "Loaded 1 deferred tool: mcp__codegraph__codegraph_explore (schema attached)"
+# 73 chars, the `other tools` result of the published occupancy sample (§12.7).
+TOOLSEARCH_RESULT = "Loaded deferred tool mcp__codegraph__codegraph_explore (schema attached)."
 SHARED_NAMES = ["handle", "dispatch", "update", "process"]
 
 
@@ -422,7 +423,9 @@ def _script_cg8(c: _Ctx, answers: list[str]) -> None:
     st.result(answers[0], c.s.duration)
 
 
-def _turns(rng: random.Random, n: int) -> list[int]:
+def _turns(rng: random.Random, n: int, key: str = "") -> list[int]:
+    if key in SAMPLE_TARGETS:
+        return [1, 1, 0]  # the §12.7 sample: six requests, the third turn answers from context
     if n == 2:
         return rng.choice([[1, 1, 0], [1, 0, 1]])
     base = [n // 3 + (1 if i < n % 3 else 0) for i in range(3)]
@@ -488,7 +491,7 @@ def _script_campaign(c: _Ctx, answers: list[str]) -> None:
     s, st, rng = c.s, c.st, c.rng
     qs = _question(s)
     special = _campaign_special(s)
-    turns = _turns(rng, s.n_calls)
+    turns = _turns(rng, s.n_calls, s.key)
     ci = 0
     for t in range(3):
         st.begin_segment(TOOLS, qs[t])
@@ -629,6 +632,8 @@ def render_session(s: SessionPlan, seed: int) -> RenderedSession:
         raise RuntimeError(f"{s.key}: answers never cite as planned: {bad[:3]}")
     if s.key in OCCUPANCY_TARGETS:
         tune_occupancy(st.segments[0], s.key, seed)
+    if s.key in SAMPLE_TARGETS:
+        tune_sample([e for seg in st.segments for e in seg], s.key, seed)
     files = {rel: dumps_events(events) for rel, events in zip(s.segments, st.segments, strict=True)}
     return RenderedSession(files=files, truth=_truth(s))
 
