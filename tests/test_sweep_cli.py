@@ -47,7 +47,7 @@ def test_text_run_exits_0_with_crash_reported(corpus, capsys):
         "2 sessions with at least one answered explore (2 single-question, 0 multi-turn), "
         "2 explore calls, 4 file sections, 1 crashes" in out
     )
-    assert "bad.jsonl — bad.jsonl:1:" in out
+    assert "  crash: bad.jsonl:1: line is JSON null" in out
 
 
 def test_json_and_markdown(corpus, tmp_path, capsys):

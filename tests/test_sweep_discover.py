@@ -240,3 +240,12 @@ def test_gzip_content_is_not_needed_for_discovery(tmp_path):
     p.parent.mkdir()
     p.write_bytes(gzip.compress(b"{}\n"))
     assert [s.arm for s in discover(tmp_path).sessions] == ["new"]
+
+
+def test_claude_code_project_log_directory_is_read_as_interactive(tmp_path):
+    sid = "7d0c51e2-5b8a-4c1e-9f3d-2a6b4e8c0f17"
+    put(tmp_path, f"-private-tmp-repo/{sid}.jsonl")
+    put(tmp_path, "-private-tmp-repo/notes.jsonl")
+    s = by_log(discover(tmp_path))
+    assert s[f"-private-tmp-repo/{sid}.jsonl"].layout == "interactive"
+    assert s["-private-tmp-repo/notes.jsonl"].layout == "generic"

@@ -103,9 +103,14 @@ def test_text_report_has_every_block_in_order(result):
     assert at == sorted(at)
     assert "1 crashes" in text
     assert caveats.SYNTHETIC_CORPUS not in text  # not the bundled corpus
-    assert "crash.jsonl — crash.jsonl:1: line is JSON null" in text
-    assert "no-explore  ab-readme/gin/run1/run-headless-without.jsonl (+1 segments)" in text
-    assert "skipped     cg22/ab-express/run-new-1.err" in text
+    assert "  crash: crash.jsonl:1: line is JSON null" in text
+    assert "    crash.jsonl\n" in text
+    assert "  no-explore: no answered explore call" in text
+    assert "    ab-readme/gin/run1/run-headless-without.jsonl (+1 segments)\n" in text
+    assert (
+        "  skipped: stderr log of a run (§7.1), not a transcript\n"
+        "    cg22/ab-express/run-new-1.err\n" in text
+    )
     assert "call 1:" in text
 
 

@@ -19,8 +19,10 @@ The rules, in the order they are applied inside one directory:
   `<pass>/<repo>/run<n>/run-<label>.jsonl` (§7.3) names run, repo and pass. The directory's own
   name counts as part of the path, so sweeping `cg22/` still knows the pass. Any other
   `*.jsonl(.gz)` is a session whose labels are filled only where its path says so.
-* **Interactive sessions** (§7.4, §1.10): `<id>.jsonl` with `<id>/subagents/*.jsonl` beside it;
-  the subagent files (and their `*.meta.json`) belong to that session.
+* **Interactive sessions** (§7.4, §1.10): `<id>.jsonl` with `<id>/subagents/*.jsonl` beside it
+  (the subagent files and their `*.meta.json` belong to that session), or a `<uuid>.jsonl` in a
+  project log directory named after an escaped path (`-private-tmp-repo/`). They are read as
+  the interactive parser reads them.
 * **Not transcripts** (§7.1): the CG-4 sidecar `explore-<label>.jsonl`, `.err` logs, MCP
   configs, the target copies `t-new/` and `t-base/`, hidden directories and anything else are
   skipped with a reason.
@@ -47,6 +49,9 @@ _SINGLE_RUN = re.compile(r"^run-(?P<label>.+)$")  # §7.2 step 1
 _SIDECAR = re.compile(r"^explore-(?P<label>.+)\.jsonl(?:\.gz)?$")  # §7.1, CG-4
 _AB_DIR = re.compile(r"^ab-(?P<repo>.+)$")
 _CAMPAIGN_RUN_DIR = re.compile(r"^run\d+$")  # §7.3
+# §1.10, §7.4: Claude Code names a project's log directory after its escaped absolute path
+# (`-private-tmp-repo`) and each session file after its UUID.
+_SESSION_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 # Output roots whose `ab-` prefix does not name a repo (§7.1 defaults, §7.3).
 _NOT_REPOS = {"readme", "new-vs-baseline"}
 _TARGET_COPIES = {"t-new", "t-base"}  # §7.1: throwaway working copies the agent edits
@@ -290,6 +295,7 @@ def _classify_dir(
             firsts[stem] = name
 
     pass_, repo, campaign_run = _labels(parts, root_name)
+    here = parts[-1] if parts else root_name
 
     for name in others:
         rel = _rel(parts, name)
@@ -324,7 +330,9 @@ def _classify_dir(
                 )
         elif ms:
             arm = ms["label"]
-        if campaign_run is not None:
+        if here.startswith("-") and _SESSION_ID.match(stem) and len(segs) == 1:
+            layout = "interactive"
+        elif campaign_run is not None:
             run = campaign_run
             layout = "campaign" if ms else "generic"
         elif repo is not None and (mi or ms):

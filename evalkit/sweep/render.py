@@ -75,6 +75,7 @@ def _session_summary(r: SessionRecord) -> str:
         f"{len(r.calls)} {pl(len(r.calls), 'call')}, {r.files_returned} "
         f"{pl(r.files_returned, 'file')}, {grp(r.cited_chars)} of "
         f"{grp(r.chars)} chars cited; path-cited {pct1(r.path_efficiency)}"
+        + ("" if r.has_answer else "; no final answer text — efficiency is not meaningful")
     )
 
 
@@ -152,14 +153,19 @@ def _accounting_lines(result: SweepResult, *, every_file: bool) -> list[str]:
     ]
     records = {r.log: r for r in result.records}
     if every_file:
-        lines += [f"  parsed      {a.path}" for a in by["parsed"]]
+        lines += [f"  parsed: {a.path}" for a in by["parsed"]]
+    # Grouped by reason so a reason shared by many files is printed once.
+    groups: dict[tuple[str, str], list[str]] = {}
     for status in ("no-explore", "crash"):
         for log in sessions[status]:
             r = records[log]
             extra = f" (+{len(r.segments) - 1} segments)" if len(r.segments) > 1 else ""
-            lines.append(f"  {status:<10}  {log}{extra} — {r.reason}")
+            groups.setdefault((status, r.reason or ""), []).append(log + extra)
     for a in by["skipped"]:
-        lines.append(f"  {'skipped':<10}  {a.path} — {a.reason}")
+        groups.setdefault(("skipped", a.reason or ""), []).append(a.path)
+    for (status, reason), items in groups.items():
+        lines.append(f"  {status}: {reason}")
+        lines += [f"    {item}" for item in items]
     return lines
 
 
