@@ -337,3 +337,12 @@ def scripted_driver(config: Path, *extra: str) -> str:
 
     argv = [sys.executable, "-m", "evalkit.paired.scripted_driver", "--pinned-config", str(config)]
     return shlex.join([*argv, *extra])
+
+
+def process_alive(pid: int) -> bool:
+    """Whether `pid` is a live process (a zombie awaiting its reaper counts as dead)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

@@ -30,6 +30,7 @@ from tests.paired_helpers import (
     git_run,
     make_bench_repo,
     pinned_config,
+    process_alive,
     scripted_driver,
 )
 
@@ -92,19 +93,30 @@ def _assert_cleaned(tmp: Path, repo: Path) -> None:
     ]
 
 
-def _collect(capsys, bench, out: Path, *extra: str, driver: tuple[str, ...] = ()):
-    repo, head, config, digest = bench
+def _collect(
+    capsys,
+    bench,
+    out: Path,
+    *extra: str,
+    driver: tuple[str, ...] = (),
+    repo: Path | None = None,
+    base: str | None = None,
+    driver_text: str | None = None,
+    scripted: bool = True,
+):
+    """Run `python -m evalkit.paired collect` in-process; returns (exit code, stdout, stderr)."""
+    bench_repo, head, config, digest = bench
     argv = [
         "collect",
         "--repo",
-        str(repo),
+        str(repo or bench_repo),
         "--base-revision",
-        head,
+        base or head,
         "--driver",
-        scripted_driver(config, *driver),
-        "--scripted-driver",
+        driver_text if driver_text is not None else scripted_driver(config, *driver),
         "--output",
         str(out),
+        *(["--scripted-driver"] if scripted else []),
         *extra,
     ]
     if "--model-config-digest" not in extra and "tool_selection" not in extra:
@@ -251,7 +263,8 @@ def test_host_cell_policy_bad_cells_fail_with_their_reason(
         assert s["status"] == statuses[s["lane"]]
         assert s.get("reason_code") == reasons[s["lane"]]
     assert message in stdout
-    result = strict_check(load_evidence(out), manifest=load_cases(None))
+    small = load_cases(bench[0] / SMALL_MANIFEST)
+    result = strict_check(load_evidence(out, manifest=small), manifest=small)
     assert result.qualified_units == 0
     assert code == (1 if "fail" in statuses.values() else 0)
     _assert_cleaned(owned_tmp, bench[0])
@@ -318,7 +331,9 @@ def test_experimental_nested_writes_a_second_isolated_file(capsys, bench, tmp_pa
 # ----------------------------------------------------------------------------- bad drivers
 
 
-def _one_sample(capsys, bench, tmp_path, *driver: str, extra: tuple[str, ...] = ()):
+def _one_sample(
+    capsys, bench, tmp_path, *driver: str, extra: tuple[str, ...] = (), driver_text=None
+):
     """Collect one selection sample (small manifest) with the scripted driver in a mode."""
     out = tmp_path / "one.json"
     code, stdout, stderr = _collect(
@@ -337,6 +352,7 @@ def _one_sample(capsys, bench, tmp_path, *driver: str, extra: tuple[str, ...] = 
         SMALL_MANIFEST,
         *extra,
         driver=driver,
+        driver_text=driver_text,
     )
     (sample,) = _samples(json.loads(out.read_text(encoding="utf-8")))
     return code, stdout + stderr, sample, out
@@ -394,14 +410,6 @@ def test_bad_driver_modes_give_exact_messages(
     _assert_cleaned(owned_tmp, bench[0])
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 def test_hanging_driver_is_killed_as_a_group_at_the_limit(capsys, bench, tmp_path, owned_tmp):
     pids = tmp_path / "pids"
     code, output, sample, _ = _one_sample(
@@ -418,7 +426,7 @@ def test_hanging_driver_is_killed_as_a_group_at_the_limit(capsys, bench, tmp_pat
     assert "sample selection_single_read-r1: fail (driver_timeout)" in output
     assert all(v is None for v in sample["metrics"].values())
     driver_pid, grandchild_pid = map(int, pids.read_text().split())
-    assert not _alive(driver_pid) and not _alive(grandchild_pid)
+    assert not process_alive(driver_pid) and not process_alive(grandchild_pid)
     assert code == 1
     _assert_cleaned(owned_tmp, bench[0])
 
@@ -474,6 +482,13 @@ def test_omitted_task_timing_falls_back_to_runner_elapsed_time(capsys, bench, tm
         ),
         (("--experiment", "tool_selection"), "--experiment tool_selection requires --variant"),
         (("--case-manifest", "bench/absent.json"), "case manifest must be committed"),
+        (
+            ("--experiment", "tool_selection", "--variant", "direct", "--pairs", "2"),
+            "--pairs applies only to paired experiments; use --repetitions",
+        ),
+        (("--repetitions", "2"), "--repetitions applies only to --experiment tool_selection"),
+        (("--variant", "direct"), "--variant applies only to --experiment tool_selection"),
+        (("--driver-timeout", "0"), "--driver-timeout must be a positive number of seconds"),
     ],
 )
 def test_usage_errors_exit_2_before_anything_runs(
@@ -515,107 +530,47 @@ def test_evalkit_pairs_collect_refuses_pairs_out_of_range(capsys, bench, tmp_pat
         assert "pairs must be between 1 and 10" in capsys.readouterr().err
 
 
-def test_base_revision_and_driver_rules(capsys, bench, tmp_path):
-    repo, head, config, digest = bench
-    common = [
-        "--scripted-driver",
-        "--model-config-digest",
-        digest,
-        "--output",
-        str(tmp_path / "x.json"),
-    ]
-
-    def run(*args):
-        code = main(["collect", *args, *common])
-        return code, capsys.readouterr().err
-
-    driver = scripted_driver(config)
-    assert run("--repo", str(tmp_path), "--base-revision", head, "--driver", driver) == (
-        2,
-        "evalkit-paired: benchmark repo must be inside a Git worktree\n",
-    )
-    assert run("--repo", str(repo), "--base-revision", "nope", "--driver", driver) == (
-        2,
-        "evalkit-paired: could not resolve base revision: nope\n",
-    )
-    git_run(repo, "commit", "-q", "--allow-empty", "-m", "moves HEAD")
-    try:
-        code, err = run("--repo", str(repo), "--base-revision", head, "--driver", driver)
-        assert (code, err) == (
-            2,
-            "evalkit-paired: base revision must equal the current checkout HEAD; check out the "
-            "target commit before benchmarking\n",
-        )
-    finally:
-        git_run(repo, "reset", "-q", "--hard", head)
-    assert run("--repo", str(repo), "--base-revision", head, "--driver", "''")[1].endswith(
-        "--driver must name an executable\n"
-    )
-    # The shipped scripted driver must be marked scripted.
-    code = main(
-        [
-            "collect",
-            "--repo",
-            str(repo),
-            "--base-revision",
-            head,
-            "--driver",
-            driver,
-            "--model-config-digest",
-            digest,
-            "--output",
-            str(tmp_path / "x.json"),
-        ]
-    )
-    assert code == 2
-    assert "requires --scripted-driver" in capsys.readouterr().err
-    code = main(
-        [
-            "collect",
-            "--repo",
-            str(repo),
-            "--base-revision",
-            head,
-            "--driver",
-            driver,
-            "--scripted-driver",
-            "--model-config-digest",
-            digest.upper(),
-            "--output",
-            str(tmp_path / "x.json"),
-        ]
-    )
-    assert code == 2
-    assert capsys.readouterr().err == (
-        "evalkit-paired: --model-config-digest must be an exact lowercase 64-hex SHA-256\n"
-    )
-
-
-def test_model_config_record_must_match_the_digest(capsys, bench, tmp_path):
-    repo, head, config, digest = bench
+@pytest.mark.parametrize(
+    ("kwargs", "extra", "message"),
+    [
+        ({"repo": "outside"}, (), "benchmark repo must be inside a Git worktree"),
+        ({"base": "nope"}, (), "could not resolve base revision: nope"),
+        ({"driver_text": "''"}, (), "--driver must name an executable"),
+        ({"driver_text": "/nonexistent/driver"}, (), "--driver must name an executable"),
+        ({"scripted": False}, (), "the shipped scripted driver requires --scripted-driver"),
+        (
+            {},
+            ("--model-config-digest", "A" * 64),
+            "--model-config-digest must be an exact lowercase 64-hex SHA-256",
+        ),
+        (
+            {},
+            ("--model-config-record", "other"),
+            "model config record does not match --model-config-digest",
+        ),
+    ],
+)
+def test_setup_rules_and_messages(capsys, bench, tmp_path, owned_tmp, kwargs, extra, message):
     other = tmp_path / "other.json"
     other.write_text('{"model": "another"}', encoding="utf-8")
-    code = main(
-        [
-            "collect",
-            "--repo",
-            str(repo),
-            "--base-revision",
-            head,
-            "--scripted-driver",
-            "--driver",
-            scripted_driver(config),
-            "--model-config-digest",
-            digest,
-            "--model-config-record",
-            str(other),
-            "--output",
-            str(tmp_path / "x.json"),
-        ]
-    )
-    assert code == 2
-    assert capsys.readouterr().err == (
-        "evalkit-paired: model config record does not match --model-config-digest\n"
+    kwargs = {k: (tmp_path if v == "outside" else v) for k, v in kwargs.items()}
+    extra = tuple(str(other) if x == "other" else x for x in extra)
+    code, stdout, stderr = _collect(capsys, bench, tmp_path / "x.json", *extra, **kwargs)
+    assert (code, stdout, stderr) == (2, "", f"evalkit-paired: {message}\n")
+    _assert_cleaned(owned_tmp, bench[0])
+
+
+def test_base_revision_must_be_head(capsys, bench, tmp_path):
+    repo, head, _, _ = bench
+    git_run(repo, "commit", "-q", "--allow-empty", "-m", "moves HEAD")
+    try:
+        code, _, err = _collect(capsys, bench, tmp_path / "x.json")
+    finally:
+        git_run(repo, "reset", "-q", "--hard", head)
+    assert (code, err) == (
+        2,
+        "evalkit-paired: base revision must equal the current checkout HEAD; check out the "
+        "target commit before benchmarking\n",
     )
 
 
@@ -835,6 +790,22 @@ def test_interrupted_collector_reaps_the_driver_and_cleans_up(bench, tmp_path, o
     assert proc.returncode == 130
     assert stderr == "evalkit-paired: interrupted; worktrees and temporary files removed\n"
     driver_pid, grandchild_pid = map(int, pids.read_text().split())
-    assert not _alive(driver_pid) and not _alive(grandchild_pid)
+    assert not process_alive(driver_pid) and not process_alive(grandchild_pid)
     assert not out.exists()
     _assert_cleaned(owned_tmp, repo)
+
+
+def test_relative_driver_path_is_pinned_before_the_driver_runs_in_the_workspace(
+    capsys, bench, tmp_path, monkeypatch
+):
+    repo, head, config, digest = bench
+    wrapper = tmp_path / "drv"
+    wrapper.write_text(
+        f"#!/bin/sh\nexec {sys.executable} -m evalkit.paired.scripted_driver "
+        f'--pinned-config {config} "$@"\n',
+        encoding="utf-8",
+    )
+    wrapper.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    _, _, sample, _ = _one_sample(capsys, bench, tmp_path, driver_text="./drv")
+    assert sample["status"] == "pass"

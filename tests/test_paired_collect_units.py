@@ -34,7 +34,7 @@ from evalkit.paired.collect import (
 from evalkit.paired.driver import driver_environment, run_driver
 from evalkit.paired.oracle import run_fixture_oracle
 from evalkit.paired.worktrees import GitError, add_worktree, remove_worktree
-from tests.paired_helpers import git_run, make_bench_repo, pinned_config
+from tests.paired_helpers import git_run, make_bench_repo, pinned_config, process_alive
 
 
 def _call(seq, tool, *, window="w1", job=None, event=None, exit_code=None, **kw) -> OuterCall:
@@ -230,14 +230,6 @@ def _pid_script(pids: Path, *, ignore_term: bool, exit_now: bool) -> list[str]:
     return [sys.executable, "-c", code]
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 def test_timeout_kills_grandchildren_that_ignore_sigterm(tmp_path):
     pids = tmp_path / "pids"
     run = run_driver(
@@ -248,7 +240,7 @@ def test_timeout_kills_grandchildren_that_ignore_sigterm(tmp_path):
         kill_grace=0.3,
     )
     assert run.timed_out and run.exit_code is None
-    assert not any(_alive(int(p)) for p in pids.read_text().split())
+    assert not any(process_alive(int(p)) for p in pids.read_text().split())
 
 
 def test_group_is_reaped_after_a_normal_exit(tmp_path):
@@ -261,7 +253,7 @@ def test_group_is_reaped_after_a_normal_exit(tmp_path):
         kill_grace=0.3,
     )
     assert not run.timed_out and run.exit_code == 0
-    assert not any(_alive(int(p)) for p in pids.read_text().split())
+    assert not any(process_alive(int(p)) for p in pids.read_text().split())
 
 
 def test_driver_gets_no_stdin(tmp_path):
@@ -298,37 +290,40 @@ def test_driver_environment_contract():
 # ----------------------------------------------------------------------------- sample pipeline
 
 
+def _selection_options(
+    tmp_path: Path, repo: Path, head: str, *driver_args: str, **changes
+) -> CollectOptions:
+    """Options for one-repetition tool_selection runs with the scripted driver."""
+    config, digest = pinned_config(tmp_path)
+    argv = [sys.executable, "-m", "evalkit.paired.scripted_driver", "--pinned-config", str(config)]
+    fields = dict(
+        repo=repo,
+        base_revision=head,
+        driver_command=(*argv, *driver_args),
+        output=tmp_path / "e.json",
+        experiment="tool_selection",
+        variant="direct",
+        repetitions=1,
+        model_config_digest=digest,
+        driver_kind="scripted",
+    )
+    return CollectOptions(**{**fields, **changes})
+
+
 @pytest.fixture()
 def unit_run(tmp_path, monkeypatch):
     """A `_Run` for one tool_selection sample and a factory that sets the driver mode."""
     monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     monkeypatch.setenv("PYTHONPYCACHEPREFIX", str(tmp_path / "pycache"))
-    repo, head = make_bench_repo(tmp_path)
-    config, digest = pinned_config(tmp_path)
     root = tmp_path / "owned"
     (root / "worktrees").mkdir(parents=True)
     (root / "receipts").mkdir()
     manifest = load_cases()
+    repo, head = make_bench_repo(tmp_path)
 
     def make(*driver_args: str, driver_kind: str = "scripted") -> _Run:
-        options = CollectOptions(
-            repo=repo,
-            base_revision=head,
-            driver_command=(
-                sys.executable,
-                "-m",
-                "evalkit.paired.scripted_driver",
-                "--pinned-config",
-                str(config),
-                *driver_args,
-            ),
-            output=tmp_path / "e.json",
-            experiment="tool_selection",
-            variant="direct",
-            model_config_digest=digest,
-            driver_kind=driver_kind,
-        )
-        return _Run(options, "tool_selection", repo, head, head, manifest, root)
+        o = _selection_options(tmp_path, repo, head, *driver_args, driver_kind=driver_kind)
+        return _Run(o, "tool_selection", o.repo, o.base_revision, o.base_revision, manifest, root)
 
     spec = plan_samples("tool_selection", manifest, 1, "direct")[0]
     return make, spec, root
@@ -394,34 +389,16 @@ def test_setup_error_after_the_temporary_directory_still_cleans_up(tmp_path, mon
     owned = tmp_path / "tmp"
     owned.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(owned))
-    repo, head = make_bench_repo(tmp_path)
-    config, digest = pinned_config(tmp_path)
+    options = _selection_options(tmp_path, *make_bench_repo(tmp_path))
 
     def broken_write(path, text):
         raise OSError("disk full")
 
     monkeypatch.setattr(collect_module, "write_atomically", broken_write)
-    options = CollectOptions(
-        repo=repo,
-        base_revision=head,
-        driver_command=(
-            sys.executable,
-            "-m",
-            "evalkit.paired.scripted_driver",
-            "--pinned-config",
-            str(config),
-        ),
-        output=tmp_path / "e.json",
-        experiment="tool_selection",
-        variant="direct",
-        repetitions=1,
-        model_config_digest=digest,
-        driver_kind="scripted",
-    )
     with pytest.raises(OSError):
         collect(options, echo=lambda line: None)
     assert list(owned.iterdir()) == []
-    assert len(git_run(repo, "worktree", "list", "--porcelain").split("\n\n")) == 1
+    assert len(git_run(options.repo, "worktree", "list", "--porcelain").split("\n\n")) == 1
 
 
 # ----------------------------------------------------------------------------- fixture oracle

@@ -1,4 +1,4 @@
-"""`python -m evalkit.paired check|report FILE` (see `evalkit.paired.cli`)."""
+"""`python -m evalkit.paired check|report FILE` and `collect ...` (see `evalkit.paired.cli`)."""
 
 import sys
 

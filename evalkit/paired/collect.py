@@ -473,13 +473,18 @@ def run_sample(run: _Run, spec: SampleSpec) -> SampleResult:
             receipt=str(receipt_path),
             host_cell_policy=spec.policy,
         )
-        outcome = run_driver(  # 4. under the time limit, in its own process group
-            run.options.driver_command,
-            cwd=str(workspace),
-            env=env,
-            time_limit=run.options.time_limit,
-            kill_grace=run.options.kill_grace,
-        )
+        try:  # 4. under the time limit, in its own process group
+            outcome = run_driver(
+                run.options.driver_command,
+                cwd=str(workspace),
+                env=env,
+                time_limit=run.options.time_limit,
+                kill_grace=run.options.kill_grace,
+            )
+        except OSError:  # not executable, or exec refused
+            status = _Status("fail")
+            status.fail("sample_contract_error", "driver could not be started")
+            return _finish(spec, sample, status)
         head_changed = head_of(workspace) != run.source  # 5.
         receipt: Receipt | None = None
         receipt_error: str | None = None
@@ -749,6 +754,11 @@ def collect(
         environ: The collector environment the driver inherits (default `os.environ`).
     """
     _check_options(options)
+    program = options.driver_command[0]
+    if os.sep in program:  # the driver runs in the workspace: pin a relative path now
+        options = replace(
+            options, driver_command=(os.path.abspath(program), *options.driver_command[1:])
+        )
     repo = repo_toplevel(options.repo)
     base = resolve_commit(repo, options.base_revision, what="base")
     if resolve_commit(repo, "HEAD", what="base") != base:
