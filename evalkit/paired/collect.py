@@ -49,7 +49,13 @@ from evalkit.paired.driver import (
     run_driver,
 )
 from evalkit.paired.errors import ReceiptError
-from evalkit.paired.gate import LANE_POLICIES, Expected, StrictResult, correctness_problems
+from evalkit.paired.gate import (
+    LANE_POLICIES,
+    Expected,
+    StrictResult,
+    correctness_problems,
+    strict_check,
+)
 from evalkit.paired.manifest import Case, CaseManifest, decode_cases, load_cases
 from evalkit.paired.manifest import model_config_digest as digest_of
 from evalkit.paired.oracle import run_fixture_oracle
@@ -797,8 +803,6 @@ def collect(
             write_atomically(group.output, dump_evidence(group.evidence))
             strict = None
             if options.strict:
-                from evalkit.paired.gate import strict_check
-
                 strict = strict_check(
                     group.evidence,
                     manifest=manifest,
