@@ -20,6 +20,12 @@ __all__ = [
     "file_bytes_figure",
     "pair_deltas_data",
     "pair_deltas_figure",
+    "SLICE_COLOURS",
+    "ecdf_data",
+    "ecdf_figure",
+    "ARM_COLOURS",
+    "arm_runs_data",
+    "arm_runs_figure",
 ]
 
 # One colour per citation channel, used by every figure that shows a verdict.
@@ -155,6 +161,128 @@ def pair_deltas_figure(data: pd.DataFrame, title: str) -> Figure:
             ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1000:g}k"))
     axes[0][0].set_yticks(range(len(tasks)), tasks, fontsize=8)
     axes[0][0].set_ylim(-0.6, len(tasks) - 0.4)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+# --- the baseline sweep ---------------------------------------------------------------------
+
+SLICE_COLOURS = {"all": "#333333", "single-question": "#2166ac", "multi-turn": "#b2182b"}
+
+
+def ecdf_data(result) -> pd.DataFrame:
+    """Per-session efficiency of a sweep as an ECDF per slice, with each slice's p25.
+
+    Args:
+        result: An `evalkit.sweep.SweepResult`.
+
+    Returns:
+        Columns `slice`, `log`, `efficiency` (fraction), `ecdf` (share of the slice's sessions
+        at or below it: i / n for the i-th smallest), `p25` (the slice's p25, Decision 2).
+    """
+    import pandas as pd
+
+    p25 = {row.slice: row.p25 for row in result.slices}
+    members = {
+        "all": result.sessions,
+        "single-question": [r for r in result.sessions if not r.multi_turn],
+        "multi-turn": [r for r in result.sessions if r.multi_turn],
+    }
+    rows = []
+    for name, records in members.items():
+        ordered = sorted(records, key=lambda r: (r.efficiency, r.log))
+        rows += [
+            {
+                "slice": name,
+                "log": r.log,
+                "efficiency": r.efficiency,
+                "ecdf": (i + 1) / len(ordered),
+                "p25": p25.get(name),
+            }
+            for i, r in enumerate(ordered)
+        ]
+    return pd.DataFrame(rows, columns=["slice", "log", "efficiency", "ecdf", "p25"])
+
+
+def ecdf_figure(data: pd.DataFrame, title: str) -> Figure:
+    """ECDF step curves per slice, the p25 of each marked with a dashed line and its value."""
+    from matplotlib.ticker import PercentFormatter
+
+    fig, ax = _figure()
+    for name, part in data.groupby("slice", sort=False):
+        colour = SLICE_COLOURS.get(name, "#666666")
+        ax.step(
+            part["efficiency"],
+            part["ecdf"],
+            where="post",
+            color=colour,
+            label=f"{name} (n={len(part)})",
+        )
+        p25 = part["p25"].iloc[0]
+        ax.axvline(p25, color=colour, linestyle="--", linewidth=0.8)
+        ax.annotate(
+            f"p25 {p25:.1%}",
+            (p25, 0.25),
+            xytext=(-4, 4),
+            textcoords="offset points",
+            ha="right",
+            fontsize=7,
+            color=colour,
+        )
+    ax.axhline(0.25, color="#bbbbbb", linewidth=0.6)
+    ax.xaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.set_xlabel("allocation efficiency per session (share of returned chars cited)")
+    ax.set_ylabel("share of sessions at or below")
+    ax.set_title(title, fontsize=10)
+    ax.legend(loc="upper left", fontsize=8, frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+# --- the arm table --------------------------------------------------------------------------
+
+ARM_COLOURS = {"baseline": "#762a83", "new": "#1b7837"}
+
+
+def arm_runs_data(result) -> pd.DataFrame:
+    """Every run of every pass / repo / arm with its efficiency and its group's median.
+
+    Columns `pass`, `repo`, `arm`, `run`, `log`, `efficiency`, `median` (fractions).
+    """
+    runs = result.arm_frame(per_run=True)
+    medians = result.arm_frame()[["pass", "repo", "arm", "median"]]
+    return runs.merge(medians, on=["pass", "repo", "arm"], how="left")
+
+
+def arm_runs_figure(data: pd.DataFrame, title: str) -> Figure:
+    """One panel per pass / repo: each run a dot, the arm's median a bar, baseline vs new."""
+    from matplotlib.ticker import PercentFormatter
+
+    groups = list(dict.fromkeys(zip(data["pass"], data["repo"], strict=True)))
+    arms = list(dict.fromkeys(data["arm"]))
+    ncols = 3
+    nrows = -(-len(groups) // ncols)
+    fig, axes = _figure(nrows, ncols, squeeze=False, sharey=True)
+    fig.set_size_inches(8.0, 2.1 * nrows + 0.6)
+    for ax, (pass_, repo) in zip(axes.flat, groups, strict=False):
+        part = data[(data["pass"] == pass_) & (data["repo"] == repo)]
+        for x, arm in enumerate(arms):
+            runs = part[part["arm"] == arm]
+            if runs.empty:
+                continue
+            colour = ARM_COLOURS.get(arm, "#666666")
+            # Runs with equal values are spread sideways so every dot stays visible.
+            offsets = [(i - (len(runs) - 1) / 2) * 0.07 for i in range(len(runs))]
+            ax.scatter([x + o for o in offsets], runs["efficiency"], color=colour, s=16, zorder=3)
+            ax.hlines(runs["median"].iloc[0], x - 0.3, x + 0.3, color=colour, linewidth=2)
+        ax.set_title(f"{pass_} / {repo}", fontsize=9)
+        ax.set_xticks(range(len(arms)), arms, fontsize=8)
+        ax.set_xlim(-0.6, len(arms) - 0.4)
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+        ax.tick_params(axis="y", labelsize=8)
+    for ax in list(axes.flat)[len(groups) :]:
+        ax.set_visible(False)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "files_df",
     "SessionError",
     "sessions_df",
     "calls_df",
@@ -159,6 +160,7 @@ TOOL_CALL_COLUMNS = (
     "is_error",
 )
 SECTION_COLUMNS = ("log", "call", "section", "path", "chars", "via", "symbol", "symbols")
+FILE_COLUMNS = ("log", "rank", "path", "chars", "share", "sections", "via", "symbol")
 
 
 def _session_rows(s: Session) -> list[dict[str, Any]]:
@@ -295,6 +297,23 @@ def _section_rows(s: Session) -> list[dict[str, Any]]:
     ]
 
 
+def _file_rows(s: Session) -> list[dict[str, Any]]:
+    a = s.allocation
+    return [
+        {
+            "log": s.log,
+            "rank": i,
+            "path": f.path,
+            "chars": f.chars,
+            "share": f.chars / a.envelope if a.envelope else 0.0,
+            "sections": f.calls,
+            "via": f.via,
+            "symbol": f.symbol,
+        }
+        for i, f in enumerate(a.files, start=1)
+    ]
+
+
 def _tool_call_rows(s: Session) -> list[dict[str, Any]]:
     path = s.transcript.paths[0]
     answered: dict[Any, list[Any]] = {}  # id → [results, chars, last is_error]
@@ -357,6 +376,15 @@ def calls_df(sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = Tr
 def sections_df(sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = True):
     """One row per file section of every call, with the verdict for its path."""
     return _build(sessions, strict, _section_rows, SECTION_COLUMNS)
+
+
+def files_df(sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = True):
+    """One row per returned file of each session, pooled over its calls (§3.2 step 7).
+
+    `rank` orders files by chars, largest first; `share` is the file's part of the session's
+    envelope; `sections` counts its occurrences (a file returned twice is charged twice).
+    """
+    return _build(sessions, strict, _file_rows, FILE_COLUMNS)
 
 
 def tool_calls_df(sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = True):

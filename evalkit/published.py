@@ -15,7 +15,14 @@ from evalkit.paths import published_dir
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["read_published", "host_policy_pairs_comparison"]
+__all__ = [
+    "read_published",
+    "host_policy_pairs_comparison",
+    "slices_comparison",
+    "per_call_comparison",
+    "arm_medians_comparison",
+    "per_run_comparison",
+]
 
 
 def read_published(name: str) -> pd.DataFrame:
@@ -63,3 +70,111 @@ def host_policy_pairs_comparison(report) -> pd.DataFrame:
     frame = pd.DataFrame(rows)
     frame["ours"] = frame["ours"].astype("Int64")
     return frame
+
+
+def _pct(fraction: float | None) -> str | None:
+    """A fraction as the published tables print it: `pct1` without the `%` sign."""
+    from evalkit.ecma import pct1
+
+    return None if fraction is None else pct1(fraction)[:-1]
+
+
+def _compare(ours: float | None, published: float | str) -> dict:
+    """One percentage cell: recomputed vs published, at the published precision.
+
+    `ours` is a fraction; `published` a percent with one decimal. `difference_pt` is
+    ours × 100 − published in percentage points, from the unrounded value; `matches` is true
+    when ours prints exactly as published (reference rounding, `evalkit.ecma.pct1`).
+    """
+    want = f"{float(published):.1f}"
+    return {
+        "ours": _pct(ours),
+        "published": want,
+        "difference_pt": None if ours is None else ours * 100 - float(want),
+        "matches": _pct(ours) == want,
+    }
+
+
+def _compare_count(ours: int, published: int | str) -> dict:
+    want = int(published)
+    return {
+        "ours": str(ours),
+        "published": str(want),
+        "difference_pt": None,
+        "matches": ours == want,
+    }
+
+
+SLICE_STATISTICS = ("pooled", "median", "p25", "p75", "min", "path_cited")
+
+
+def slices_comparison(result) -> pd.DataFrame:
+    """The baseline slice table of a sweep beside the published one (`slices.csv`).
+
+    One row per slice and statistic; `n` is compared as a count, the rest as percentages.
+    """
+    import pandas as pd
+
+    published = read_published("slices").set_index("slice")
+    rows = []
+    for s in result.slices:
+        want = published.loc[s.slice]
+        rows.append({"slice": s.slice, "statistic": "n", **_compare_count(s.n, want["n"])})
+        rows += [
+            {"slice": s.slice, "statistic": stat, **_compare(getattr(s, stat), want[f"{stat}_pct"])}
+            for stat in SLICE_STATISTICS
+        ]
+    return pd.DataFrame(rows)
+
+
+def per_call_comparison(result) -> pd.DataFrame:
+    """Per-call median and p25 of a sweep beside the published line."""
+    import pandas as pd
+
+    published = read_published("per_call").set_index("statistic")["value_pct"]
+    return pd.DataFrame(
+        [
+            {"statistic": stat, **_compare(getattr(result.per_call, stat), published[stat])}
+            for stat in ("median", "p25")
+        ]
+    )
+
+
+def arm_medians_comparison(result) -> pd.DataFrame:
+    """Median per-session efficiency per pass / repo / arm beside the published arm table."""
+    import pandas as pd
+
+    rows = []
+    for _, want in read_published("arm_medians").iterrows():
+        cell = result.cell(want["pass"], want["repo"], want["arm"])
+        rows.append(
+            {
+                "pass": want["pass"],
+                "repo": want["repo"],
+                "arm": want["arm"],
+                **_compare(None if cell is None else cell.median, want["median_pct"]),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def per_run_comparison(result) -> pd.DataFrame:
+    """The per-run values the published doc quotes (cg22 express and excalidraw), in run order."""
+    import pandas as pd
+
+    rows = []
+    for _, want in read_published("per_run").iterrows():
+        cell = result.cell(want["pass"], want["repo"], want["arm"])
+        values = [] if cell is None else [eff for _, eff in cell.values]
+        run = int(want["position"])
+        ours = values[run - 1] if run <= len(values) else None
+        rows.append(
+            {
+                "pass": want["pass"],
+                "repo": want["repo"],
+                "arm": want["arm"],
+                "run": run,
+                **_compare(ours, want["efficiency_pct"]),
+            }
+        )
+    return pd.DataFrame(rows)
