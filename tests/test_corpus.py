@@ -305,3 +305,21 @@ def test_published_occupancy_sample(sessions):
         "  measure: 2.25 chars/tok measured ±0.9% · turns 6 · compactions 0",
     ]
     assert got == published
+
+
+def test_envelope_answer_shares_as_published():
+    """§12.6: per-run answer-set shares of the envelope view, client-go `tools/cache/**` (in run
+    order) and express `lib/**` (100% everywhere)."""
+    from evalkit.corpus.calibrate import ANSWER_SHARES
+    from evalkit.envelope import envelope_view
+
+    for (pass_, repo, arm), shares in ANSWER_SHARES.items():
+        for i, share in enumerate(shares, 1):
+            s = parse_session(str(CORPUS / f"{pass_}/ab-{repo}/run-{arm}-{i}.jsonl"))
+            view = envelope_view(s.explore_texts, ["tools/cache/**"])
+            assert pct1(view.answer_share) == f"{share:.1f}%"
+            generated = ("informers/", "listers/", "kubernetes/", "applyconfigurations/")
+            assert not any(f.path.startswith(generated) for f in view.files)
+    for log in sorted(CORPUS.glob("cg*/ab-express/run-*.jsonl")):
+        s = parse_session(str(log))
+        assert pct1(envelope_view(s.explore_texts, ["lib/**"]).answer_share) == "100.0%"

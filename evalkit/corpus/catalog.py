@@ -67,7 +67,8 @@ LANG = {
 _PATHS = {
     "express": """lib/response.js lib/utils.js lib/express.js lib/application.js lib/request.js
         lib/view.js lib/router/index.js lib/router/route.js lib/router/layer.js
-        lib/middleware/init.js lib/middleware/query.js examples/content-negotiation/index.js
+        lib/middleware/init.js lib/middleware/query.js lib/router/methods.js lib/etag.js
+        lib/content-type.js lib/send-file.js examples/content-negotiation/index.js
         examples/view-constructor/github-view.js benchmarks/middleware.js""",
     "excalidraw": """packages/excalidraw/scene/Scene.ts
         packages/excalidraw/components/canvases/StaticCanvas.tsx
@@ -89,7 +90,9 @@ _PATHS = {
         tools/cache/reflector_metrics.go tools/cache/listers.go tools/cache/heap.go
         tools/cache/synctrack/synctrack.go informers/factory.go informers/core/v1/pod.go
         listers/core/v1/pod.go kubernetes/typed/core/v1/pod.go tools/watch/retrywatcher.go
-        util/workqueue/queue.go rest/request.go""",
+        util/workqueue/queue.go rest/request.go tools/record/event.go tools/pager/pager.go
+        util/flowcontrol/backoff.go discovery/discovery_client.go transport/round_trippers.go
+        tools/leaderelection/leaderelection.go dynamic/simple.go""",
     "vscode": """src/vs/workbench/services/extensions/common/rpcProtocol.ts
         src/vs/workbench/api/node/extensionHostProcess.ts
         src/vs/workbench/services/extensions/electron-sandbox/localProcessExtensionHost.ts
@@ -116,7 +119,10 @@ _PATHS = {
         django/db/models/query_utils.py django/db/models/fields/__init__.py
         django/db/backends/base/operations.py django/db/models/sql/datastructures.py
         django/db/models/manager.py django/db/backends/utils.py
-        django/db/models/fields/related_lookups.py django/db/models/sql/constants.py""",
+        django/db/models/fields/related_lookups.py django/db/models/sql/constants.py
+        django/db/models/sql/subqueries.py django/db/models/aggregates.py
+        django/db/models/functions/comparison.py django/db/backends/postgresql/operations.py
+        django/db/models/deletion.py django/db/models/base.py""",
     "tokio": """tokio/src/runtime/scheduler/multi_thread/worker.rs
         tokio/src/runtime/scheduler/multi_thread/queue.rs
         tokio/src/runtime/scheduler/multi_thread/handle.rs tokio/src/runtime/task/harness.rs
@@ -137,16 +143,25 @@ _PATHS = {
         okhttp/src/main/kotlin/okhttp3/internal/http/CallServerInterceptor.kt
         okhttp/src/main/kotlin/okhttp3/OkHttpClient.kt
         okhttp/src/main/kotlin/okhttp3/Interceptor.kt
-        okhttp/src/main/kotlin/okhttp3/internal/connection/Exchange.kt""",
+        okhttp/src/main/kotlin/okhttp3/internal/connection/Exchange.kt
+        okhttp/src/main/kotlin/okhttp3/internal/connection/RealConnection.kt
+        okhttp/src/main/kotlin/okhttp3/internal/http1/Http1ExchangeCodec.kt
+        okhttp/src/main/kotlin/okhttp3/internal/http2/Http2ExchangeCodec.kt
+        okhttp/src/main/kotlin/okhttp3/Dispatcher.kt okhttp/src/main/kotlin/okhttp3/Cache.kt
+        okhttp/src/main/kotlin/okhttp3/internal/connection/RouteSelector.kt""",
     "gin": """gin.go context.go routergroup.go tree.go recovery.go logger.go errors.go utils.go
-        response_writer.go auth.go mode.go path.go""",
+        response_writer.go auth.go mode.go path.go binding/binding.go render/render.go
+        render/json.go fs.go ginS/gins.go internal/bytesconv/bytesconv.go""",
     "alamofire": """Source/Core/Session.swift Source/Core/Request.swift Source/Core/DataRequest.swift
         Source/Features/Validation.swift Source/Features/RequestInterceptor.swift
         Source/Features/RetryPolicy.swift Source/Core/SessionDelegate.swift
         Source/Core/RequestTaskMap.swift Source/Features/ResponseSerialization.swift
         Source/Extensions/URLRequest+Alamofire.swift Source/Features/EventMonitor.swift
         Source/Core/AFError.swift Source/Features/AuthenticationInterceptor.swift
-        Source/Core/HTTPHeaders.swift Source/Core/ParameterEncoder.swift""",
+        Source/Core/HTTPHeaders.swift Source/Core/ParameterEncoder.swift
+        Source/Core/UploadRequest.swift Source/Core/DownloadRequest.swift
+        Source/Features/ServerTrustEvaluation.swift Source/Features/CachedResponseHandler.swift
+        Source/Core/Protected.swift Source/Features/RedirectHandler.swift""",
 }
 
 _KINDS = {

@@ -16,7 +16,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalkit.allocation import compute_allocation
+from evalkit.allocation import MIN_SYMBOL_LEN, STOPWORDS, compute_allocation
 from evalkit.corpus.answers import AnswerPlan, CitedFile, summary_sentence, write_answers
 from evalkit.corpus.calibrate import SessionPlan
 from evalkit.corpus.catalog import QUESTIONS, FileInfo, catalog, file_info
@@ -215,7 +215,11 @@ def _answer_plan(s: SessionPlan, shared: str) -> AnswerPlan:
         for x in c.sections:
             if x.path not in seen:
                 info = file_info(s.repo, x.path)
-                defined = [n for n, k in info.symbols if "." not in n and len(n) >= 4]
+                defined = [
+                    n
+                    for n, k in info.symbols
+                    if "." not in n and len(n) >= MIN_SYMBOL_LEN and n.lower() not in STOPWORDS
+                ]
                 seen[x.path] = CitedFile(x.path, x.verdict, x.symbol, defined)
     bases = [p.rsplit("/", 1)[-1] for p in seen]
     unique = {b for b in bases if bases.count(b) == 1}
