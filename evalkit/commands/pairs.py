@@ -1,4 +1,4 @@
-"""`evalkit pairs check|report` — paired evidence: strict gate and per-pair tables.
+"""`evalkit pairs check|report|collect` — paired evidence: gate, per-pair tables, collector.
 
 The subcommands live in `evalkit.paired.cli` (shared with `python -m evalkit.paired`); this
 module only registers them under `evalkit`.
@@ -14,12 +14,14 @@ from evalkit.paired.cli import CHECK_HELP, EXIT_CODES, add_subcommands
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "pairs",
-        help="paired A/B evidence: strict gate (check) and per-pair tables (report)",
+        help="paired A/B evidence: strict gate (check), per-pair tables (report), collector (collect)",
         description=(
             "Paired evidence about agent tool use (Direct vs Host Code Mode, Host single-call vs "
             "composition policy, nested Code Mode, free tool selection). `check FILE [--strict]` "
             "validates a schema-v1 evidence file and runs the strict gate; `report FILE [--json]` "
-            "prints the per-pair table in the design's layout with deltas and caveats.\n\n"
+            "prints the per-pair table in the design's layout with deltas and caveats; `collect` runs "
+            "a driver over the tasks in alternating pairs in fresh git worktrees and writes "
+            "evidence the gate can judge.\n\n"
             + CHECK_HELP
         ),
         epilog=EXIT_CODES,

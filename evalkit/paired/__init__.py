@@ -9,7 +9,9 @@ The data flows through one module per step:
 * `evalkit.paired.gate` — the strict gate with its stable reason codes (§6)
 * `evalkit.paired.report` — the descriptive report, frames and the published-style table (§7)
 * `evalkit.paired.baseline` — the bundled 2026-10-17 Host-policy baseline (§9)
-* `evalkit.paired.cli` — `evalkit pairs check|report` and `python -m evalkit.paired`
+* `evalkit.paired.collect` — the collector: alternating pairs in fresh worktrees (§8), with
+  `driver`, `worktrees`, `audit`, `oracle` and the test-only `scripted_driver`
+* `evalkit.paired.cli` — `evalkit pairs check|report|collect` and `python -m evalkit.paired`
 
 Typical notebook use:
 
@@ -25,8 +27,8 @@ Typical notebook use:
     '3 of 9 improved, 0 of 9 regressed, 6 of 9 tied; 0 unknown'
 
 Small-n statistics for other datasets (Hodges–Lehmann, exact tests, intervals) live in
-`evalkit.stats`; this report never calls them (§1.2). The collector (§8) is a later stage: it
-will reuse `read_receipt`, the `receipt_*` field helpers and the attestation checks.
+`evalkit.stats`; this report never calls them (§1.2). The collector (§8) reuses `read_receipt`,
+the `receipt_*` field helpers, the attestation checks and the strict gate.
 """
 
 from evalkit.paired.attest import (
