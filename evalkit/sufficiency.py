@@ -192,6 +192,15 @@ class Sufficiency:
             "calls": [c.to_dict() for c in self.calls],
         }
 
+    def to_frame(self):
+        """One row per answered explore call: `order`, thread, query, files, chars, bucket,
+        next action and whether the file read next was named by the response."""
+        import pandas as pd
+
+        rows = [{"order": i, **c.to_dict()} for i, c in enumerate(self.calls, start=1)]
+        columns = ["order", "thread", "query", "files", "chars", "bucket", "next", "named"]
+        return pd.DataFrame(rows, columns=columns)
+
 
 @dataclass
 class _Action:
