@@ -50,8 +50,11 @@ class Progress:
             self.stream.flush()
 
 
-def _work(args: tuple[str, tuple[str, ...], str, str | None, bool]) -> dict[str, Any]:
-    return analyse_session(*args)
+Work = tuple[str, tuple[str, ...], str, str | None, bool]
+
+
+def _work_chunk(chunk: list[Work]) -> list[dict[str, Any]]:
+    return [analyse_session(*w) for w in chunk]
 
 
 def analyse_sessions(
@@ -87,24 +90,30 @@ def analyse_sessions(
             todo.append(i)
 
     jobs = jobs or os.cpu_count() or 1
-    work = [
+    work: list[Work] = [
         (root, refs[i].segments, refs[i].log, refs[i].problem, refs[i].layout == "interactive")
         for i in todo
     ]
+    # Chunks of a few sessions keep inter-process traffic low; each chunk's payloads are cached
+    # as soon as it is done, so an interrupted sweep keeps what it parsed.
+    size = max(1, min(16, len(todo) // (jobs * 4)))
+    chunks = [(todo[k : k + size], work[k : k + size]) for k in range(0, len(todo), size)]
+
+    def finish(indices: list[int], results: list[dict[str, Any]]) -> None:
+        for i, payload in zip(indices, results, strict=True):
+            payloads[i] = payload
+            cache.put(keys[i], payload)
+        if progress:
+            progress.advance(len(indices))
+
     if jobs > 1 and len(todo) >= _MIN_PARALLEL:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool:
-            futures = {pool.submit(_work, w): i for i, w in zip(todo, work, strict=True)}
+        with ProcessPoolExecutor(max_workers=min(jobs, len(chunks))) as pool:
+            futures = {pool.submit(_work_chunk, w): idx for idx, w in chunks}
             for fut in as_completed(futures):
-                payloads[futures[fut]] = fut.result()
-                if progress:
-                    progress.advance()
+                finish(futures[fut], fut.result())
     else:
-        for i, w in zip(todo, work, strict=True):
-            payloads[i] = _work(w)
-            if progress:
-                progress.advance()
-    for i in todo:
-        cache.put(keys[i], payloads[i])  # type: ignore[arg-type]
+        for idx, w in chunks:
+            finish(idx, _work_chunk(w))
     if progress:
         progress.close()
     return [record_from_payload(ref, p) for ref, p in zip(refs, payloads, strict=True)]  # type: ignore[arg-type]
