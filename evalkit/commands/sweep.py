@@ -21,7 +21,10 @@ Sessions are found by the harness's layout (spec §7):
   <pass>/ab-<repo>/run-{baseline,new}-<i>.jsonl          A/B arms
   <pass>/<repo>/run<n>/run-<label>.jsonl + .t2, .t3       campaign runs
   X.jsonl + X.t2.jsonl + X.t3.jsonl …                     one multi-turn session
+  <project-log-dir>/<uuid>.jsonl (+ <uuid>/subagents/)   Claude Code interactive
 Any other *.jsonl(.gz) is a session labelled only as far as its path says.
+run-<label>.jsonl beside run-<label>-<i>.jsonl makes the indexed runs ignored,
+and a zero-padded index (run-new-01) is a crash, as in compare-arms.mjs (§7.2).
 A session whose parse raises is a crash: counted, reported, excluded.
 
 With no DIR, sweeps the bundled synthetic corpus (data/corpus), whose numbers
@@ -37,6 +40,7 @@ examples:
 
 Parsed sessions are cached by file content and evalkit version (default
 $XDG_CACHE_HOME/evalkit or ~/.cache/evalkit); the cache never changes a number.
+A progress bar is drawn on stderr when stderr is a terminal.
 
 exit status: 0 swept (crashed sessions are reported, not fatal); 2 unusable
 input (no such directory, bad option)."""

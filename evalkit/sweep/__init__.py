@@ -54,7 +54,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "run_sweep",
-    "sweep_records",
     "bundled_corpus_dir",
     "is_bundled_corpus",
     "SweepResult",
@@ -186,17 +185,6 @@ class SweepResult:
 
     def arm_frame(self, *, per_run: bool = False) -> pd.DataFrame:
         return arm_frame(self.arm_rows, per_run=per_run)
-
-
-def sweep_records(
-    root: str | os.PathLike[str],
-    discovery: Discovery,
-    *,
-    cache: SweepCache | None = None,
-    jobs: int | None = None,
-    progress: Progress | None = None,
-) -> list[SessionRecord]:
-    return analyse_sessions(root, discovery.sessions, cache=cache, jobs=jobs, progress=progress)
 
 
 def run_sweep(

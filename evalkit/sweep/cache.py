@@ -12,6 +12,7 @@ Location: `--cache-dir`, else `$XDG_CACHE_HOME/evalkit`, else `~/.cache/evalkit`
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -118,8 +119,12 @@ class SweepCache:
             path.parent.mkdir(parents=True, exist_ok=True)
             # Write-then-rename so a concurrent sweep never reads half an entry.
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        except OSError:
+            return  # a read-only or full cache directory only costs speed
+        try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump({"key": key, "payload": payload}, fh, separators=(",", ":"))
             os.replace(tmp, path)
         except OSError:
-            return  # a read-only or full cache directory only costs speed
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
