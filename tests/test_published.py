@@ -150,3 +150,12 @@ def test_example_block(result):
     want = (PUBLISHED / "example_block_cg22_express_baseline_1.txt").read_text(encoding="utf-8")
     # the doc omits the note: line the code always prints (§3.6)
     assert "\n".join(block.splitlines()[:-1]) + "\n" == want
+
+
+def test_every_corpus_file_is_accounted_for(result):
+    on_disk = {p.relative_to(CORPUS).as_posix() for p in CORPUS.rglob("*") if p.is_file()}
+    accounted = [a.path for a in result.accounting]
+    assert len(accounted) == len(set(accounted))
+    assert set(accounted) == on_disk
+    statuses = {a.status for a in result.accounting}
+    assert statuses <= {"parsed", "no-explore", "skipped"}  # no crashes in the bundled corpus
