@@ -308,18 +308,28 @@ def test_published_occupancy_sample(sessions):
 
 
 def test_envelope_answer_shares_as_published():
-    """§12.6: per-run answer-set shares of the envelope view, client-go `tools/cache/**` (in run
-    order) and express `lib/**` (100% everywhere)."""
-    from evalkit.corpus.calibrate import ANSWER_SHARES
+    """§12.6: per-run answer-set shares of the envelope view, client-go `tools/cache/**` and the
+    generated layer (in run order; 0% wherever none was published) and express `lib/**` (100%
+    everywhere)."""
+    from evalkit.corpus.calibrate import ANSWER_SHARES, GENERATED_SHARES
     from evalkit.envelope import envelope_view
+
+    GENERATED_GLOBS = [
+        "kubernetes/**",
+        "listers/**",
+        "applyconfigurations/**",
+        "informers/**",
+        "**/fake/**",
+    ]
 
     for (pass_, repo, arm), shares in ANSWER_SHARES.items():
         for i, share in enumerate(shares, 1):
             s = parse_session(str(CORPUS / f"{pass_}/ab-{repo}/run-{arm}-{i}.jsonl"))
             view = envelope_view(s.explore_texts, ["tools/cache/**"])
             assert pct1(view.answer_share) == f"{share:.1f}%"
-            generated = ("informers/", "listers/", "kubernetes/", "applyconfigurations/")
-            assert not any(f.path.startswith(generated) for f in view.files)
+            gen = envelope_view(s.explore_texts, GENERATED_GLOBS)
+            want = GENERATED_SHARES.get((pass_, repo, arm), [0.0] * 6)[i - 1]
+            assert pct1(gen.answer_share) == f"{want:.1f}%"
     for log in sorted(CORPUS.glob("cg*/ab-express/run-*.jsonl")):
         s = parse_session(str(log))
         assert pct1(envelope_view(s.explore_texts, ["lib/**"]).answer_share) == "100.0%"

@@ -978,7 +978,8 @@ def _plan_sections(rng: random.Random, sessions: list[SessionPlan]) -> None:
     for s in generic:
         if (s.pass_, s.repo, s.arm) not in ANSWER_SHARES:
             continue
-        if any(g >= 2 for i in range(len(s.extra["shape"])) for g in counts[(s.key, i)]):
+        need = 3 if (s.pass_, s.repo, s.arm) in GENERATED_SHARES else 2
+        if any(g >= need for i in range(len(s.extra["shape"])) for g in counts[(s.key, i)]):
             continue
         sizes = [
             (size, i, g)
@@ -987,7 +988,7 @@ def _plan_sections(rng: random.Random, sessions: list[SessionPlan]) -> None:
             if counts[(s.key, i)][g]
         ]
         size, i, g = max(sizes)
-        if size >= 2 * MIN_SECTION:
+        while counts[(s.key, i)][g] < need and size >= (counts[(s.key, i)][g] + 1) * MIN_SECTION:
             counts[(s.key, i)][g] += 1
             extra -= 1
     slots = list(counts)
@@ -1096,8 +1097,12 @@ ANSWER_SHARES = {
     ("cg22", "client-go", "new"): [95.2, 97.8, 92.3, 96.8, 96.8, 89.8],
     ("cg22", "client-go", "baseline"): [95.4, 100.0, 100.0, 85.6, 97.0, 97.0],
 }
-# Files outside the answer set and outside the generated layer (§12.6: no generated-layer file
-# took envelope in any CG-22 client-go run; evalkit keeps the generated layer out of all of them).
+GENERATED_SHARES = {
+    ("cg15", "client-go", "new"): [4.0, 0.0, 5.2],
+    ("cg15", "client-go", "baseline"): [10.5, 0.0, 5.1],
+}
+# The generated layer (`kubernetes/**`, `listers/**`, `applyconfigurations/**`, `informers/**`,
+# `**/fake/**`, §12.6) takes envelope only where CG-15 published a generated share.
 _GENERATED = ("informers/", "listers/", "kubernetes/", "applyconfigurations/")
 
 
@@ -1132,9 +1137,14 @@ def _fit_answer_share(rng: random.Random, s: SessionPlan, share: float) -> None:
             cands.append(greedy)
         room = sum(_answer_class(f.path) == "other" for f in catalog(s.repo)) - 2
         best = None
-        for cand in (c for c in cands if len(c) <= room):
+        # With a generated share to place as well, two outside files in one call and verdict
+        # group are needed (one generated, one not), so chars can move between them.
+        split = GENERATED_SHARES.get((s.pass_, s.repo, s.arm), [0.0] * 9)[s.run - 1] > 0
+        for cand in (c for c in cands if (2 if split else 1) <= len(c) <= room):
             delta = target - sum(totals[p] for p in cand)
             if best is not None and abs(delta) >= abs(best[1]):
+                continue
+            if split and not _same_group_pair(s, set(cand)):
                 continue
             if delta == 0 or _shift(s, set(cand), delta, dry=True):
                 best = (cand, delta)
@@ -1143,39 +1153,96 @@ def _fit_answer_share(rng: random.Random, s: SessionPlan, share: float) -> None:
         outside, delta = best
         if delta:
             _shift(s, set(outside), delta)
-    _repath(rng, s, set(outside))
-    got = (
-        1
-        - sum(x.chars for c in s.calls for x in c.sections if _answer_class(x.path) != "answer")
-        / env
-    )
-    if pct1(got) != f"{share:.1f}%":
-        raise RuntimeError(f"{s.key}: answer share {pct1(got)} != {share}")
+    generated: list[str] = []
+    g_share = GENERATED_SHARES.get((s.pass_, s.repo, s.arm), [0.0] * 9)[s.run - 1]
+    g_target = round(env * g_share / 100)
+    if g_target:
+        # §12.6 (CG-15): part of the outside chars went to the generated layer.
+        cands = [[p] for p in outside] + [
+            [p, q] for i, p in enumerate(outside) for q in outside[i + 1 :]
+        ]
+        best = None
+        for cand in (c for c in cands if len(c) < len(outside)):
+            delta = g_target - sum(totals_now(s)[p] for p in cand)
+            if best is not None and abs(delta) >= abs(best[1]):
+                continue
+            if delta == 0 or _shift(s, set(cand), delta, dry=True, among=set(outside)):
+                best = (cand, delta)
+        if best is None:
+            raise RuntimeError(f"{s.key}: cannot reach the generated share {g_share}")
+        generated, delta = best
+        if delta:
+            _shift(s, set(generated), delta, among=set(outside))
+    _repath(rng, s, set(outside), set(generated))
+    classes = [(_answer_class(x.path), x.chars) for c in s.calls for x in c.sections]
+    got = 1 - sum(n for k, n in classes if k != "answer") / env
+    got_g = sum(n for k, n in classes if k == "generated") / env
+    if pct1(got) != f"{share:.1f}%" or pct1(got_g) != f"{g_share:.1f}%":
+        raise RuntimeError(f"{s.key}: answer share {pct1(got)} / generated {pct1(got_g)}")
 
 
-def _shift(s: SessionPlan, outside: set[str], delta: int, dry: bool = False) -> bool:
-    """Move `delta` chars into the outside files (out of them when negative) between two
-    sections of one call with the same verdict, keeping every section at least MIN_SECTION."""
+def _same_group_pair(s: SessionPlan, paths: set[str]) -> bool:
+    for c in s.calls:
+        seen: dict[str, str] = {}
+        for x in c.sections:
+            if x.path in paths:
+                if x.verdict in seen and seen[x.verdict] != x.path:
+                    return True
+                seen[x.verdict] = x.path
+    return False
+
+
+def totals_now(s: SessionPlan) -> dict[str, int]:
+    totals: dict[str, int] = {}
+    for c in s.calls:
+        for x in c.sections:
+            totals[x.path] = totals.get(x.path, 0) + x.chars
+    return totals
+
+
+def _shift(
+    s: SessionPlan, outside: set[str], delta: int, dry: bool = False, among: set[str] | None = None
+) -> bool:
+    """Move `delta` chars into the outside files (out of them when negative), each step between
+    two sections of one call with the same verdict (one outside, one not), keeping every section
+    at least MIN_SECTION, so no call's or session's cited chars change. With `among`, both
+    sections must belong to those files. Returns whether the whole `delta` could move."""
+    left = delta
+    moves = []
     for c in s.calls:
         for a in c.sections:
             for b in c.sections:
                 if a is b or a.verdict != b.verdict or (a.path in outside) == (b.path in outside):
                     continue
-                if a.path in outside:  # a gains delta, b loses it
-                    if a.chars + delta >= MIN_SECTION and b.chars - delta >= MIN_SECTION:
-                        if dry:
-                            return True
-                        a.chars += delta
-                        b.chars -= delta
-                        return True
+                if among is not None and (a.path not in among or b.path not in among):
+                    continue
+                if a.path not in outside:
+                    continue
+                # a is outside: it gains `step`, b loses it (negative steps the other way).
+                room = b.chars - MIN_SECTION if left > 0 else a.chars - MIN_SECTION
+                step = max(0, min(abs(left), room)) * (1 if left > 0 else -1)
+                if step:
+                    moves.append((a, b, step))
+                    left -= step
+                    if not dry:
+                        a.chars += step
+                        b.chars -= step
+                if left == 0:
+                    return True
+    if not dry:
+        raise RuntimeError(f"{s.key}: shift of {delta} chars incomplete")
     return False
 
 
-def _repath(rng: random.Random, s: SessionPlan, outside: set[str]) -> None:
+def _repath(
+    rng: random.Random, s: SessionPlan, outside: set[str], generated: set[str] = frozenset()
+) -> None:
     """Rename files so exactly `outside` lie outside the answer set, keeping verdicts, symbols
     credited, and one file per basename."""
     paths = list(dict.fromkeys(x.path for c in s.calls for x in c.sections))
-    want = {p: ("other" if p in outside else "answer") for p in paths}
+    want = {
+        p: ("generated" if p in generated else "other" if p in outside else "answer") for p in paths
+    }
     rename: dict[str, str] = {}
     used = set(paths)
     bases = {p.rsplit("/", 1)[-1] for p in paths}

@@ -92,7 +92,9 @@ _PATHS = {
         listers/core/v1/pod.go kubernetes/typed/core/v1/pod.go tools/watch/retrywatcher.go
         util/workqueue/queue.go rest/request.go tools/record/event.go tools/pager/pager.go
         util/flowcontrol/backoff.go discovery/discovery_client.go transport/round_trippers.go
-        tools/leaderelection/leaderelection.go dynamic/simple.go""",
+        tools/leaderelection/leaderelection.go dynamic/simple.go
+        applyconfigurations/core/v1/podspec.go kubernetes/typed/apps/v1/deployment.go
+        informers/apps/v1/replicaset.go kubernetes/typed/core/v1/fake/fake_pod.go""",
     "vscode": """src/vs/workbench/services/extensions/common/rpcProtocol.ts
         src/vs/workbench/api/node/extensionHostProcess.ts
         src/vs/workbench/services/extensions/electron-sandbox/localProcessExtensionHost.ts
