@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from evalkit.ecma import grp, js_trim, pct1, pl, rj
-from evalkit.envelope import PATH_TOKEN, Section, split_sections
+from evalkit.envelope import Section, path_tokens, split_sections
 
 __all__ = [
     "SYMBOL_AMBIGUITY_LIMIT",
@@ -71,7 +71,7 @@ def answer_citations(text: str | None, extensions: set[str] | frozenset[str]) ->
     length ≥ 4, not stopwords, inside inline code spans only — prose never counts.
     """
     src = text or ""
-    paths = dict.fromkeys(PATH_TOKEN.findall(src))
+    paths = dict.fromkeys(path_tokens(src))
     for m in _BARE_BASENAME.finditer(src):
         if m.group(1).lower() in extensions:
             paths.setdefault(m.group(0))

@@ -23,6 +23,7 @@ __all__ = [
     "returned_paths",
     "mentioned_paths",
     "PATH_TOKEN",
+    "path_tokens",
     "glob_to_regex",
     "EnvelopeFile",
     "EnvelopeView",
@@ -36,6 +37,10 @@ _HEADER = re.compile(LINE_START + r"\*\*`([^`]+)`\*\*(" + DOT + "*)")
 _LABEL = re.compile(r"([A-Za-z_$][A-Za-z0-9_$.]*)\(([a-z_]+)\)")
 # §2.8: a path with at least one directory and an extension starting with a letter.
 PATH_TOKEN = re.compile(r"(?:[\w@.+-]+/)+[\w@.+-]+\.[A-Za-z]\w*", re.ASCII)
+# Every PATH_TOKEN match lies inside one run of these characters, and only runs holding a `/`
+# can match: scanning run by run gives the same matches without the regex's quadratic
+# backtracking over long slash-free runs (a 20k-character line of source, say).
+_PATH_RUN = re.compile(r"[\w@.+/-]+", re.ASCII)
 _GUIDANCE = "\n> "
 
 # §2.3: the product's node kinds less file/import/export. `constructor` and `union` are not
@@ -125,7 +130,14 @@ def returned_paths(text: str | None) -> list[str]:
 
 def mentioned_paths(text: str | None) -> list[str]:
     """§2.8: every path-shaped token anywhere in the response."""
-    return PATH_TOKEN.findall(text or "")
+    return path_tokens(text)
+
+
+def path_tokens(text: str | None) -> list[str]:
+    """Every match of the path-token pattern (§2.8, §3.3), left to right."""
+    return [
+        m for run in _PATH_RUN.findall(text or "") if "/" in run for m in PATH_TOKEN.findall(run)
+    ]
 
 
 # --- envelope view (§4) ---------------------------------------------------------------------

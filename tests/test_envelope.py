@@ -129,3 +129,22 @@ def test_glob_to_regex(glob, path, want):
 def test_glob_with_nothing_to_repeat_raises(glob):
     with pytest.raises(UsageError, match="not a usable glob"):
         glob_to_regex(glob)
+
+
+def test_path_tokens_scan_equals_the_plain_regex():
+    import random
+
+    from evalkit.envelope import PATH_TOKEN, path_tokens
+
+    rng = random.Random(7)
+    alphabet = "ab.-@+/_ :x1é\n`"
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        assert path_tokens(text) == PATH_TOKEN.findall(text), text
+
+
+def test_long_slash_free_runs_are_fast():
+    # The plain regex backtracks quadratically here (~20 s for 20k chars); the run scan is linear.
+    from evalkit.envelope import path_tokens
+
+    assert path_tokens("x" * 200_000 + " lib/a.js") == ["lib/a.js"]
