@@ -50,10 +50,15 @@ from evalkit.sweep.quantile import QUANTILE_METHOD, median, quantile
 from evalkit.sweep.records import CallRecord, SessionRecord
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import pandas as pd
+
+    from evalkit.session import Session
 
 __all__ = [
     "run_sweep",
+    "load_session",
     "bundled_corpus_dir",
     "is_bundled_corpus",
     "SweepResult",
@@ -149,6 +154,10 @@ class SweepResult:
                 return r
         raise KeyError(log)
 
+    def session(self, log: str) -> Session:
+        """Parse the session whose log is `log` in full (every metric, not only allocation)."""
+        return load_session(self.root, self.record(log).segments)
+
     def tail(self, n: int = 5) -> tuple[SessionRecord, ...]:
         return tail(self.records, n)
 
@@ -185,6 +194,30 @@ class SweepResult:
 
     def arm_frame(self, *, per_run: bool = False) -> pd.DataFrame:
         return arm_frame(self.arm_rows, per_run=per_run)
+
+
+def load_session(root: str | os.PathLike[str], log: str | Sequence[str]) -> Session:
+    """One session of a corpus, parsed in full, named by its log relative to `root`.
+
+    Args:
+        root: The corpus directory.
+        log: The session's first segment relative to `root` (as `evalkit sweep` lists it; its
+            `.tN` segments are found by the discovery rules), or every segment, in order.
+
+    Raises:
+        UsageError: No session of the corpus starts with that file.
+    """
+    from evalkit.session import parse_session
+
+    root = Path(root)
+    if isinstance(log, str):
+        refs = [ref for ref in discover(root).sessions if ref.log == log]
+        if not refs:
+            raise UsageError(f"no session {log!r} in {root.name}/ (`evalkit sweep --list-files`)")
+        segments, name = refs[0].segments, log
+    else:
+        segments, name = tuple(log), log[0]
+    return parse_session([root / s for s in segments], log=name)
 
 
 def run_sweep(

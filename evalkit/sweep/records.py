@@ -178,24 +178,11 @@ def analyse_session(
 
 
 def _interactive_allocation(path: str) -> tuple[Any, tuple[str, ...]]:
-    """§1.10 steps 3–7 for one given session file (the reference picks the newest one).
+    """§1.10 steps 3–7 for one given session file (the reference picks the newest one)."""
+    from evalkit.interactive import read_session_file
 
-    Uses evalkit.interactive's subagent reader so the stamping rule lives in one place.
-    """
-    from evalkit.allocation import compute_allocation
-    from evalkit.answer import final_answer
-    from evalkit.interactive import _read_subagents  # noqa: PLC2701 — see report
-    from evalkit.transcripts import explore_texts, read_segment
-
-    log_dir, name = os.path.split(path)
-    session_id = name.replace(".jsonl", "", 1)
-    events, _ = read_segment(path, drop_falsy=True)
-    events = list(events)
-    for sub in _read_subagents(log_dir, session_id):
-        events.extend(sub.events)
-    answer = final_answer(events, path=path)
-    texts = tuple(explore_texts(events, path=path, any_type=True))
-    return compute_allocation(texts, answer.text), texts
+    session = read_session_file(path)
+    return session.allocation, session.explore_texts
 
 
 def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionRecord:
