@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from evalkit.ecma import pct1
 from evalkit.sweep.aggregate import (
+    arm_changes_frame,
     arm_frame,
     arm_table,
     corpus_counts,
@@ -194,3 +196,18 @@ def test_pct1_is_applied_only_at_presentation(records):
     all_, _, _ = slice_table(records)
     assert isinstance(all_.pooled, float)
     assert pct1(all_.pooled).endswith("%")
+
+
+def test_arm_changes_new_against_baseline():
+    records = [
+        rec("b1", [(100, 80, 80, 1, 1)], pass_="p", repo="r", arm="baseline", run="1"),
+        rec("b2", [(100, 60, 60, 1, 1)], pass_="p", repo="r", arm="baseline", run="2"),
+        rec("n1", [(100, 90, 90, 1, 1)], pass_="p", repo="r", arm="new", run="1"),
+        rec("m1", [(100, 50, 50, 1, 1)], pass_="p", repo="s", arm="baseline", run="1"),
+    ]
+    arms, rows = arm_table(records)
+    frame = arm_changes_frame(rows, arms).set_index("repo")
+    r = frame.loc["r"]
+    assert (r.baseline_median, r.baseline_min, r.baseline_max, r.baseline_n) == (0.7, 0.6, 0.8, 2)
+    assert r.new_median == 0.9 and r.change_pt == pytest.approx(20.0) and r.direction == "up"
+    assert pd.isna(frame.loc["s"].direction)  # no new arm: no change to report

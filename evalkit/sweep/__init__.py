@@ -33,6 +33,7 @@ from evalkit.sweep.aggregate import (
     CorpusCounts,
     PerCall,
     SliceRow,
+    arm_changes_frame,
     arm_frame,
     arm_table,
     calls_frame,
@@ -194,6 +195,10 @@ class SweepResult:
 
     def arm_frame(self, *, per_run: bool = False) -> pd.DataFrame:
         return arm_frame(self.arm_rows, per_run=per_run)
+
+    def arm_changes_frame(self) -> pd.DataFrame:
+        """Per pass/repo: the second arm's median against the first's, with both ranges."""
+        return arm_changes_frame(self.arm_rows, self.arms)
 
 
 def load_session(root: str | os.PathLike[str], log: str | Sequence[str]) -> Session:

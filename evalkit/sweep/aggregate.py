@@ -438,3 +438,31 @@ def arm_frame(rows: Sequence[ArmRow], *, per_run: bool = False) -> pd.DataFrame:
         ],
         columns=["pass", "repo", "arm", "n", "runs", "median", "min", "max", "pooled"],
     )
+
+
+def arm_changes_frame(rows: Sequence[ArmRow], arms: Sequence[str]) -> pd.DataFrame:
+    """Per pass/repo, the second arm against the first (new against baseline).
+
+    Columns: `pass, repo`, then for each of the two arms `<arm>_median`, `<arm>_min`,
+    `<arm>_max`, `<arm>_n`, then `change_pt` (median difference in percentage points) and
+    `direction` (`up`, `down`, `same`; None when an arm is missing). Sorted as the arm table.
+    """
+    import pandas as pd
+
+    first, second = arms[0], arms[1]
+    out = []
+    for row in rows:
+        by_arm = {c.arm: c for c in row.cells if c is not None}
+        rec: dict = {"pass": row.pass_, "repo": row.repo}
+        for arm in (first, second):
+            c = by_arm.get(arm)
+            for stat in ("median", "min", "max", "n"):
+                rec[f"{arm}_{stat}"] = getattr(c, stat) if c is not None else None
+        a, b = rec[f"{first}_median"], rec[f"{second}_median"]
+        change = None if a is None or b is None else (b - a) * 100
+        rec["change_pt"] = change
+        rec["direction"] = (
+            None if change is None else "up" if change > 0 else "down" if change < 0 else "same"
+        )
+        out.append(rec)
+    return pd.DataFrame(out)
