@@ -60,6 +60,8 @@ def setup() -> None:
     pd.set_option("display.max_columns", 20)
     pd.set_option("display.max_rows", 60)
     pd.set_option("display.precision", 4)
+    # Fixed-point floats: a tiny difference prints as 0.0000, never in scientific notation.
+    pd.set_option("display.float_format", "{:.4f}".format)
     pd.set_option("display.max_colwidth", 60)
     os.environ["EVALKIT_PROGRESS"] = "0"
     _show_figures_inline()
