@@ -11,13 +11,14 @@ from pathlib import Path
 
 from evalkit.paired.manifest import CaseManifest
 from evalkit.paired.schema import Evidence, load_evidence
+from evalkit.paths import bundled_evidence
 
 __all__ = ["PUBLISHED_BASELINE", "evidence_dir", "load_published_baseline"]
 
 
 def evidence_dir() -> Path:
     """`data/evidence/` under the repository root (this file is `evalkit/paired/baseline.py`)."""
-    return Path(__file__).resolve().parents[2] / "data" / "evidence"
+    return bundled_evidence().parent
 
 
 PUBLISHED_BASELINE = evidence_dir() / "host-policy-2026-10-17.json"

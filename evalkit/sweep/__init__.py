@@ -25,8 +25,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import evalkit
 from evalkit.errors import UsageError
+from evalkit.paths import bundled_corpus
 from evalkit.sweep.aggregate import (
     ArmCell,
     ArmRow,
@@ -84,8 +84,8 @@ __all__ = [
 
 
 def bundled_corpus_dir() -> Path:
-    """`<repo>/data/corpus`, the synthetic corpus shipped with evalkit (it may be absent)."""
-    return Path(evalkit.__file__).resolve().parent.parent / "data" / "corpus"
+    """The bundled synthetic corpus (`data/corpus`), as `evalkit.paths.bundled_corpus` says."""
+    return bundled_corpus()
 
 
 def is_bundled_corpus(path: str | os.PathLike[str]) -> bool:
