@@ -206,30 +206,21 @@ def ecdf_data(result) -> pd.DataFrame:
 
 
 def ecdf_figure(data: pd.DataFrame, title: str) -> Figure:
-    """ECDF step curves per slice, the p25 of each marked with a dashed line and its value."""
+    """ECDF step curves per slice, each slice's p25 a dashed line (its value in the legend)."""
     from matplotlib.ticker import PercentFormatter
 
     fig, ax = _figure()
     for name, part in data.groupby("slice", sort=False):
         colour = SLICE_COLOURS.get(name, "#666666")
+        p25 = part["p25"].iloc[0]
         ax.step(
             part["efficiency"],
             part["ecdf"],
             where="post",
             color=colour,
-            label=f"{name} (n={len(part)})",
+            label=f"{name} (n={len(part)}, p25 {p25:.1%})",
         )
-        p25 = part["p25"].iloc[0]
         ax.axvline(p25, color=colour, linestyle="--", linewidth=0.8)
-        ax.annotate(
-            f"p25 {p25:.1%}",
-            (p25, 0.25),
-            xytext=(-4, 4),
-            textcoords="offset points",
-            ha="right",
-            fontsize=7,
-            color=colour,
-        )
     ax.axhline(0.25, color="#bbbbbb", linewidth=0.6)
     ax.xaxis.set_major_formatter(PercentFormatter(1.0))
     ax.set_xlabel("allocation efficiency per session (share of returned chars cited)")

@@ -98,3 +98,16 @@ def test_default_location_follows_xdg(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/dir")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert default_cache_dir() == tmp_path / "home" / ".cache" / "evalkit"
+
+
+def test_fifo_and_device_links_are_crashes_not_hangs_with_the_cache_on(tmp_path):
+    import os
+
+    root = tmp_path / "corpus"
+    corpus(root)
+    os.mkfifo(root / "pipe.jsonl")
+    os.symlink("/dev/zero", root / "zero.jsonl")
+    result = run_sweep(root, cache_dir=tmp_path / "cache", jobs=1)
+    reasons = {r.log: r.reason for r in result.records if r.status == "crash"}
+    assert "not a regular file" in reasons["pipe.jsonl"]
+    assert "not a regular file" in reasons["zero.jsonl"]

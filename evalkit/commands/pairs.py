@@ -21,8 +21,7 @@ def register(subparsers) -> None:
             "validates a schema-v1 evidence file and runs the strict gate; `report FILE [--json]` "
             "prints the per-pair table in the design's layout with deltas and caveats; `collect` runs "
             "a driver over the tasks in alternating pairs in fresh git worktrees and writes "
-            "evidence the gate can judge.\n\n"
-            + CHECK_HELP
+            "evidence the gate can judge.\n\n" + CHECK_HELP
         ),
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -16,6 +16,7 @@ import contextlib
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from functools import lru_cache
 from pathlib import Path
@@ -73,14 +74,18 @@ class SweepCache:
     def key(self, root: str | os.PathLike[str], files: tuple[str, ...]) -> str | None:
         """The key of a session made of `files` (relative to `root`); None if one is unreadable.
 
-        An unreadable file is not cached: parsing it will report the crash with its reason.
+        An unreadable or non-regular file is not cached (nor opened: a FIFO would block and a
+        link to a device would never end); parsing it reports the crash with its reason.
         """
         if not self.enabled:
             return None
         h = hashlib.sha256(self.fingerprint.encode() + b"\0")
         for rel in files:
+            path = os.path.join(root, rel)
             try:
-                with open(os.path.join(root, rel), "rb") as fh:
+                if not stat.S_ISREG(os.stat(path).st_mode):
+                    return None
+                with open(path, "rb") as fh:
                     digest = hashlib.file_digest(fh, "sha256").hexdigest()
             except OSError:
                 return None
