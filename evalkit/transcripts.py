@@ -74,6 +74,30 @@ class SegmentRead:
         """Non-blank lines that did not become events."""
         return self.malformed + self.non_object
 
+    def damage(self) -> str | None:
+        """What was lost or repaired reading this file, in words; None for a clean file.
+
+        Blank lines are not damage (every file ends with one empty piece).
+        """
+        parts = []
+        if self.malformed:
+            parts.append(
+                f"{self.malformed} malformed {'line' if self.malformed == 1 else 'lines'} skipped"
+            )
+        if self.non_object:
+            parts.append(
+                f"{self.non_object} non-object JSON "
+                f"{'line' if self.non_object == 1 else 'lines'} ignored"
+            )
+        if self.invalid_utf8:
+            parts.append(
+                f"{self.invalid_utf8} {'line' if self.invalid_utf8 == 1 else 'lines'}"
+                " with invalid UTF-8 decoded with U+FFFD"
+            )
+        if self.truncated_gzip:
+            parts.append("gzip stream cut short (what it held was read)")
+        return ", ".join(parts) or None
+
 
 @dataclass(frozen=True)
 class Transcript:

@@ -242,3 +242,12 @@ def test_processed_option_is_announced(tmp_path, capsys):
         "  tokens processed: 51,008 (per-message usage, later revision — not the reference's"
         " figure) | cost $0.100\n"
     ) in out
+
+
+def test_damaged_file_is_measured_and_reported_on_stderr(tmp_path, capsys):
+    path = seed_example(tmp_path)
+    path.write_bytes(path.read_bytes() + b'{"type": "user", "mess')
+    assert main(["run", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert "efficiency  81.9%" in out
+    assert err == f"evalkit run: {path}: 1 malformed line skipped\n"

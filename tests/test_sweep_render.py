@@ -130,3 +130,15 @@ def test_markdown_has_tables_label_and_caveats(result, tmp_path):
     assert "| all | 4 |" in md
     assert "## Arms" in md and "## The tail" in md and "## Files not in the sweep" in md
     assert all(c in md for c in caveats.SWEEP_CAVEATS)
+
+
+def test_damaged_segments_are_listed_in_the_accounting(tmp_path):
+    root = tmp_path / "c"
+    path = cited(root, "p/ab-r/run-new-1.jsonl", 900, 100)
+    clean = run_sweep(root, cache=False, jobs=1).record("p/ab-r/run-new-1.jsonl").efficiency
+    path.write_bytes(path.read_bytes() + b'{"cut":')
+    result = run_sweep(root, cache=False, jobs=1)
+    text = render_text(result)
+    assert "  damaged: 1 file read over what survived\n" in text
+    assert "    p/ab-r/run-new-1.jsonl: 1 malformed line skipped\n" in text
+    assert result.record("p/ab-r/run-new-1.jsonl").efficiency == clean  # measured over survivors

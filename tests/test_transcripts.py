@@ -198,3 +198,16 @@ def test_tool_results_names_and_errors():
 )
 def test_family(name, fam):
     assert family(name) == fam
+
+
+def test_damage_says_what_was_lost(tmp_path):
+    clean = read_segment(str(write_jsonl(tmp_path / "ok.jsonl", GOOD)))[1]
+    assert clean.damage() is None
+    data = b'{"type":"x"}\n{"type":\n[1]\n' + '{"t":"caf\u00e9"}'.encode().replace(
+        b"\xc3\xa9", b"\xe9"
+    )
+    damaged = read_segment(str(write_bytes(tmp_path / "bad.jsonl", data)))[1]
+    assert damaged.damage() == (
+        "1 malformed line skipped, 1 non-object JSON line ignored, "
+        "1 line with invalid UTF-8 decoded with U+FFFD"
+    )

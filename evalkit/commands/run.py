@@ -29,10 +29,13 @@ explore returned. It is a RELATIVE metric: compare builds on the same question.
 
 EPILOG = """\
 examples:
-  evalkit run data/examples/run-baseline-1.jsonl
+  evalkit run data/corpus/cg22/ab-express/run-baseline-1.jsonl
   evalkit run run.jsonl --answer 'lib/**' --answer 'src/mcp/*.ts'
   evalkit run run.jsonl --json | python -m json.tool
   evalkit run run.jsonl --brief --window-tokens 1000000
+
+A damaged file (malformed or cut-off lines, invalid UTF-8, a cut gzip stream) is still
+measured over what survives, and each damaged file gets one line on stderr saying what was lost.
 
 exit status: 0 printed; 2 a file is missing, unreadable, not a regular file, or holds input
 the reference harness crashes on (the message names the file and line), or an option value is
@@ -115,4 +118,8 @@ def run(args: argparse.Namespace) -> int:
             session, brief=args.brief, envelope=args.envelope, answer_globs=args.answer
         )
     sys.stdout.write(printable(text) + "\n")
+    # Damage is reported, never silent: the numbers above are over the events that survived.
+    for segment in session.transcript.segments:
+        if damage := segment.damage():
+            print(f"evalkit run: {segment.path}: {damage}", file=sys.stderr)
     return 0

@@ -69,6 +69,8 @@ class SessionRecord:
         cited_paths: The distinct paths with a verdict, largest first (§3.2 step 7 order).
         has_answer: The final answer is non-empty after trimming.
         explore_results: Answered explore results (§1.6), with or without sections.
+        damage: `(segment, what was lost)` for each damaged segment file (skipped lines,
+            invalid UTF-8, a cut gzip stream); the numbers are over what survived.
     """
 
     log: str
@@ -89,6 +91,7 @@ class SessionRecord:
     cited_paths: tuple[str, ...] = ()
     has_answer: bool = False
     explore_results: int = 0
+    damage: tuple[tuple[str, str], ...] = ()
 
     @property
     def in_sweep(self) -> bool:
@@ -142,11 +145,17 @@ def analyse_session(
 
     paths = [os.path.join(root, s) for s in segments]
     try:
+        damage = []
         if interactive:
             allocation, texts = _interactive_allocation(paths[0])
         else:
             session = parse_session(paths, log=log)
             allocation, texts = session.allocation, session.explore_texts
+            damage = [
+                [_relative(seg.path, root), text]
+                for seg in session.transcript.segments
+                if (text := seg.damage())
+            ]
     except TranscriptError as exc:
         where = _relative(exc.path, root)
         line = f":{exc.line}" if exc.line is not None else ""
@@ -174,6 +183,7 @@ def analyse_session(
         "cited_paths": [f.path for f in a.files if f.via],
         "has_answer": a.has_answer,
         "explore_results": len(texts),
+        "damage": damage,
     }
 
 
@@ -207,4 +217,5 @@ def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionReco
         cited_paths=tuple(payload.get("cited_paths", ())),
         has_answer=payload.get("has_answer", False),
         explore_results=payload.get("explore_results", 0),
+        damage=tuple(tuple(d) for d in payload.get("damage", ())),
     )

@@ -152,6 +152,10 @@ def _accounting_lines(result: SweepResult, *, every_file: bool) -> list[str]:
         f"crashed sessions ({len(sessions['crash'])}), {len(by['skipped'])} skipped"
     ]
     records = {r.log: r for r in result.records}
+    damaged = [d for r in result.records for d in r.damage]
+    if damaged:
+        lines.append(f"  damaged: {_n(len(damaged), 'file')} read over what survived")
+        lines += [f"    {path}: {what}" for path, what in damaged]
     if every_file:
         lines += [f"  parsed: {a.path}" for a in by["parsed"]]
     # Grouped by reason so a reason shared by many files is printed once.
