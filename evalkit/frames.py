@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalkit.ecma import utf16_len
 from evalkit.envelope import split_sections
-from evalkit.errors import EvalkitError
+from evalkit.errors import EvalkitError, TranscriptError
 from evalkit.occupancy import FAMILIES
 from evalkit.session import Session, parse_session
 from evalkit.sufficiency import BUCKETS
@@ -72,7 +72,12 @@ def load_sessions(
         except EvalkitError as exc:
             if strict:
                 raise
-            errors.append(SessionError(os.fspath(paths[0]) if paths else "(none)", str(exc)))
+            log = os.fspath(paths[0]) if paths else "(none)"
+            why = str(exc)
+            # A TranscriptError names its file; don't repeat it when it is the session's log.
+            if isinstance(exc, TranscriptError) and exc.path == log:
+                why = exc.reason if exc.line is None else f"line {exc.line}: {exc.reason}"
+            errors.append(SessionError(log, why))
     return parsed, errors
 
 

@@ -228,6 +228,7 @@ class Interval:
     n_resamples: int | None
     lo: float | None
     hi: float | None
+    note: str | None = None  # why there are no bounds, when there are none
 
     def to_frame(self):
         import pandas as pd
@@ -260,7 +261,7 @@ def bootstrap_interval(
         n_resamples=n_resamples,
     )
     if len(d) < 2:
-        return Interval(**base, lo=None, hi=None)
+        return Interval(**base, lo=None, hi=None, note="fewer than 2 pairs")
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, len(d), size=(n_resamples, len(d)))
     samples = d[idx]
@@ -327,6 +328,7 @@ class PairedDeltas:
             "ci_unit": self.interval.unit,
             "ci_seed": self.interval.seed,
             "ci_resamples": self.interval.n_resamples,
+            "ci_note": self.interval.note,
         }
         return pd.DataFrame([row], columns=list(row))
 
@@ -346,6 +348,7 @@ def paired_deltas(
     level: float = 0.95,
     n_resamples: int = 9999,
     min_nonzero: int = MIN_NONZERO_FOR_TEST,
+    unit: str = "pair",
 ) -> PairedDeltas:
     """Summarize `candidate - baseline` over pairs; a None on either side is unknown.
 
@@ -355,7 +358,11 @@ def paired_deltas(
         seed: Seed of the bootstrap interval.
         level: Interval level.
         n_resamples: Bootstrap resamples.
-        min_nonzero: Non-zero pairs needed before a p-value is reported.
+        min_nonzero: Non-zero pairs needed before a p-value is reported; below as many known
+            pairs no interval is computed either (a bootstrap of three pairs only restates
+            their range).
+        unit: What one resampled value is (`pair`, or e.g. `pass/repo cell`), named with the
+            interval.
     """
     if len(baseline) != len(candidate):
         raise ValueError("baseline and candidate must have one value per pair")
@@ -387,5 +394,19 @@ def paired_deltas(
         regressed=regressed,
         hodges_lehmann=hodges_lehmann(deltas),
         test=sign_flip_test(deltas, min_nonzero=min_nonzero),
-        interval=bootstrap_interval(deltas, seed=seed, level=level, n_resamples=n_resamples),
+        interval=(
+            bootstrap_interval(deltas, seed=seed, level=level, n_resamples=n_resamples, unit=unit)
+            if len(deltas) >= min_nonzero
+            else Interval(
+                "hodges_lehmann",
+                "percentile_bootstrap",
+                level,
+                unit,
+                seed,
+                n_resamples,
+                None,
+                None,
+                note=f"fewer than {min_nonzero} pairs",
+            )
+        ),
     )

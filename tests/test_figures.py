@@ -64,11 +64,8 @@ def test_saved_figures_are_byte_identical(tmp_path, report):
 
 @pytest.fixture(scope="module")
 def sweep():
-    from evalkit.paths import bundled_corpus
     from evalkit.sweep import run_sweep
 
-    if not bundled_corpus().is_dir():
-        pytest.skip("data/corpus is missing")
     return run_sweep(cache=False)
 
 

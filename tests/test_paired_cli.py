@@ -117,12 +117,17 @@ def test_unusable_input_exits_2(capsys, tmp_path):
 
 
 def test_help_teaches_exit_codes_and_the_gate(capsys):
-    for argv in (["pairs", "--help"], ["pairs", "check", "--help"], ["pairs", "report", "--help"]):
+    with pytest.raises(SystemExit) as info:
+        main(["pairs", "--help"])
+    out = capsys.readouterr().out
+    assert info.value.code == 0 and "examples:" in out and "own --help" in out
+    for argv in (["pairs", "check", "--help"], ["pairs", "report", "--help"]):
         with pytest.raises(SystemExit) as info:
             main(argv)
         assert info.value.code == 0
         out = capsys.readouterr().out
         assert "exit status" in out and "unverifiable" in out and "unusable input" in out
+        assert "examples:" in out
     with pytest.raises(SystemExit):
         main(["pairs", "check", "--help"])
     out = capsys.readouterr().out

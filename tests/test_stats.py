@@ -171,3 +171,16 @@ def test_docstring_examples_run():
     import evalkit.stats
 
     assert doctest.testmod(evalkit.stats).failed == 0
+
+
+def test_no_interval_below_the_small_n_threshold_and_the_unit_is_named():
+    small = paired_deltas([1, 2, 3], [4, 6, 9], seed=0)
+    assert (small.interval.lo, small.interval.hi) == (None, None)
+    assert small.interval.note == "fewer than 6 pairs"
+    big = paired_deltas(
+        list(range(8)),
+        [x + d for x, d in zip(range(8), [1, 2, -1, 3, 2, 4, 1, 5], strict=True)],
+        seed=0,
+        unit="pass/repo cell",
+    )
+    assert big.interval.lo is not None and big.to_frame()["ci_unit"].iloc[0] == "pass/repo cell"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from evalkit.paired.cli import CHECK_HELP, EXIT_CODES, add_subcommands
+from evalkit.paired.cli import add_subcommands
 
 
 def register(subparsers) -> None:
@@ -16,14 +16,19 @@ def register(subparsers) -> None:
         "pairs",
         help="paired A/B evidence: strict gate (check), per-pair tables (report), collector (collect)",
         description=(
-            "Paired evidence about agent tool use (Direct vs Host Code Mode, Host single-call vs "
-            "composition policy, nested Code Mode, free tool selection). `check FILE [--strict]` "
-            "validates a schema-v1 evidence file and runs the strict gate; `report FILE [--json]` "
-            "prints the per-pair table in the design's layout with deltas and caveats; `collect` runs "
-            "a driver over the tasks in alternating pairs in fresh git worktrees and writes "
-            "evidence the gate can judge.\n\n" + CHECK_HELP
+            "Paired evidence about agent tool use: Direct vs Host Code Mode, Host single-call vs\n"
+            "composition policy, nested Code Mode, free tool selection.\n\n"
+            "  check FILE [--strict]   validate a schema-v1 evidence file and run the strict gate\n"
+            "  report FILE [--json]    the per-pair table, deltas, p50/p95, k of n, caveats\n"
+            "  collect ...             run a driver over the tasks in alternating pairs, in fresh\n"
+            "                          git worktrees, and write evidence the gate can judge\n\n"
+            "Each subcommand has its own --help with examples and exit codes."
         ),
-        epilog=EXIT_CODES,
+        epilog=(
+            "examples:\n"
+            "  evalkit pairs report data/evidence/host-policy-2026-10-17.json\n"
+            "  evalkit pairs check data/evidence/host-policy-2026-10-17.json --strict\n"
+        ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_subcommands(parser)

@@ -28,6 +28,21 @@ exit status:
   2  unusable input: unreadable or malformed file, bad option value
 """
 
+CHECK_EXAMPLES = """\
+examples:
+  evalkit pairs check data/evidence/host-policy-2026-10-17.json            # loads: exit 0
+  evalkit pairs check data/evidence/host-policy-2026-10-17.json --strict   # unverifiable: exit 1
+  evalkit pairs check evidence.json --strict --json | python -m json.tool
+
+"""
+
+REPORT_EXAMPLES = """\
+examples:
+  evalkit pairs report data/evidence/host-policy-2026-10-17.json
+  evalkit pairs report evidence.json --json > report.json   # the spec §7.1 report object
+
+"""
+
 CHECK_HELP = """\
 Load an evidence file (schema v1) and run the strict gate. The gate recomputes acceptance from
 the samples and never trusts a stored flag or count: it checks that every required case, pair
@@ -103,7 +118,7 @@ def add_subcommands(parser: argparse.ArgumentParser) -> None:
         "check",
         help="validate an evidence file and run the strict gate",
         description=CHECK_HELP,
-        epilog=EXIT_CODES,
+        epilog=CHECK_EXAMPLES + EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     check.add_argument("file", metavar="FILE", help="evidence JSON file (schema v1)")
@@ -137,7 +152,7 @@ def add_subcommands(parser: argparse.ArgumentParser) -> None:
         "report",
         help="print the per-pair table, deltas, strict verdict and caveats",
         description=REPORT_HELP,
-        epilog=EXIT_CODES,
+        epilog=REPORT_EXAMPLES + EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     report.add_argument("file", metavar="FILE", help="evidence JSON file (schema v1)")
