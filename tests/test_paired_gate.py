@@ -421,3 +421,27 @@ def test_reconstructed_collected_style_file_lists_missing_evidence():
     # Any other finding makes it a fail.
     doc["status_counts"]["pass"] = 0
     assert strict_check(parse_evidence(doc)).verdict == "fail"
+
+
+# Transcribed from the spec's §6.2 table (code, effect on the sample), independent of gate.py, so
+# a dropped, renamed or reordered code, or a changed effect, fails here.
+SPEC_6_2 = [
+    ("missing_case", None), ("missing_pair", None), ("missing_lane_sample", None),
+    ("pair_count_out_of_range", None), ("nonpass_status", None),
+    ("attestation_missing", "fail"), ("attestation_fields", "fail"),
+    ("attestation_mismatch", "fail"), ("fixture_oracle_failed", "fail"),
+    ("runtime_contract_unproven", "partial"), ("correctness_missing", "partial"),
+    ("correctness_failed", "fail"), ("canonical_audit_missing", "partial"),
+    ("noncomparable_source", None), ("noncomparable_case", "fail"),
+    ("model_config_mismatch", None), ("mixed_experiment", "fail"), ("policy_changed", "fail"),
+    ("direct_sample_in_host_policy", "fail"), ("cell_evidence_missing", "partial"),
+    ("cell_ids_not_unique", "partial"), ("cell_coverage_incomplete", "partial"),
+    ("single_call_violation", "fail"), ("status_counts_mismatch", None),
+    ("unverifiable_reconstruction", None),
+]
+
+
+def test_reason_codes_and_sample_effects_are_the_spec_table():
+    assert list(REASON_CODES) == [code for code, _ in SPEC_6_2]
+    assert SAMPLE_EFFECTS == {code: effect for code, effect in SPEC_6_2 if effect}
+    assert sorted(m[0] for m in MUTATIONS) == sorted(code for code, _ in SPEC_6_2)
