@@ -31,3 +31,14 @@ def test_readme_first_code_block_is_the_two_setup_commands():
     assert commands == ['pip install -e ".[dev]" && evalkit sweep', "pytest"]
     ci = (ROOT / ".ci" / "run").read_text()
     assert 'pip install -e ".[dev]" && evalkit sweep' in ci and "\npytest\n" in ci
+
+
+def test_ruff_is_clean():
+    import shutil
+    import subprocess
+    import sys
+
+    ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
+    for args in (["check", "evalkit", "tests"], ["format", "--check", "evalkit", "tests"]):
+        done = subprocess.run([ruff, *args], cwd=ROOT, capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
