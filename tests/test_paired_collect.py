@@ -809,3 +809,29 @@ def test_relative_driver_path_is_pinned_before_the_driver_runs_in_the_workspace(
     monkeypatch.chdir(tmp_path)
     _, _, sample, _ = _one_sample(capsys, bench, tmp_path, driver_text="./drv")
     assert sample["status"] == "pass"
+
+
+def test_a_clean_non_scripted_run_reaches_a_strict_pass(capsys, bench, tmp_path, owned_tmp):
+    # The scripted driver is never strict-pass evidence (§6.3, §8.6), so the 3×3 acceptance run
+    # above stops at `noncomparable_source`. To show that collector output and the strict gate
+    # compose into a pass when nothing else is wrong, the same driver logic runs here behind a
+    # test-only wrapper, so the collector records `live_host`. Test evidence only, in tmp_path.
+    wrapper = tmp_path / "host_stand_in.py"
+    wrapper.write_text(
+        "import sys\nfrom evalkit.paired.scripted_driver import main\nsys.exit(main())\n",
+        encoding="utf-8",
+    )
+    _, _, config, _ = bench
+    import shlex
+
+    driver = shlex.join([sys.executable, str(wrapper), "--pinned-config", str(config)])
+    out = tmp_path / "evidence.json"
+    code, stdout, _ = _collect(
+        capsys, bench, out, "--pairs", "3", "--strict", driver_text=driver, scripted=False
+    )
+    evidence = load_evidence(out)
+    assert json.loads(out.read_text(encoding="utf-8"))["provenance"]["driver_kind"] == "live_host"
+    result = strict_check(evidence)
+    assert (result.verdict, result.findings) == ("pass", ())
+    assert code == 0 and "strict: pass (9 of 9 pairs qualified)" in stdout
+    _assert_cleaned(owned_tmp, bench[0])
