@@ -142,3 +142,11 @@ def test_damaged_segments_are_listed_in_the_accounting(tmp_path):
     assert "  damaged: 1 file read over what survived\n" in text
     assert "    p/ab-r/run-new-1.jsonl: 1 malformed line skipped\n" in text
     assert result.record("p/ab-r/run-new-1.jsonl").efficiency == clean  # measured over survivors
+
+
+def test_unknown_arms_say_which_arms_exist(tmp_path):
+    root = tmp_path / "c"
+    cited(root, "p/ab-r/run-new-1.jsonl", 900, 100)
+    cited(root, "p/ab-r/run-baseline-1.jsonl", 800, 200)
+    text = render_text(run_sweep(root, arms=("foo", "bar"), cache=False, jobs=1))
+    assert "  (no session is in arm foo or bar; arms found: baseline, new — see --arms)" in text

@@ -194,6 +194,12 @@ def render_text(result: SweepResult, *, tail: int = 5, every_file: bool = False)
     ]
     if result.arm_rows:
         out += _table(_arm_header(result), _arm_cells(result))
+    elif result.arms and any(r.arm for r in result.sessions):
+        found = sorted({r.arm for r in result.sessions if r.arm})
+        out.append(
+            f"  (no session is in arm {' or '.join(result.arms)}; arms found: "
+            f"{', '.join(found)} — see --arms)"
+        )
     else:
         out.append("  (no session has a pass/repo/arm label from its path)")
     low = result.tail(tail)
