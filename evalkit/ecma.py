@@ -34,6 +34,7 @@ __all__ = [
     "pct1",
     "rj",
     "lj",
+    "listing_key",
     "pl",
 ]
 
@@ -239,6 +240,15 @@ def rj(s: str, w: int) -> str:
 def lj(s: str, w: int) -> str:
     """`padEnd(w)`, counting UTF-16 units; never truncates."""
     return s + " " * max(0, w - utf16_len(s))
+
+
+def listing_key(name: str) -> bytes:
+    """Sort key for file names in Node's directory-listing order: byte-wise UTF-8 (§10.5).
+
+    Names that are not valid UTF-8 (undecodable bytes, kept by Python as surrogate escapes)
+    sort by their original bytes instead of raising.
+    """
+    return name.encode("utf-8", "surrogateescape")
 
 
 def pl(n: int, word: str) -> str:

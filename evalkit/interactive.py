@@ -19,7 +19,7 @@ from typing import Any
 
 from evalkit.allocation import Allocation, compute_allocation, format_allocation
 from evalkit.answer import FinalAnswer, final_answer
-from evalkit.ecma import fix, js_json, js_string, js_truthy, pl, printable, rj
+from evalkit.ecma import fix, js_json, js_string, js_truthy, listing_key, pl, printable, rj
 from evalkit.errors import EvalkitError, TranscriptError, UsageError
 from evalkit.sufficiency import Sufficiency, classify_sufficiency, format_sufficiency
 from evalkit.transcripts import EXPLORE, explore_texts, parse_line, read_segment
@@ -60,14 +60,9 @@ def project_log_dir(project_dir: str | os.PathLike[str], projects_dir: str | Non
     return os.path.join(projects_dir or default_projects_dir(), escaped)
 
 
-def _utf8_key(name: str) -> bytes:
-    # Node lists directories in byte-wise name order on POSIX hosts (§1.10 step 3, §10.5).
-    return name.encode("utf-8", "surrogateescape")
-
-
 def _jsonl_files(directory: str) -> list[str]:
     names = [n for n in os.listdir(directory) if n.endswith(".jsonl")]
-    return [n for n in sorted(names, key=_utf8_key) if os.path.isfile(os.path.join(directory, n))]
+    return [n for n in sorted(names, key=listing_key) if os.path.isfile(os.path.join(directory, n))]
 
 
 def newest_session_log(log_dir: str) -> str:

@@ -249,3 +249,17 @@ def test_claude_code_project_log_directory_is_read_as_interactive(tmp_path):
     s = by_log(discover(tmp_path))
     assert s[f"-private-tmp-repo/{sid}.jsonl"].layout == "interactive"
     assert s["-private-tmp-repo/notes.jsonl"].layout == "generic"
+
+
+def test_subagent_names_that_are_not_utf8_sort_without_crashing(tmp_path):
+    import os
+
+    log_dir = tmp_path / "-private-tmp-proj"
+    (log_dir / "abc" / "subagents").mkdir(parents=True)
+    (log_dir / "abc.jsonl").write_text("{}\n")
+    sub = os.fsencode(log_dir / "abc" / "subagents") + b"/agent-\xff.jsonl"
+    with open(sub, "wb") as fh:
+        fh.write(b"{}\n")
+    (log_dir / "abc" / "subagents" / "agent-a.jsonl").write_text("{}\n")
+    found = discover(tmp_path)
+    assert [s.log for s in found.sessions] == ["-private-tmp-proj/abc.jsonl"]

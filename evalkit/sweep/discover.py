@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from evalkit.ecma import listing_key
 from evalkit.errors import UsageError
 
 __all__ = ["SessionRef", "FileEntry", "Discovery", "discover", "natural_key"]
@@ -225,8 +226,8 @@ def discover(root: str | os.PathLike[str]) -> Discovery:
         log = _rel(owner_dir, first)
         subs = sorted(
             (n for n in names if _TRANSCRIPT.match(n) and not n.endswith(".meta.json")),
-            key=lambda n: n.encode("utf-8"),
-        )  # §1.10 step 3: UTF-8 byte order
+            key=listing_key,
+        )  # §1.10 step 3: Node's listing order
         for n in names:
             claimed.add((parts, n))
             entries.append(FileEntry(_rel(parts, n), log))
