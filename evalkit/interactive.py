@@ -22,7 +22,7 @@ from evalkit.answer import FinalAnswer, final_answer
 from evalkit.ecma import fix, js_json, js_string, js_truthy, listing_key, pl, printable, rj
 from evalkit.errors import EvalkitError, TranscriptError, UsageError
 from evalkit.sufficiency import Sufficiency, classify_sufficiency, format_sufficiency
-from evalkit.transcripts import EXPLORE, explore_texts, parse_line, read_segment
+from evalkit.transcripts import EXPLORE, SegmentRead, explore_texts, parse_line, read_segment
 
 __all__ = [
     "NoSessionLogs",
@@ -94,11 +94,13 @@ class SubagentTranscript:
         parent_id: `toolUseId` from the sibling `.meta.json`, or `subagent:<file name>`. A falsy
             but present value (`""`) leaves the events' own `parent_tool_use_id` untouched.
         events: Its events, after stamping.
+        read: What reading the file kept and skipped.
     """
 
     path: str
     parent_id: Any
     events: list[dict[str, Any]] = field(repr=False)
+    read: SegmentRead | None = field(default=None, repr=False)
 
 
 def _parent_id(jsonl_path: str) -> Any:
@@ -123,12 +125,12 @@ def _read_subagents(log_dir: str, session_id: str) -> list[SubagentTranscript]:
     out = []
     for name in _jsonl_files(sub_dir):
         path = os.path.join(sub_dir, name)
-        events, _ = read_segment(path, drop_falsy=True)
+        events, account = read_segment(path, drop_falsy=True)
         parent = _parent_id(path)
         if js_truthy(parent):
             for event in events:
                 event["parent_tool_use_id"] = parent
-        out.append(SubagentTranscript(path, parent, events))
+        out.append(SubagentTranscript(path, parent, events, account))
     return out
 
 
@@ -187,6 +189,7 @@ class InteractiveSession:
         answer: The final answer (the last main-thread text; there is no result event).
         explore_texts: Non-error explore results from every event with array content (§1.6).
         sufficiency / allocation: The metrics over the merged events.
+        segment_reads: The reading account of the main file, then of each subagent file.
     """
 
     session_id: str
@@ -202,6 +205,7 @@ class InteractiveSession:
     explore_texts: tuple[str, ...] = field(default=(), repr=False)
     sufficiency: Sufficiency | None = field(default=None, repr=False)
     allocation: Allocation | None = field(default=None, repr=False)
+    segment_reads: tuple[SegmentRead, ...] = field(default=(), repr=False)
 
     @property
     def explore_calls(self) -> int:
@@ -255,7 +259,7 @@ def read_session_file(path: str) -> InteractiveSession:
     """
     log_dir, name = os.path.split(path)
     session_id = name.replace(".jsonl", "", 1)
-    main_events, _ = read_segment(path, drop_falsy=True)
+    main_events, main_read = read_segment(path, drop_falsy=True)
     subagents = _read_subagents(log_dir, session_id)
     events = list(main_events)
     sub_counts: dict[str, int] = {}
@@ -280,6 +284,7 @@ def read_session_file(path: str) -> InteractiveSession:
         explore_texts=texts,
         sufficiency=classify_sufficiency(events, path=path),
         allocation=compute_allocation(texts, answer.text),
+        segment_reads=(main_read, *(sub.read for sub in subagents if sub.read is not None)),
     )
 
 

@@ -81,3 +81,57 @@ def test_interactive_session_merges_its_subagents(tmp_path):
     payload = analyse_session(str(tmp_path), ref.segments, ref.log, None, True)
     assert payload["status"] == "parsed"
     assert payload["cited_paths"] == ["lib/a.js"] and payload["files_returned"] == 2
+
+
+def test_load_session_reads_an_interactive_log_as_the_sweep_did(tmp_path):
+    import json
+
+    from evalkit.sweep import load_session, run_sweep
+    from tests.builders import ASST, TEXT, USE, XRES, E, lines, write_jsonl
+
+    log_dir = tmp_path / "-private-tmp-proj"
+    subagents = log_dir / "abc" / "subagents"
+    subagents.mkdir(parents=True)
+    write_jsonl(
+        log_dir / "abc.jsonl",
+        lines(
+            ASST(
+                10, "m1", [USE("a1", "Task", {"subagent_type": "Explore", "description": "look"})]
+            ),
+            ASST(20, "m2", [TEXT("It is in `lib/a.js`.")]),
+        ),
+    )
+    # The explore call happens in the subagent's own file, as interactive logs store it.
+    write_jsonl(
+        subagents / "agent-1.jsonl",
+        lines(ASST(5, "s1", [USE("e1", E, {"query": "q"})]), XRES("e1", ["lib/a.js", "lib/b.js"])),
+    )
+    (subagents / "agent-1.meta.json").write_text(json.dumps({"toolUseId": "a1"}))
+    result = run_sweep(tmp_path, cache=False, jobs=1)
+    record = result.record("-private-tmp-proj/abc.jsonl")
+    session = load_session(tmp_path, "-private-tmp-proj/abc.jsonl")
+    assert record.chars > 0 and record.layout == "interactive"
+    assert (session.allocation.used, session.allocation.envelope) == (
+        record.cited_chars,
+        record.chars,
+    )
+    assert result.session(record.log).allocation.envelope == record.chars
+
+
+def test_damaged_interactive_logs_are_reported(tmp_path):
+    from evalkit.sweep import run_sweep
+    from tests.builders import ASST, TEXT, USE, XRES, E, lines, write_jsonl
+
+    log_dir = tmp_path / "-private-tmp-proj"
+    log_dir.mkdir()
+    path = write_jsonl(
+        log_dir / "abc.jsonl",
+        lines(
+            ASST(10, "m1", [USE("e1", E, {"query": "q"})]),
+            XRES("e1", ["lib/a.js"]),
+            ASST(20, "m2", [TEXT("It is in `lib/a.js`.")]),
+        ),
+    )
+    path.write_bytes(path.read_bytes() + b'{"type": "assis')
+    record = run_sweep(tmp_path, cache=False, jobs=1).record("-private-tmp-proj/abc.jsonl")
+    assert record.damage == (("-private-tmp-proj/abc.jsonl", "1 malformed line skipped"),)

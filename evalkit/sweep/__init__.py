@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
+    from evalkit.interactive import InteractiveSession
     from evalkit.session import Session
 
 __all__ = [
@@ -155,9 +156,10 @@ class SweepResult:
                 return r
         raise KeyError(log)
 
-    def session(self, log: str) -> Session:
-        """Parse the session whose log is `log` in full (every metric, not only allocation)."""
-        return load_session(self.root, self.record(log).segments)
+    def session(self, log: str) -> Session | InteractiveSession:
+        """Parse the session whose log is `log` in full, as the sweep read it (`load_session`)."""
+        self.record(log)  # a KeyError names an unknown log
+        return load_session(self.root, log)
 
     def tail(self, n: int = 5) -> tuple[SessionRecord, ...]:
         return tail(self.records, n)
@@ -201,8 +203,14 @@ class SweepResult:
         return arm_changes_frame(self.arm_rows, self.arms)
 
 
-def load_session(root: str | os.PathLike[str], log: str | Sequence[str]) -> Session:
+def load_session(
+    root: str | os.PathLike[str], log: str | Sequence[str]
+) -> Session | InteractiveSession:
     """One session of a corpus, parsed in full, named by its log relative to `root`.
+
+    It is read the way the sweep read it: an interactive Claude Code log (§7.4) by the
+    interactive reader, with its subagent files merged (an `InteractiveSession`, which has
+    allocation and sufficiency but no occupancy); anything else as headless segments.
 
     Args:
         root: The corpus directory.
@@ -212,17 +220,18 @@ def load_session(root: str | os.PathLike[str], log: str | Sequence[str]) -> Sess
     Raises:
         UsageError: No session of the corpus starts with that file.
     """
+    from evalkit.interactive import read_session_file
     from evalkit.session import parse_session
 
     root = Path(root)
-    if isinstance(log, str):
-        refs = [ref for ref in discover(root).sessions if ref.log == log]
-        if not refs:
-            raise UsageError(f"no session {log!r} in {root.name}/ (`evalkit sweep --list-files`)")
-        segments, name = refs[0].segments, log
-    else:
-        segments, name = tuple(log), log[0]
-    return parse_session([root / s for s in segments], log=name)
+    if not isinstance(log, str):
+        return parse_session([root / s for s in log], log=log[0])
+    refs = [ref for ref in discover(root).sessions if ref.log == log]
+    if not refs:
+        raise UsageError(f"no session {log!r} in {root.name}/ (`evalkit sweep --list-files`)")
+    if refs[0].layout == "interactive":
+        return read_session_file(os.fspath(root / log))
+    return parse_session([root / s for s in refs[0].segments], log=log)
 
 
 def run_sweep(

@@ -141,21 +141,23 @@ def analyse_session(
     if problem is not None:
         return {"status": "crash", "reason": problem}
     # Imported here so discovery and aggregation load without the parsing stack.
+    from evalkit.interactive import read_session_file
     from evalkit.session import parse_session
 
     paths = [os.path.join(root, s) for s in segments]
     try:
-        damage = []
-        if interactive:
-            allocation, texts = _interactive_allocation(paths[0])
+        if interactive:  # §1.10: subagent files merged, falsy lines dropped
+            isession = read_session_file(paths[0])
+            allocation, texts, reads = (
+                isession.allocation,
+                isession.explore_texts,
+                isession.segment_reads,
+            )
         else:
             session = parse_session(paths, log=log)
             allocation, texts = session.allocation, session.explore_texts
-            damage = [
-                [_relative(seg.path, root), text]
-                for seg in session.transcript.segments
-                if (text := seg.damage())
-            ]
+            reads = session.transcript.segments
+        damage = [[_relative(seg.path, root), text] for seg in reads if (text := seg.damage())]
     except TranscriptError as exc:
         where = _relative(exc.path, root)
         line = f":{exc.line}" if exc.line is not None else ""
@@ -185,14 +187,6 @@ def analyse_session(
         "explore_results": len(texts),
         "damage": damage,
     }
-
-
-def _interactive_allocation(path: str) -> tuple[Any, tuple[str, ...]]:
-    """§1.10 steps 3–7 for one given session file (the reference picks the newest one)."""
-    from evalkit.interactive import read_session_file
-
-    session = read_session_file(path)
-    return session.allocation, session.explore_texts
 
 
 def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionRecord:
