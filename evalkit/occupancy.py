@@ -373,14 +373,6 @@ class Occupancy:
     gaps: tuple[Gap, ...]
 
     @property
-    def chars_file_access(self) -> int:
-        return sum(self.chars[f] for f in FILE_ACCESS)
-
-    @property
-    def results_file_access(self) -> int:
-        return sum(self.results[f] for f in FILE_ACCESS)
-
-    @property
     def base_tokens(self) -> float:
         """The `base (prompt+prose)` row: what the rounded residuals leave of the final context."""
         return max(0, self.final_context - sum(self.residual[f] for f in FAMILIES))

@@ -144,7 +144,7 @@ class SufficiencyCall:
     query: str
     files: int
     chars: int
-    bucket: str
+    bucket: Bucket
     next: str
     named: bool | None = None
     tool_use_id: Any = None

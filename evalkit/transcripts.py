@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalkit.ecma import js_json, js_string, js_truthy
+from evalkit.ecma import js_json, js_string, js_truthy, pl
 from evalkit.errors import TranscriptError
 
 __all__ = [
@@ -81,18 +81,13 @@ class SegmentRead:
         """
         parts = []
         if self.malformed:
-            parts.append(
-                f"{self.malformed} malformed {'line' if self.malformed == 1 else 'lines'} skipped"
-            )
+            parts.append(f"{self.malformed} malformed {pl(self.malformed, 'line')} skipped")
         if self.non_object:
-            parts.append(
-                f"{self.non_object} non-object JSON "
-                f"{'line' if self.non_object == 1 else 'lines'} ignored"
-            )
+            parts.append(f"{self.non_object} non-object JSON {pl(self.non_object, 'line')} ignored")
         if self.invalid_utf8:
             parts.append(
-                f"{self.invalid_utf8} {'line' if self.invalid_utf8 == 1 else 'lines'}"
-                " with invalid UTF-8 decoded with U+FFFD"
+                f"{self.invalid_utf8} {pl(self.invalid_utf8, 'line')} with invalid UTF-8 "
+                "decoded with U+FFFD"
             )
         if self.truncated_gzip:
             parts.append("gzip stream cut short (what it held was read)")

@@ -87,7 +87,6 @@ SAMPLE_EFFECTS = {
     "single_call_violation": "fail",
 }
 LANE_POLICIES = {"baseline": "host_single_call", "candidate": "host_composition_allowed"}
-_LEVELS = ("file", "case", "pair", "sample")
 
 
 @dataclass(frozen=True)

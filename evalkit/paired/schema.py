@@ -451,10 +451,6 @@ def _object(value: Any, loc: str, required: tuple[str, ...], optional: tuple[str
     return value
 
 
-def _dot(loc: str, key: str) -> str:
-    return f"{loc}.{key}" if loc else key
-
-
 class _Parser:
     def __init__(self, manifest: CaseManifest) -> None:
         self.manifest = manifest
