@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from evalkit import __version__
 from evalkit.errors import EvalkitError
 
+__all__ = ["COMMANDS", "build_parser", "main"]
+
 # Order is the order `evalkit --help` lists them.
 COMMANDS = ("run", "session", "sweep", "pairs")
 

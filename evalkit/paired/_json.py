@@ -13,7 +13,15 @@ import json
 import math
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "MAX_SAFE_INTEGER", "BoundsError", "SyntaxProblem", "decode_bounded"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_SAFE_INTEGER",
+    "BoundsError",
+    "SyntaxProblem",
+    "decode_bounded",
+    "canonical_dumps",
+    "fingerprint_dumps",
+]
 
 MAX_DEPTH = 64
 MAX_SAFE_INTEGER = 2**53 - 1

@@ -33,6 +33,12 @@ __all__ = [
     "span",
     "pct_cell",
     "DEFAULT_ARMS",
+    "all_calls",
+    "sessions_frame",
+    "calls_frame",
+    "slices_frame",
+    "arm_frame",
+    "arm_changes_frame",
 ]
 
 SLICES = ("all", "single-question", "multi-turn")
