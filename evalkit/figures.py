@@ -44,25 +44,15 @@ def _figure(nrows: int = 1, ncols: int = 1, **kw):
 def file_bytes_data(session: Session) -> pd.DataFrame:
     """Chars returned per file over the whole session, largest first, with its channel.
 
-    Columns: `path`, `chars` (UTF-16 units, every occurrence charged), `share` (of the
-    session's envelope), `sections` (occurrences), `channel` (`path`, `symbol` or `uncited`),
-    `symbol`.
+    `evalkit.frames.files_df` of the session (`path`, `chars`, `share`, `sections`, `via`,
+    `symbol`, …) plus `channel`: the verdict as the figure colours it (`path`, `symbol` or
+    `uncited`).
     """
-    import pandas as pd
+    from evalkit.frames import files_df
 
-    a = session.allocation
-    rows = [
-        {
-            "path": f.path,
-            "chars": f.chars,
-            "share": f.chars / a.envelope if a.envelope else 0.0,
-            "sections": f.calls,
-            "channel": f.via or "uncited",
-            "symbol": f.symbol,
-        }
-        for f in a.files
-    ]
-    return pd.DataFrame(rows, columns=["path", "chars", "share", "sections", "channel", "symbol"])
+    data = files_df(session)
+    data["channel"] = data["via"].fillna("uncited")
+    return data
 
 
 def file_bytes_figure(data: pd.DataFrame, title: str) -> Figure:

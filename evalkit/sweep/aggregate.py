@@ -286,7 +286,10 @@ def span(
 
 
 def sessions_frame(records: Sequence[SessionRecord]) -> pd.DataFrame:
-    """One row per discovered session (all statuses), id columns first; fractions."""
+    """One row per discovered session (all statuses), id columns first; fractions.
+
+    Column names are those of `evalkit.frames.sessions_df` for the same quantities.
+    """
     import pandas as pd
 
     rows = [
@@ -300,15 +303,15 @@ def sessions_frame(records: Sequence[SessionRecord]) -> pd.DataFrame:
             "status": r.status,
             "segments": len(r.segments),
             "multi_turn": r.multi_turn,
-            "calls": len(r.calls),
+            "explore_calls": len(r.calls),
             "sections": r.sections,
             "chars": r.chars,
             "cited_chars": r.cited_chars,
-            "path_chars": r.path_chars,
+            "path_cited_chars": r.path_chars,
             "efficiency": r.efficiency if r.in_sweep else None,
             "path_efficiency": r.path_efficiency if r.in_sweep else None,
             "files_returned": r.files_returned,
-            "files_used": r.files_used,
+            "files_cited": r.files_used,
             "has_answer": r.has_answer,
             "reason": r.reason,
         }
@@ -326,15 +329,15 @@ def sessions_frame(records: Sequence[SessionRecord]) -> pd.DataFrame:
             "status",
             "segments",
             "multi_turn",
-            "calls",
+            "explore_calls",
             "sections",
             "chars",
             "cited_chars",
-            "path_chars",
+            "path_cited_chars",
             "efficiency",
             "path_efficiency",
             "files_returned",
-            "files_used",
+            "files_cited",
             "has_answer",
             "reason",
         ],
@@ -342,7 +345,10 @@ def sessions_frame(records: Sequence[SessionRecord]) -> pd.DataFrame:
 
 
 def calls_frame(records: Sequence[SessionRecord]) -> pd.DataFrame:
-    """One row per allocation call of the sessions in the sweep; fractions."""
+    """One row per allocation call of the sessions in the sweep; fractions.
+
+    Column names are those of `evalkit.frames.calls_df` for the same quantities.
+    """
     import pandas as pd
 
     rows = [
@@ -353,11 +359,11 @@ def calls_frame(records: Sequence[SessionRecord]) -> pd.DataFrame:
             "arm": r.arm,
             "run": r.run,
             "call": c.index,
-            "envelope": c.envelope,
-            "used": c.used,
-            "used_path": c.used_path,
-            "files": c.files,
-            "cited_files": c.cited_files,
+            "chars": c.envelope,
+            "cited_chars": c.used,
+            "path_cited_chars": c.used_path,
+            "sections": c.files,
+            "cited_sections": c.cited_files,
             "efficiency": c.efficiency,
         }
         for r, c in all_calls(records)
@@ -371,11 +377,11 @@ def calls_frame(records: Sequence[SessionRecord]) -> pd.DataFrame:
             "arm",
             "run",
             "call",
-            "envelope",
-            "used",
-            "used_path",
-            "files",
-            "cited_files",
+            "chars",
+            "cited_chars",
+            "path_cited_chars",
+            "sections",
+            "cited_sections",
             "efficiency",
         ],
     )
