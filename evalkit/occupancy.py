@@ -34,7 +34,7 @@ from evalkit.ecma import (
     utf16_len,
 )
 from evalkit.errors import TranscriptError
-from evalkit.transcripts import family, result_text
+from evalkit.transcripts import family, id_key, message_key, result_text
 
 __all__ = [
     "FAMILIES",
@@ -142,19 +142,17 @@ def _timeline(events: Sequence[dict[str, Any]], path: str) -> tuple[list[Any], i
                 continue
             if etype == "assistant":
                 msg = message if isinstance(message, dict) else {}
-                msg_id = msg.get("id")
-                if js_truthy(msg_id):
-                    key = msg_id if isinstance(msg_id, str | int | float) else object()
-                    if key not in seen:
-                        seen.add(key)
-                        entries.append(_Req(_usage_tokens(msg.get("usage"), _CTX_FIELDS, path)))
+                key = message_key(msg.get("id"))
+                if key is not None and key not in seen:
+                    seen.add(key)
+                    entries.append(_Req(_usage_tokens(msg.get("usage"), _CTX_FIELDS, path)))
                 content = msg.get("content")
                 if not js_truthy(content):
                     continue
                 if isinstance(content, list):
                     for block in content:
                         if isinstance(block, dict) and block.get("type") == "tool_use":
-                            names[_id_key(block.get("id"))] = block.get("name")
+                            names[id_key(block.get("id"))] = block.get("name")
                         entries.append(_Add(_block_chars(block, path), None))
                 elif isinstance(content, str):
                     # Walked code point by code point, each priced as its own JSON string (§6.2).
@@ -177,7 +175,7 @@ def _timeline(events: Sequence[dict[str, Any]], path: str) -> tuple[list[Any], i
                                 "(the reference harness crashes here)",
                             )
                         if isinstance(block, dict) and block.get("type") == "tool_result":
-                            name = names.get(_id_key(block.get("tool_use_id")), "")
+                            name = names.get(id_key(block.get("tool_use_id")), "")
                             text = result_text(block.get("content"), path=path)
                             entries.append(_Add(utf16_len(text), family(name or "")))
                         else:
@@ -188,10 +186,6 @@ def _timeline(events: Sequence[dict[str, Any]], path: str) -> tuple[list[Any], i
         at_event(exc, index)  # which event, so the session can name its segment file
         raise
     return entries, compactions
-
-
-def _id_key(x: Any) -> Any:
-    return x if isinstance(x, str | int | float | bool | type(None)) else js_json(x)
 
 
 # --- gaps, calibration, dispersion, eviction (§6.3–6.6) ----------------------------------------
@@ -467,11 +461,8 @@ def request_count(events: Sequence[dict[str, Any]]) -> int:
         message = event.get("message")
         if event.get("type") != "assistant" or not isinstance(message, dict):
             continue
-        msg_id = message.get("id")
-        if not js_truthy(msg_id):
-            continue
-        key = msg_id if isinstance(msg_id, str | int | float) else object()
-        if key not in seen:
+        key = message_key(message.get("id"))
+        if key is not None and key not in seen:
             seen.add(key)
             n += 1
     return n

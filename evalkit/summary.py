@@ -32,7 +32,7 @@ from evalkit.ecma import (
 )
 from evalkit.errors import TranscriptError
 from evalkit.occupancy import request_count
-from evalkit.transcripts import family, tool_results
+from evalkit.transcripts import family, id_key, message_key, tool_results
 
 __all__ = [
     "PROCESSED_RESULT_USAGE",
@@ -286,12 +286,9 @@ def summarize(
                 if not isinstance(message, dict):
                     continue
                 msg_id = message.get("id")
-                if (
-                    js_truthy(msg_id)
-                    and isinstance(msg_id, str | int | float)
-                    and msg_id not in seen_ids
-                ):
-                    seen_ids.add(msg_id)
+                key = message_key(msg_id)
+                if key is not None and key not in seen_ids:
+                    seen_ids.add(key)
                     processed_messages += _usage_sum(message.get("usage"), path, "message usage")
                 content = message.get("content")
                 if not isinstance(content, list):
@@ -320,7 +317,7 @@ def summarize(
                             inp.get("command", _MISSING) if isinstance(inp, dict) else _MISSING
                         )
                         if is_cli_call(command):
-                            cli_ids.add(_id_key(block.get("id")))
+                            cli_ids.add(id_key(block.get("id")))
     except TranscriptError as exc:
         at_event(exc, index)  # which event, so the session can name its segment file
         raise
@@ -329,7 +326,7 @@ def summarize(
     for r in tool_results(events, path=path):
         if RACE_MARK in r.text:
             raced = True
-        if not r.is_error and _id_key(r.tool_use_id) in cli_ids:
+        if not r.is_error and id_key(r.tool_use_id) in cli_ids:
             contaminated += 1
     total = processed_results if processed == PROCESSED_RESULT_USAGE else processed_messages
     return Summary(
@@ -355,10 +352,6 @@ def summarize(
         init_tools=init_tools,
         subtypes=tuple(subtypes),
     )
-
-
-def _id_key(x: Any) -> Any:
-    return x if isinstance(x, str | int | float | bool | type(None)) else js_json(x)
 
 
 # --- the report header (§1.12) ------------------------------------------------------------------

@@ -36,6 +36,8 @@ __all__ = [
     "result_text",
     "tool_results",
     "explore_texts",
+    "id_key",
+    "message_key",
 ]
 
 # §1.4: the name the harness registers; any MCP server prefix works for `is_explore`.
@@ -377,9 +379,9 @@ def tool_results(
                 continue
             btype = block.get("type")
             if btype == "tool_use" and (any_type or etype == "assistant"):
-                names[_hashable(block.get("id"))] = block.get("name")
+                names[id_key(block.get("id"))] = block.get("name")
             elif btype == "tool_result" and (any_type or etype == "user"):
-                name = names.get(_hashable(block.get("tool_use_id")), "")
+                name = names.get(id_key(block.get("tool_use_id")), "")
                 yield ToolResult(
                     index=i,
                     tool_use_id=block.get("tool_use_id"),
@@ -390,9 +392,24 @@ def tool_results(
                 )
 
 
-def _hashable(x: Any) -> Any:
-    # Ids are strings in practice; a malformed id (an object) must not crash the map.
-    return x if isinstance(x, str | int | float | bool | type(None)) else js_json(x)
+def id_key(x: Any) -> Any:
+    """A key with the equality of an ECMAScript `Map`/`Set` for a JSON id value.
+
+    Strings and numbers compare by value (`1` and `1.0` are one number; `"1"` is another key);
+    booleans by value but never equal to a number (Python's `True == 1`); an object or array
+    is a new identity each time it is parsed, so it equals nothing, not even an identical copy.
+    """
+    if isinstance(x, bool):
+        return ("bool", x)
+    if x is None or isinstance(x, str | int | float):
+        return x
+    return object()
+
+
+def message_key(message_id: Any) -> Any:
+    """The request key of an assistant `message.id` (§6.2, §1.11): None when it is falsy,
+    which means "no request"; else `id_key`, so each distinct id counts once."""
+    return id_key(message_id) if js_truthy(message_id) else None
 
 
 def explore_texts(

@@ -212,3 +212,28 @@ def test_damage_says_what_was_lost(tmp_path):
         "1 malformed line skipped, 1 non-object JSON line ignored, "
         "1 line with invalid UTF-8 decoded with U+FFFD"
     )
+
+
+def test_id_keys_have_ecmascript_map_equality():
+    from evalkit.transcripts import id_key, message_key
+
+    assert id_key("a") == id_key("a") and id_key(1) == id_key(1.0)
+    assert id_key(True) != id_key(1) and id_key("1") != id_key(1)
+    assert id_key({"k": 1}) != id_key({"k": 1})  # a parsed object is a new identity each time
+    assert message_key("") is None and message_key(0) is None and message_key(None) is None
+    assert message_key(True) == message_key(True)
+
+
+def test_an_object_tool_use_id_matches_no_result():
+    events = lines(
+        ASST(1, "m", [{"type": "tool_use", "id": {"x": 1}, "name": E, "input": {}}]),
+        {
+            "type": "user",
+            "message": {
+                "content": [
+                    {"type": "tool_result", "tool_use_id": {"x": 1}, "content": "**`a/b.js`**\n"}
+                ]
+            },
+        },
+    )
+    assert [r.name for r in tool_results(events)] == [""]
