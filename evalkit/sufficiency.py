@@ -37,7 +37,7 @@ from evalkit.ecma import (
 )
 from evalkit.envelope import mentioned_paths, returned_paths
 from evalkit.errors import TranscriptError
-from evalkit.transcripts import result_text
+from evalkit.transcripts import result_text, thread_of
 
 __all__ = [
     "BUCKETS",
@@ -226,12 +226,6 @@ def _key(x: Any) -> Any:
     return x if isinstance(x, str) else js_string(x) if x is not None else "null"
 
 
-def _thread_key(event: dict[str, Any]) -> str:
-    parent = event.get("parent_tool_use_id")
-    # "" is its own thread, not main (§1.8): test for None, not truthiness.
-    return "main" if parent is None else js_string(parent)
-
-
 def _name_text(name: Any) -> str:
     return "" if name is None or name is _MISSING else js_string(name)
 
@@ -340,7 +334,7 @@ def classify_sufficiency(
             if not isinstance(content, list):
                 continue
             etype = event.get("type")
-            thread = _thread_key(event)
+            thread = thread_of(event)
             if etype == "assistant":
                 actions = threads.setdefault(thread, [])
                 for block in content:

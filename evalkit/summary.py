@@ -32,7 +32,7 @@ from evalkit.ecma import (
 )
 from evalkit.errors import TranscriptError
 from evalkit.occupancy import request_count
-from evalkit.transcripts import family, id_key, message_key, tool_results
+from evalkit.transcripts import family, id_key, message_key, thread_of, tool_results
 
 __all__ = [
     "PROCESSED_RESULT_USAGE",
@@ -293,8 +293,7 @@ def summarize(
                 content = message.get("content")
                 if not isinstance(content, list):
                     continue
-                parent = event.get("parent_tool_use_id")
-                thread = "main" if parent is None else js_string(parent)
+                thread = thread_of(event)
                 for block in content:
                     if not isinstance(block, dict) or block.get("type") != "tool_use":
                         continue

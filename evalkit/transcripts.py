@@ -37,6 +37,7 @@ __all__ = [
     "tool_results",
     "explore_texts",
     "id_key",
+    "thread_of",
     "message_key",
 ]
 
@@ -341,7 +342,9 @@ class ToolResult:
     thread: str
 
 
-def _thread(event: dict[str, Any]) -> str:
+def thread_of(event: dict[str, Any]) -> str:
+    """The thread key of an event (§1.8): its `parent_tool_use_id`, or `main` when that is
+    null or absent. `""` is a thread of its own, never main: test for None, not truthiness."""
     parent = event.get("parent_tool_use_id")
     return "main" if parent is None else js_string(parent)
 
@@ -388,7 +391,7 @@ def tool_results(
                     name=name if isinstance(name, str) else js_string(name),
                     is_error=js_truthy(block.get("is_error")),
                     text=result_text(block.get("content"), path=path),
-                    thread=_thread(event),
+                    thread=thread_of(event),
                 )
 
 
