@@ -8,8 +8,9 @@ resampling unit and seed. Nothing is rounded inside a computation: rounding is p
 Functions return small frozen dataclasses with `to_frame()` (a one-row or tidy pandas DataFrame,
 fixed column order, `ci95_lo`/`ci95_hi`-style names):
 
-* `nearest_rank(values, percent)` — the one quantile rule of evalkit: nearest rank, integer
-  arithmetic, `rank = max(1, ceil(percent * n / 100))` (paired-evidence spec §7.4).
+* `nearest_rank(values, percent)` — the percentile rule of paired evidence: nearest rank,
+  integer arithmetic, `rank = max(1, ceil(percent * n / 100))` (paired-evidence spec §7.4).
+  (Sweep and arm tables use linear interpolation instead: `evalkit.sweep.quantile`, Decision 2.)
 * `describe(values)` → `Distribution`: total (None when anything is missing), observed total,
   nearest-rank p50/p95, observed and missing counts. Unknown values (None/NaN) are counted as
   missing, never as zero.
@@ -139,14 +140,12 @@ def hodges_lehmann(deltas: Sequence[float]) -> float | None:
     Walsh averages are `(d_i + d_j) / 2` for every `i <= j` (each delta with itself included).
     The median of an even count is the mean of the two middle values. None for no deltas.
     """
+    from evalkit.sweep.quantile import median
+
     d = list(deltas)
     if not d:
         return None
-    walsh = sorted((d[i] + d[j]) / 2 for i in range(len(d)) for j in range(i, len(d)))
-    mid = len(walsh) // 2
-    if len(walsh) % 2:
-        return float(walsh[mid])
-    return (walsh[mid - 1] + walsh[mid]) / 2
+    return median((d[i] + d[j]) / 2 for i in range(len(d)) for j in range(i, len(d)))
 
 
 def min_attainable_p(n_nonzero: int) -> float:
