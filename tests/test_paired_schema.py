@@ -348,3 +348,12 @@ def test_top_level_array_is_refused(tmp_path):
     path = write_json(tmp_path / "e.json", [1])
     with pytest.raises(EvidenceError, match="^evidence must be a JSON object$"):
         load_evidence(path)
+
+
+def test_hex_identities_are_whole_strings():
+    from evalkit.paired._json import is_commit_hex, is_sha256_hex
+
+    assert is_sha256_hex("a" * 64) and is_commit_hex("0" * 40)
+    # `$` would accept a trailing newline; identities must be exact.
+    assert not is_sha256_hex("a" * 64 + "\n") and not is_commit_hex("0" * 40 + "\n")
+    assert not is_sha256_hex("A" * 64) and not is_sha256_hex(None)

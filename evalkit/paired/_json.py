@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 __all__ = [
@@ -21,6 +22,8 @@ __all__ = [
     "decode_bounded",
     "canonical_dumps",
     "fingerprint_dumps",
+    "is_sha256_hex",
+    "is_commit_hex",
 ]
 
 MAX_DEPTH = 64
@@ -122,3 +125,17 @@ def fingerprint_dumps(obj: Any) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
         "utf-8"
     )
+
+
+_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+_COMMIT_HEX = re.compile(r"[0-9a-f]{40}")
+
+
+def is_sha256_hex(value: object) -> bool:
+    """A lowercase 64-hex SHA-256 digest, the whole string (a trailing newline is not allowed)."""
+    return isinstance(value, str) and _SHA256_HEX.fullmatch(value) is not None
+
+
+def is_commit_hex(value: object) -> bool:
+    """An exact lowercase 40-hex commit id, the whole string."""
+    return isinstance(value, str) and _COMMIT_HEX.fullmatch(value) is not None

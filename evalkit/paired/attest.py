@@ -15,10 +15,11 @@ cells from Audit data.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from evalkit.paired._json import is_sha256_hex
 
 __all__ = [
     "EFFICIENCY_FIELDS",
@@ -50,7 +51,6 @@ CELL_FIELDS = ("cell_id_sha256", "tool_trace_ids_sha256")
 CELL_SOURCE = "caller_ui_attestation"
 MAX_CELLS = 10_000
 MAX_CELL_CALLS = 10_000
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ class AttestationFinding:
 
 
 def _is_sha(value: Any) -> bool:
-    return isinstance(value, str) and bool(_SHA256.match(value))
+    return isinstance(value, str) and is_sha256_hex(value)
 
 
 # ----------------------------------------------------------------------------- efficiency (§4.2)

@@ -7,12 +7,12 @@ Both entry points share `add_subcommands(parser)`; `evalkit.commands.pairs` regi
 from __future__ import annotations
 
 import argparse
-import re
 import signal
 import sys
 from collections.abc import Sequence
 
 from evalkit.errors import EvalkitError, UsageError
+from evalkit.paired._json import is_commit_hex, is_sha256_hex
 from evalkit.paired.driver import DEFAULT_TIME_LIMIT
 from evalkit.paired.gate import Expected, strict_check
 from evalkit.paired.manifest import load_cases
@@ -106,9 +106,6 @@ exit status:
   1  some sample failed (with --strict: a verdict is fail; scripted evidence never passes)
   2  setup or usage error (bad option, base revision not HEAD, unreadable manifest)
 """
-
-_COMMIT = re.compile(r"^[0-9a-f]{40}$")
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
 def add_subcommands(parser: argparse.ArgumentParser) -> None:
@@ -242,13 +239,13 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 def _expected(args: argparse.Namespace) -> Expected:
     digest = args.expect_model_config_digest
-    if digest is not None and not _SHA256.match(digest):
+    if digest is not None and not is_sha256_hex(digest):
         raise UsageError("--expect-model-config-digest must be an exact lowercase 64-hex SHA-256")
     for option, value in (
         ("--expect-base-revision", args.expect_base_revision),
         ("--expect-fixture-revision", args.expect_fixture_revision),
     ):
-        if value is not None and not _COMMIT.match(value):
+        if value is not None and not is_commit_hex(value):
             raise UsageError(f"{option} must be an exact lowercase 40-hex Git commit")
     return Expected(digest, args.expect_base_revision, args.expect_fixture_revision)
 

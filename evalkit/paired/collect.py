@@ -23,7 +23,6 @@ Example (the shipped scripted driver, collector testing only):
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import shutil
 import tempfile
@@ -34,7 +33,7 @@ from typing import Any
 
 from evalkit.errors import UsageError
 from evalkit.paired._files import OpenMessages, read_bounded
-from evalkit.paired._json import BoundsError, SyntaxProblem, decode_bounded
+from evalkit.paired._json import BoundsError, SyntaxProblem, decode_bounded, is_sha256_hex
 from evalkit.paired.attest import (
     cell_counts,
     check_host_cell_attestation,
@@ -123,7 +122,6 @@ PROVENANCE_NOTES = {
     "scripted": "Collected by evalkit pairs collect with a scripted driver: collector testing "
     "only, never real-model evidence.",
 }
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _SCRIPTED_MODULE = "evalkit.paired.scripted_driver"
 
 
@@ -198,7 +196,7 @@ def _check_options(o: CollectOptions) -> None:
         )
     digest = o.model_config_digest
     if (digest is not None or not selection) and not (
-        isinstance(digest, str) and _SHA256.match(digest)
+        isinstance(digest, str) and is_sha256_hex(digest)
     ):
         raise UsageError("--model-config-digest must be an exact lowercase 64-hex SHA-256")
     if o.model_config_record is not None:

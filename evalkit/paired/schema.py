@@ -28,6 +28,8 @@ from evalkit.paired._json import (
     SyntaxProblem,
     canonical_dumps,
     decode_bounded,
+    is_commit_hex,
+    is_sha256_hex,
 )
 from evalkit.paired.errors import EvidenceError
 from evalkit.paired.manifest import EXPERIMENTS, PAIRED_EXPERIMENTS, CaseManifest, load_cases
@@ -96,8 +98,6 @@ DRIVER_KINDS = ("live_host", "manual_bridge", "scripted")
 ODD_ORDER = ("baseline", "candidate")
 EVEN_ORDER = ("candidate", "baseline")
 
-_COMMIT = re.compile(r"^[0-9a-f]{40}$")
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _GATE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _TOP_KEYS = (
@@ -467,14 +467,14 @@ class _Parser:
     def commit(self, value: Any, loc: str, *, nullable=False):
         if value is None and nullable:
             return None
-        if not isinstance(value, str) or not _COMMIT.match(value):
+        if not isinstance(value, str) or not is_commit_hex(value):
             raise _fail(f"{loc} must be an exact lowercase 40-hex Git commit")
         return value
 
     def sha256(self, value: Any, loc: str, *, nullable=False):
         if value is None and nullable:
             return None
-        if not isinstance(value, str) or not _SHA256.match(value):
+        if not isinstance(value, str) or not is_sha256_hex(value):
             raise _fail(f"{loc} must be an exact lowercase 64-hex SHA-256")
         return value
 

@@ -9,12 +9,12 @@ runs a global `git worktree prune` and never touches other worktrees.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 from pathlib import Path
 
 from evalkit.errors import UsageError
+from evalkit.paired._json import is_commit_hex
 
 __all__ = [
     "GitError",
@@ -27,8 +27,6 @@ __all__ = [
     "repo_toplevel",
     "resolve_commit",
 ]
-
-_COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
 class GitError(RuntimeError):
@@ -80,7 +78,7 @@ def resolve_commit(repo: Path, rev: str, *, what: str = "base") -> str:
     except GitError:
         raise UsageError(f"could not resolve {what} revision: {rev}") from None
     resolved = out.strip()
-    if not _COMMIT.match(resolved):
+    if not is_commit_hex(resolved):
         raise UsageError(f"resolved {what} revision is not an exact 40-hex commit")
     return resolved
 
