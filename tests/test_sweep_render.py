@@ -150,3 +150,8 @@ def test_unknown_arms_say_which_arms_exist(tmp_path):
     cited(root, "p/ab-r/run-baseline-1.jsonl", 800, 200)
     text = render_text(run_sweep(root, arms=("foo", "bar"), cache=False, jobs=1))
     assert "  (no session is in arm foo or bar; arms found: baseline, new — see --arms)" in text
+
+
+def test_an_empty_directory_says_what_a_transcript_is(tmp_path):
+    text = render_text(run_sweep(tmp_path, cache=False, jobs=1))
+    assert "(no transcripts found: a session is a *.jsonl or *.jsonl.gz file" in text

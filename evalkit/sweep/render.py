@@ -178,9 +178,13 @@ def render_text(result: SweepResult, *, tail: int = 5, every_file: bool = False)
     out = [f"Explore allocation sweep — {_where(result)}"]
     if result.bundled:
         out += ["", caveats.SYNTHETIC_CORPUS]
+    out += ["", corpus_line(result)]
+    if not result.discovery.sessions:
+        out.append(
+            "  (no transcripts found: a session is a *.jsonl or *.jsonl.gz file at any depth, "
+            "its .tN.jsonl segments beside it)"
+        )
     out += [
-        "",
-        corpus_line(result),
         "",
         "Baseline — allocation efficiency per session (share of returned chars the answer cited):",
     ]
