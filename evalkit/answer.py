@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from evalkit._events import at_event
 from evalkit.ecma import js_string, js_trim, js_truthy
 from evalkit.errors import TranscriptError
 
@@ -53,17 +54,20 @@ def final_answer(events: Sequence[dict[str, Any]], *, path: str = "(transcript)"
     if results:
         return FinalAnswer("\n\n".join(results), "result")
     answer = ""
-    for event in events:
+    for index, event in enumerate(events):
         # `parent_tool_use_id` of "" is a subagent thread: test for None, not truthiness (§1.8).
         if event.get("type") != "assistant" or event.get("parent_tool_use_id") is not None:
             continue
         message = event.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         if isinstance(content, str) and content:
-            raise TranscriptError(
-                path,
-                "main-thread assistant content is a string and there is "
-                "no result text (the reference harness crashes here)",
+            raise at_event(
+                TranscriptError(
+                    path,
+                    "main-thread assistant content is a string and there is "
+                    "no result text (the reference harness crashes here)",
+                ),
+                index,
             )
         if not isinstance(content, list):
             continue

@@ -206,16 +206,18 @@ def js_json(x: Any) -> str:
 
 def fix(x: float, d: int) -> str:
     """`Number.prototype.toFixed(d)`: exact binary value, ties away from zero (§10.4)."""
-    if isinstance(x, float) and not math.isfinite(x):
-        return number_str(x)
+    if isinstance(x, float) and not math.isfinite(x) or abs(x) >= 1e21:
+        return number_str(x)  # toFixed of a value ≥ 1e21 is its plain String() form
     q = Decimal(x).quantize(Decimal(1).scaleb(-d), rounding=ROUND_HALF_UP)
     text = f"{q:f}"
     # (-0).toFixed(1) is "0.0", but (-0.04).toFixed(1) keeps its sign: "-0.0".
     return text.lstrip("-") if x == 0 else text
 
 
-def jround(x: float) -> int:
-    """`Math.round`: nearest integer, exact halves toward +∞ (§10.4)."""
+def jround(x: float) -> int | float:
+    """`Math.round`: nearest integer, exact halves toward +∞ (§10.4); NaN and ±∞ unchanged."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return x
     f = math.floor(x)
     return int(f + 1 if x - f >= 0.5 else f)
 

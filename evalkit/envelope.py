@@ -145,6 +145,7 @@ def path_tokens(text: str | None) -> list[str]:
 _GLOB_SPECIALS = re.compile(r"([.+^${}()|\[\]\\])")
 # Quirk 14 (§9.2): in the reference the `**` sentinel is the six-character text `\u0000`.
 _SENTINEL = "\\u0000"
+_UNESCAPED_DOT = re.compile(r"\\.|\.", re.S)
 
 
 def glob_to_regex(glob: str) -> re.Pattern[str]:
@@ -152,9 +153,14 @@ def glob_to_regex(glob: str) -> re.Pattern[str]:
 
     Quirk 1 (§9.2): `?` is not escaped, so it acts as a regex quantifier. A `?` with nothing
     to repeat is an invalid regex; the reference crashes there and evalkit raises `UsageError`.
+    Known gap: after a character outside the BMP, ECMAScript's `?` makes only its low
+    surrogate optional; here the whole character is.
     """
     body = _GLOB_SPECIALS.sub(r"\\\1", glob)
-    body = body.replace("**", _SENTINEL).replace("*", "[^/]*").replace(_SENTINEL, DOT + "*")
+    body = body.replace("**", _SENTINEL).replace("*", "[^/]*").replace(_SENTINEL, ".*")
+    # ECMAScript's `.` excludes \r, U+2028 and U+2029 too: rewrite every unescaped `.` (the
+    # sentinel's, and quirk 14's `\.*` when the glob itself held the text `\u0000`).
+    body = _UNESCAPED_DOT.sub(lambda m: DOT if m.group(0) == "." else m.group(0), body)
     try:
         return re.compile("^" + body + r"\Z")
     except re.error as exc:

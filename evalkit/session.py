@@ -76,9 +76,9 @@ def session_from_transcript(
     """
     path = transcript.paths[0]
     events = transcript.events
-    texts = tuple(explore_texts(events, path=path))
-    answer = final_answer(events, path=path)
     try:
+        texts = tuple(explore_texts(events, path=path))
+        answer = final_answer(events, path=path)
         sufficiency = classify_sufficiency(events, path=path)
         occupancy = compute_occupancy(events, window_tokens=window_tokens, path=path)
         summary = summarize(events, processed=processed, path=path)

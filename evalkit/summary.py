@@ -183,7 +183,8 @@ class Summary:
         cli_calls: Bash calls that invoke the codegraph CLI.
         cli_contaminated: Non-error results of those calls (output that entered the window).
         init_tools: Tool names containing `codegraph` from the last `system/init`, or None.
-        subtypes: The `subtype` of every result event, in order (None when absent).
+        subtypes: The `subtype` of every result event, in order (an absent one is a sentinel
+            that prints as `undefined`; a JSON null prints as `null`).
         results: Number of result events.
     """
 
@@ -255,6 +256,7 @@ def summarize(
     calls: list[ToolCall] = []
     counts: dict[str, int] = {}
     cli_ids: set[Any] = set()
+    cli_calls = 0
     init_tools: tuple[str, ...] | None = None
     subtypes: list[Any] = []
     dur: float = 0
@@ -277,7 +279,7 @@ def summarize(
                     js_string(t) for t in (tools or []) if "codegraph" in js_string(t)
                 )
             elif etype == "result":
-                subtypes.append(event.get("subtype"))
+                subtypes.append(event.get("subtype", _MISSING))
                 dur += _number(event.get("duration_ms"), "result duration_ms", path)
                 cost += _number(event.get("total_cost_usd"), "result total_cost_usd", path)
                 processed_results += _usage_sum(event.get("usage"), path, "result usage")
@@ -316,6 +318,7 @@ def summarize(
                             inp.get("command", _MISSING) if isinstance(inp, dict) else _MISSING
                         )
                         if is_cli_call(command):
+                            cli_calls += 1  # every attempt counts, even with a repeated id
                             cli_ids.add(id_key(block.get("id")))
     except TranscriptError as exc:
         at_event(exc, index)  # which event, so the session can name its segment file
@@ -346,7 +349,7 @@ def summarize(
         processed_message_usage=processed_messages,
         processed_definition=processed,
         raced=raced,
-        cli_calls=len(cli_ids),
+        cli_calls=cli_calls,
         cli_contaminated=contaminated,
         init_tools=init_tools,
         subtypes=tuple(subtypes),
@@ -357,8 +360,8 @@ def summarize(
 
 
 def _template(x: Any) -> str:
-    """`${x}` for a result subtype: `undefined` when absent."""
-    return "undefined" if x is None else js_string(x)
+    """`${x}` for a result subtype: `undefined` when absent, `null` for JSON null."""
+    return _concat(x)
 
 
 def format_run_header(summary: Summary, paths: Sequence[str], *, brief: bool = False) -> str:
@@ -396,7 +399,7 @@ def format_run_header(summary: Summary, paths: Sequence[str], *, brief: bool = F
         # Array.join renders a missing subtype as "".
         segments = (
             f" | {k} segments ("
-            + ",".join("" if s is None else js_string(s) for s in summary.subtypes)
+            + ",".join("" if s is None or s is _MISSING else js_string(s) for s in summary.subtypes)
             + ")"
             if k > 1
             else ""

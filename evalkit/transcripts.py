@@ -20,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalkit._events import at_event
 from evalkit.ecma import js_json, js_string, js_truthy, pl
 from evalkit.errors import TranscriptError
 
@@ -135,15 +136,21 @@ def _check_regular_file(path: str) -> None:
 
 
 def _read_bytes(path: str) -> tuple[bytes, bool, bool]:
-    """The file's bytes, gunzipped when it starts with the gzip magic (so `.jsonl.gz` just works)."""
+    """The file's bytes; a `*.gz` file is gunzipped (so `.jsonl.gz` just works).
+
+    Only the name decides, as the reference never decompresses: a gzip stream in a plain
+    `.jsonl` file is read as the reference reads it (unparseable lines, counted as malformed).
+    """
     _check_regular_file(path)
     try:
         with open(path, "rb") as fh:
             data = fh.read()
     except OSError as exc:
         raise TranscriptError(path, f"cannot read: {exc.strerror or exc}") from None
-    if not data.startswith(b"\x1f\x8b"):
+    if not path.endswith(".gz"):
         return data, False, False
+    if not data.startswith(b"\x1f\x8b"):
+        raise TranscriptError(path, "named .gz but not gzip-compressed")
     out = bytearray()
     rest = data
     truncated = False
@@ -171,8 +178,9 @@ def _reject_constant(name: str) -> Any:
 
 def _parse_int(text: str) -> int | float:
     # §10.2: numbers are doubles; integers beyond 2^53 lose precision as they do in Node.
-    value = int(text)
-    return value if -_MAX_SAFE_INTEGER <= value <= _MAX_SAFE_INTEGER else float(value)
+    # float() first: a 400-digit literal is Infinity in both (int() → float() would overflow).
+    f = float(text)
+    return int(text) if -_MAX_SAFE_INTEGER <= f <= _MAX_SAFE_INTEGER else f
 
 
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
@@ -373,10 +381,13 @@ def tool_results(
             if block is None:
                 if any_type and etype not in ("assistant", "user"):
                     continue
-                raise TranscriptError(
-                    path,
-                    f"null block in a {etype} message's content "
-                    "(the reference harness crashes here)",
+                raise at_event(
+                    TranscriptError(
+                        path,
+                        f"null block in a {etype} message's content "
+                        "(the reference harness crashes here)",
+                    ),
+                    i,
                 )
             if not isinstance(block, dict):
                 continue
@@ -390,9 +401,16 @@ def tool_results(
                     tool_use_id=block.get("tool_use_id"),
                     name=name if isinstance(name, str) else js_string(name),
                     is_error=js_truthy(block.get("is_error")),
-                    text=result_text(block.get("content"), path=path),
+                    text=_result_text_at(block.get("content"), path, i),
                     thread=thread_of(event),
                 )
+
+
+def _result_text_at(content: Any, path: str, index: int) -> str:
+    try:
+        return result_text(content, path=path)
+    except TranscriptError as exc:
+        raise at_event(exc, index) from None
 
 
 def id_key(x: Any) -> Any:

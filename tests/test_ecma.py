@@ -117,3 +117,10 @@ def test_trim_uses_the_ecmascript_whitespace_set():
 
 def test_grp_and_pct1():
     assert grp(17465) == "17,465" and pct1(17465 / 21319) == "81.9%"
+
+
+def test_to_fixed_and_math_round_beyond_plain_numbers():
+    import math
+
+    assert fix(1e21, 1) == "1e+21" and fix(1e25, 3) == "1e+25" and fix(float("nan"), 1) == "NaN"
+    assert math.isnan(jround(float("nan"))) and jround(float("inf")) == float("inf")

@@ -148,3 +148,11 @@ def test_long_slash_free_runs_are_fast():
     from evalkit.envelope import path_tokens
 
     assert path_tokens("x" * 200_000 + " lib/a.js") == ["lib/a.js"]
+
+
+def test_quirk_14_glob_holding_the_sentinel_text():
+    # In the reference the `**` sentinel is the text `\u0000`: a glob holding that text has its
+    # (escaped) backslash followed by `.*`, i.e. a literal dot repeated.
+    pattern = glob_to_regex("a\\u0000")
+    assert pattern.pattern == "^a\\.*\\Z"
+    assert [bool(pattern.search(p)) for p in ("a", "a..", "ab")] == [True, True, False]

@@ -327,3 +327,22 @@ def test_header_announces_the_later_processed_definition():
 def test_by_type_json_puts_array_index_names_first():
     s = summarize(lines(ASST(1, "m", [USE("a", "Read"), USE("b", "7")])))
     assert '  by type: {"7":1,"Read":1}' in format_run_header(s, ["r.jsonl"])
+
+
+def test_result_subtype_null_prints_null_and_absent_prints_undefined():
+    from evalkit.summary import format_run_header, summarize
+    from tests.builders import ASST, RESULT, TEXT, lines
+
+    null = summarize(lines(ASST(100, "m1", [TEXT("hi")]), RESULT("a", subtype=None)))
+    assert "Result: null | duration 1s" in format_run_header(null, ["r.jsonl"])
+    absent = [{k: v for k, v in e.items() if k != "subtype"} for e in RESULT("a")]
+    gone = summarize(lines(ASST(100, "m1", [TEXT("hi")]), absent))
+    assert "Result: undefined | duration 1s" in format_run_header(gone, ["r.jsonl"])
+
+
+def test_every_cli_attempt_counts_even_with_a_repeated_id():
+    from evalkit.summary import summarize
+    from tests.builders import ASST, USE, lines
+
+    bash = USE("b1", "Bash", {"command": "codegraph explore x"})
+    assert summarize(lines(ASST(1, "m1", [bash]), ASST(2, "m2", [bash]))).cli_calls == 2

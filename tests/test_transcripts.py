@@ -237,3 +237,36 @@ def test_an_object_tool_use_id_matches_no_result():
         },
     )
     assert [r.name for r in tool_results(events)] == [""]
+
+
+def test_huge_integer_literals_are_infinity_and_the_line_is_kept(tmp_path):
+    p = write_bytes(tmp_path / "r.jsonl", b'{"type":"x","k":' + b"9" * 400 + b"}\n")
+    events, account = read_segment(str(p))
+    assert events[0]["k"] == float("inf") and account.malformed == 0
+
+
+def test_crash_in_a_later_segment_names_that_segment(tmp_path):
+    from evalkit.session import parse_session
+
+    a = write_jsonl(tmp_path / "run.jsonl", GOOD)
+    b = write_bytes(tmp_path / "run.t2.jsonl", b'{"type":"user","message":{"content":[null]}}\n')
+    with pytest.raises(TranscriptError) as info:
+        parse_session([a, b])
+    assert info.value.path == str(b)
+    c = write_bytes(
+        tmp_path / "run2.t2.jsonl", b'{"type":"assistant","message":{"id":"m","content":"hi"}}\n'
+    )
+    first = write_jsonl(tmp_path / "run2.jsonl", GOOD[:2])
+    with pytest.raises(TranscriptError) as info:
+        parse_session([first, c])
+    assert info.value.path == str(c)
+
+
+def test_only_a_gz_name_is_decompressed(tmp_path):
+    raw = ("\n".join(json.dumps(e) for e in GOOD) + "\n").encode()
+    hidden = write_bytes(tmp_path / "run.jsonl", gzip.compress(raw, mtime=0))
+    events, account = read_segment(str(hidden))  # read as the reference reads it
+    assert events == [] and account.malformed >= 1 and not account.gzip
+    fake = write_bytes(tmp_path / "run.jsonl.gz", raw)
+    with pytest.raises(TranscriptError, match="named .gz but not gzip-compressed"):
+        read_segment(str(fake))
