@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 __all__ = [
@@ -24,6 +26,8 @@ __all__ = [
     "fingerprint_dumps",
     "is_sha256_hex",
     "is_commit_hex",
+    "freeze",
+    "thaw",
 ]
 
 MAX_DEPTH = 64
@@ -139,3 +143,21 @@ def is_sha256_hex(value: object) -> bool:
 def is_commit_hex(value: object) -> bool:
     """An exact lowercase 40-hex commit id, the whole string."""
     return isinstance(value, str) and _COMMIT_HEX.fullmatch(value) is not None
+
+
+def freeze(value: Any) -> Any:
+    """Deep-freeze decoded JSON: objects become read-only mappings, arrays tuples."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({key: freeze(item) for key, item in value.items()})
+    if isinstance(value, list | tuple):
+        return tuple(freeze(item) for item in value)
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """The inverse of `freeze`: plain dicts and lists, ready for `json.dumps`."""
+    if isinstance(value, Mapping):
+        return {key: thaw(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [thaw(item) for item in value]
+    return value

@@ -24,7 +24,13 @@ from types import MappingProxyType
 from typing import Any
 
 from evalkit.paired._files import OpenMessages, read_bounded
-from evalkit.paired._json import BoundsError, SyntaxProblem, decode_bounded, fingerprint_dumps
+from evalkit.paired._json import (
+    BoundsError,
+    SyntaxProblem,
+    decode_bounded,
+    fingerprint_dumps,
+    thaw,
+)
 from evalkit.paired.errors import CaseManifestError
 
 __all__ = [
@@ -66,15 +72,7 @@ _LIMIT = 1024 * 1024  # §2.7: the manifest file is bounded to 1 MiB
 
 def case_fingerprint(case: Mapping[str, Any]) -> str:
     """SHA-256 hex of one case object: sorted keys, `(",", ":")`, UTF-8 (spec §2.5)."""
-    return hashlib.sha256(fingerprint_dumps(_thaw(case))).hexdigest()
-
-
-def _thaw(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {key: _thaw(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_thaw(item) for item in value]
-    return value
+    return hashlib.sha256(fingerprint_dumps(thaw(case))).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -272,4 +270,4 @@ def model_config_digest(record: Mapping[str, Any]) -> str:
     """SHA-256 hex of a model/configuration record, hashed like a case (spec §8.5)."""
     if not isinstance(record, Mapping):
         raise TypeError("a model/configuration record is a JSON object")
-    return hashlib.sha256(fingerprint_dumps(_thaw(record))).hexdigest()
+    return hashlib.sha256(fingerprint_dumps(thaw(record))).hexdigest()

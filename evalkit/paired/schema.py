@@ -28,8 +28,10 @@ from evalkit.paired._json import (
     SyntaxProblem,
     canonical_dumps,
     decode_bounded,
+    freeze,
     is_commit_hex,
     is_sha256_hex,
+    thaw,
 )
 from evalkit.paired.errors import EvidenceError
 from evalkit.paired.manifest import EXPERIMENTS, PAIRED_EXPERIMENTS, CaseManifest, load_cases
@@ -138,24 +140,6 @@ _SAMPLE_OPTIONAL = ("reason_code",)
 
 
 # ----------------------------------------------------------------------------- value types
-
-
-def freeze(value: Any) -> Any:
-    """Deep-freeze decoded JSON: objects become read-only mappings, arrays tuples."""
-    if isinstance(value, Mapping):
-        return MappingProxyType({key: freeze(item) for key, item in value.items()})
-    if isinstance(value, list | tuple):
-        return tuple(freeze(item) for item in value)
-    return value
-
-
-def thaw(value: Any) -> Any:
-    """The inverse of `freeze`: plain dicts and lists, ready for `json.dumps`."""
-    if isinstance(value, Mapping):
-        return {key: thaw(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [thaw(item) for item in value]
-    return value
 
 
 @dataclass(frozen=True)
