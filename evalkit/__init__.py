@@ -1,22 +1,27 @@
 """evalkit: judge A/B evaluations of coding-agent tools from their transcripts.
 
-The data flows through the package in this order (one module per step):
+The package is built in layers; data flows one way, and a layer imports only the layers above
+it in this list (`tests/test_layers.py` checks it):
 
-* `evalkit.transcripts` — read stream-json JSONL segments into one event list (§1.1–1.6)
-* `evalkit.answer` — the final answer text (§1.7)
-* `evalkit.envelope` — split explore responses into file sections; the envelope view (§2, §4)
-* `evalkit.allocation` — explore allocation efficiency (§3)
-* `evalkit.sufficiency`, `evalkit.occupancy`, `evalkit.summary` — the companion metrics (§5, §6, §1.11)
-* `evalkit.session` — one parsed session with all of the above
-* `evalkit.frames` — pandas DataFrames: `sessions_df`, `calls_df`, `sections_df`, `tool_calls_df`
-* `evalkit.sweep` — corpus discovery, the baseline sweep and the arm table (§7, §8)
-* `evalkit.paired` — paired evidence: schema, strict gate, per-pair tables
-* `evalkit.stats` — small-n statistics shared by arm tables and per-pair tables
-* `evalkit.report` — the printed blocks, in the reference's exact text format
-* `evalkit.cli` — the `evalkit` command
+* `evalkit.formats` — readers, one folder per agent format (`formats.claude_code`: stream-json
+  segments, interactive project logs with subagents; §1.1–1.6, §1.10)
+* `evalkit.metrics` — the final answer (§1.7), explore envelopes (§2, §4), allocation (§3),
+  sufficiency (§5), occupancy (§6), per-session summary fields (§1.11), the token ledger
+* `evalkit.session` — one parsed session (headless or interactive) with all of the above
+* `evalkit.corpus` — discovery by layout rules (§7), per-session records, the cache, parallel
+  parsing, and the DataFrames (`sessions_df`, `calls_df`, `sections_df`, `tool_calls_df`)
+* `evalkit.tables` — the quantile rule and the sweep's slice, per-call and arm tables (§8);
+  beside it `evalkit.stats` (small-n statistics) and `evalkit.paired` (paired evidence: schema,
+  strict gate, per-pair tables, collector)
+* `evalkit.outputs` — printed blocks in the reference's text format, the sweep's text, markdown
+  and JSON, figures, notebook support, caveat sentences; beside it `evalkit.synthetic`, the
+  generator of the bundled synthetic corpus
+* `evalkit.commands`, `evalkit.cli` — the `evalkit` command
 
-Section numbers refer to the reference-metrics specification. Every `chars` value is a count of
-UTF-16 code units, as the reference harness measures (Decision 1).
+`evalkit.ecma` (ECMAScript primitives), `evalkit.errors` and `evalkit.paths` serve every layer.
+`evalkit.sweep`, `evalkit.frames` and `evalkit.notebook` are kept as entry points under their old
+names. Section numbers refer to the reference-metrics specification. Every `chars` value is a
+count of UTF-16 code units, as the reference harness measures (Decision 1).
 """
 
 __version__ = "0.1.0"

@@ -1,7 +1,9 @@
 """One parsed session: its transcript and every metric computed from it.
 
-`parse_session` is the single entry point the CLI, the DataFrames and the sweep share, so a
-number printed by `evalkit run` and the same number in `sessions_df` come from one computation.
+`parse_session` (headless runs: one or more stream-json segment files) and `read_session_file` /
+`read_interactive_session` (interactive project logs with their subagents merged, §1.10) are the
+entry points the CLI, the DataFrames and the sweep share, so a number printed by `evalkit run` and
+the same number in `sessions_df` come from one computation.
 """
 
 from __future__ import annotations
@@ -9,17 +11,40 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from evalkit._events import in_segment
-from evalkit.allocation import Allocation, compute_allocation
-from evalkit.answer import FinalAnswer, final_answer
 from evalkit.errors import TranscriptError
-from evalkit.occupancy import DEFAULT_WINDOW_TOKENS, Occupancy, compute_occupancy
-from evalkit.sufficiency import Sufficiency, classify_sufficiency
-from evalkit.summary import PROCESSED_RESULT_USAGE, ProcessedDefinition, Summary, summarize
-from evalkit.transcripts import Transcript, explore_texts, read_transcript
+from evalkit.formats.claude_code.events import in_segment
+from evalkit.formats.claude_code.interactive import (
+    SubagentTranscript,
+    newest_session_log,
+    project_log_dir,
+    read_subagents,
+    tool_counts,
+    usage_totals,
+)
+from evalkit.formats.claude_code.transcripts import (
+    EXPLORE,
+    SegmentRead,
+    Transcript,
+    explore_texts,
+    read_segment,
+    read_transcript,
+)
+from evalkit.metrics.allocation import Allocation, compute_allocation
+from evalkit.metrics.answer import FinalAnswer, final_answer
+from evalkit.metrics.occupancy import DEFAULT_WINDOW_TOKENS, Occupancy, compute_occupancy
+from evalkit.metrics.sufficiency import Sufficiency, classify_sufficiency
+from evalkit.metrics.summary import PROCESSED_RESULT_USAGE, ProcessedDefinition, Summary, summarize
 
-__all__ = ["Session", "parse_session", "session_from_transcript"]
+__all__ = [
+    "Session",
+    "parse_session",
+    "session_from_transcript",
+    "InteractiveSession",
+    "read_interactive_session",
+    "read_session_file",
+]
 
 PathLike = str | os.PathLike[str]
 
@@ -114,4 +139,117 @@ def parse_session(
     """
     return session_from_transcript(
         read_transcript(paths), log=log, window_tokens=window_tokens, processed=processed
+    )
+
+
+@dataclass(frozen=True)
+class InteractiveSession:
+    """An interactive session with its subagents merged, and the reference's session report.
+
+    Attributes:
+        session_id: The log file's name with its first `.jsonl` removed.
+        path: The main session log.
+        subagents: The subagent files, byte-wise name order.
+        events: Main-file events, then each subagent file's events (§1.10 step 6).
+        main_counts / subagent_counts: tool_use counts per name (main file; all subagent files).
+        gen_tokens / fresh_tokens / cached_tokens: usage totals, not de-duplicated (quirk 18).
+        answer: The final answer (the last main-thread text; there is no result event).
+        explore_texts: Non-error explore results from every event with array content (§1.6).
+        sufficiency / allocation: The metrics over the merged events.
+        segment_reads: The reading account of the main file, then of each subagent file.
+    """
+
+    session_id: str
+    path: str
+    subagents: tuple[SubagentTranscript, ...]
+    events: list[dict[str, Any]] = field(repr=False)
+    main_counts: dict[str, int] = field(default_factory=dict)
+    subagent_counts: dict[str, int] = field(default_factory=dict)
+    gen_tokens: float = 0
+    fresh_tokens: float = 0
+    cached_tokens: float = 0
+    answer: FinalAnswer | None = field(default=None, repr=False)
+    explore_texts: tuple[str, ...] = field(default=(), repr=False)
+    sufficiency: Sufficiency | None = field(default=None, repr=False)
+    allocation: Allocation | None = field(default=None, repr=False)
+    segment_reads: tuple[SegmentRead, ...] = field(default=(), repr=False)
+
+    @property
+    def explore_calls(self) -> int:
+        """The VERDICT count: subagents' explore calls when any, else main's (not a sum)."""
+        return self.subagent_counts.get(EXPLORE) or self.main_counts.get(EXPLORE, 0)
+
+    @property
+    def reads(self) -> int:
+        return self.main_counts.get("Read", 0) + self.subagent_counts.get("Read", 0)
+
+    @property
+    def grep_bash(self) -> int:
+        """Grep + Bash in both; Glob is not included (quirk 18)."""
+        return sum(
+            c.get(k, 0) for c in (self.main_counts, self.subagent_counts) for k in ("Grep", "Bash")
+        )
+
+
+def read_interactive_session(
+    project_dir: str | os.PathLike[str] | None = None,
+    *,
+    projects_dir: str | None = None,
+    log_dir: str | None = None,
+) -> InteractiveSession:
+    """§1.10: read the newest session of a project with its subagents merged.
+
+    Args:
+        project_dir: The project's directory (default: the current directory).
+        projects_dir: Claude Code's projects directory (default `~/.claude/projects`).
+        log_dir: The project's log directory itself, bypassing the path escaping of step 1.
+
+    Raises:
+        NoSessionLogs: No log directory, or no `.jsonl` session in it.
+        UsageError: The project directory does not exist.
+        TranscriptError: A log holds input the reference crashes on (§9.1).
+    """
+    if log_dir is None:
+        log_dir = project_log_dir(
+            project_dir if project_dir is not None else os.getcwd(), projects_dir
+        )
+    return read_session_file(newest_session_log(log_dir))
+
+
+def read_session_file(path: str) -> InteractiveSession:
+    """§1.10 steps 3–7 for one given session log (`<log dir>/<id>.jsonl`): its subagent files
+    (`<log dir>/<id>/subagents/*.jsonl`) merged and stamped, and the metrics computed.
+
+    Raises:
+        TranscriptError: The log is missing or unreadable, or holds input the reference crashes
+            on (§9.1).
+    """
+    log_dir, name = os.path.split(path)
+    session_id = name.replace(".jsonl", "", 1)
+    main_events, main_read = read_segment(path, drop_falsy=True)
+    subagents = read_subagents(log_dir, session_id)
+    events = list(main_events)
+    sub_counts: dict[str, int] = {}
+    for sub in subagents:
+        events.extend(sub.events)
+        for tool, n in tool_counts(sub.events).items():
+            sub_counts[tool] = sub_counts.get(tool, 0) + n
+    gen, fresh, cached = usage_totals(events, path)
+    answer = final_answer(events, path=path)
+    texts = tuple(explore_texts(events, path=path, any_type=True))
+    return InteractiveSession(
+        session_id=session_id,
+        path=path,
+        subagents=tuple(subagents),
+        events=events,
+        main_counts=tool_counts(main_events),
+        subagent_counts=sub_counts,
+        gen_tokens=gen,
+        fresh_tokens=fresh,
+        cached_tokens=cached,
+        answer=answer,
+        explore_texts=texts,
+        sufficiency=classify_sufficiency(events, path=path),
+        allocation=compute_allocation(texts, answer.text),
+        segment_reads=(main_read, *(sub.read for sub in subagents if sub.read is not None)),
     )

@@ -10,7 +10,7 @@ fixed column order, `ci95_lo`/`ci95_hi`-style names):
 
 * `nearest_rank(values, percent)` — the percentile rule of paired evidence: nearest rank,
   integer arithmetic, `rank = max(1, ceil(percent * n / 100))` (paired-evidence spec §7.4).
-  (Sweep and arm tables use linear interpolation instead: `evalkit.sweep.quantile`, Decision 2.)
+  (Sweep and arm tables use linear interpolation instead: `evalkit.tables.quantile`, Decision 2.)
 * `describe(values)` → `Distribution`: total (None when anything is missing), observed total,
   nearest-rank p50/p95, observed and missing counts. Unknown values (None/NaN) are counted as
   missing, never as zero.
@@ -140,7 +140,7 @@ def hodges_lehmann(deltas: Sequence[float]) -> float | None:
     Walsh averages are `(d_i + d_j) / 2` for every `i <= j` (each delta with itself included).
     The median of an even count is the mean of the two middle values. None for no deltas.
     """
-    from evalkit.sweep.quantile import median
+    from evalkit.tables.quantile import median
 
     d = list(deltas)
     if not d:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalkit.allocation import (
+from evalkit.metrics.allocation import (
     answer_citations,
     compute_allocation,
     format_allocation,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evalkit.answer import final_answer
 from evalkit.errors import TranscriptError
+from evalkit.metrics.answer import final_answer
 from tests.builders import DONE, RESULT, TEXT
 
 

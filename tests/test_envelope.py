@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evalkit.envelope import (
+from evalkit.errors import UsageError
+from evalkit.metrics.envelope import (
     envelope_view,
     format_envelope,
     glob_to_regex,
@@ -12,7 +13,6 @@ from evalkit.envelope import (
     returned_paths,
     split_sections,
 )
-from evalkit.errors import UsageError
 from tests.builders import alloc_text
 
 
@@ -134,7 +134,7 @@ def test_glob_with_nothing_to_repeat_raises(glob):
 def test_path_tokens_scan_equals_the_plain_regex():
     import random
 
-    from evalkit.envelope import PATH_TOKEN, path_tokens
+    from evalkit.metrics.envelope import PATH_TOKEN, path_tokens
 
     rng = random.Random(7)
     alphabet = "ab.-@+/_ :x1é\n`"
@@ -145,7 +145,7 @@ def test_path_tokens_scan_equals_the_plain_regex():
 
 def test_long_slash_free_runs_are_fast():
     # The plain regex backtracks quadratically here (~20 s for 20k chars); the run scan is linear.
-    from evalkit.envelope import path_tokens
+    from evalkit.metrics.envelope import path_tokens
 
     assert path_tokens("x" * 200_000 + " lib/a.js") == ["lib/a.js"]
 

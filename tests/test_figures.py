@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-import evalkit.notebook as nb
+import evalkit.outputs.notebook as nb
 from evalkit.ecma import pct1
-from evalkit.figures import (
+from evalkit.outputs.figures import (
     arm_runs_data,
     ecdf_data,
     file_bytes_data,
@@ -64,7 +64,7 @@ def test_saved_figures_are_byte_identical(tmp_path, report):
 
 @pytest.fixture(scope="module")
 def sweep():
-    from evalkit.sweep import run_sweep
+    from evalkit.tables.sweep import run_sweep
 
     return run_sweep(cache=False)
 

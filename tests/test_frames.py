@@ -6,8 +6,8 @@ import math
 
 import pytest
 
+from evalkit.corpus.frames import calls_df, sections_df, sessions_df, tool_calls_df
 from evalkit.errors import TranscriptError
-from evalkit.frames import calls_df, sections_df, sessions_df, tool_calls_df
 from evalkit.session import parse_session
 from tests.builders import ASST, RESULT, TEXT, USE, E, lines, write_jsonl
 from tests.test_cli_run import seed_example

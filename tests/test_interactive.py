@@ -9,13 +9,13 @@ import os
 import pytest
 
 from evalkit.cli import main
-from evalkit.interactive import (
+from evalkit.formats.claude_code.interactive import (
     NoSessionLogs,
-    format_interactive,
     newest_session_log,
     project_log_dir,
-    read_interactive_session,
 )
+from evalkit.outputs.report import format_interactive
+from evalkit.session import read_interactive_session
 from tests.builders import E, xres_text
 
 # --- an interactive projects directory, built from records of every interactive kind ----------
@@ -401,7 +401,7 @@ def test_no_session_logs_is_an_evalkit_error():
 
 
 def test_read_session_file_reads_a_given_log_with_its_subagents(tmp_path):
-    from evalkit.interactive import read_session_file
+    from evalkit.session import read_session_file
 
     _, _, log_dir = build_projects(tmp_path)
     old = read_session_file(str(log_dir / "a-old.jsonl"))

@@ -8,13 +8,13 @@ import math
 import pytest
 
 from evalkit.errors import TranscriptError
-from evalkit.occupancy import (
+from evalkit.formats.claude_code.transcripts import read_transcript
+from evalkit.metrics.occupancy import (
     compute_occupancy,
     format_occupancy,
     js_number,
     window_tokens_from_env,
 )
-from evalkit.transcripts import read_transcript
 from tests.builders import (
     ASST,
     COMPACT,

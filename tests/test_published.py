@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.allocation import format_allocation
 from evalkit.ecma import fix, pct1
+from evalkit.metrics.allocation import format_allocation
 from evalkit.session import parse_session
-from evalkit.sweep import bundled_corpus_dir, run_sweep
-from evalkit.sweep.aggregate import pct_cell, span
-from evalkit.sweep.quantile import median
+from evalkit.tables.aggregate import pct_cell, span
+from evalkit.tables.quantile import median
+from evalkit.tables.sweep import bundled_corpus_dir, run_sweep
 
 PUBLISHED = Path(__file__).resolve().parent.parent / "data" / "published"
 CORPUS = bundled_corpus_dir()
@@ -25,7 +25,9 @@ CORPUS = bundled_corpus_dir()
 def test_the_bundled_corpus_is_committed():
     # The corpus ships with the repository: if it is missing, every figure below must fail
     # rather than skip.
-    assert CORPUS.is_dir(), "data/corpus is missing: python -m evalkit.corpus generate data/corpus"
+    assert CORPUS.is_dir(), (
+        "data/corpus is missing: python -m evalkit.synthetic generate data/corpus"
+    )
 
 
 def rows(name):

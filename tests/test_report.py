@@ -3,7 +3,7 @@ and envelope blocks, in the reference's order and text; and the JSON object of `
 
 from __future__ import annotations
 
-from evalkit.report import format_run, run_json
+from evalkit.outputs.report import format_run, run_json
 from evalkit.session import parse_session
 from tests.builders import ASST, SUB, TEXT, USE, lines, write_jsonl
 from tests.test_occupancy import F4

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from evalkit.errors import TranscriptError
+from evalkit.metrics.summary import PROCESSED_MESSAGE_USAGE
 from evalkit.session import parse_session
-from evalkit.summary import PROCESSED_MESSAGE_USAGE
 from tests.builders import ASST, USE, lines, write_jsonl
 from tests.test_occupancy import F4, F5_SEGMENT_1, F5_SEGMENT_2
 from tests.test_sufficiency import S1

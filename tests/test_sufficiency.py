@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from evalkit.errors import TranscriptError
-from evalkit.sufficiency import (
+from evalkit.metrics.sufficiency import (
     BUCKETS,
     bash_intent,
     classify_sufficiency,

@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 
 from evalkit.errors import TranscriptError
-from evalkit.summary import (
+from evalkit.formats.claude_code.transcripts import read_transcript
+from evalkit.metrics.summary import (
     PROCESSED_MESSAGE_USAGE,
     format_run_header,
     is_cli_call,
     summarize,
     tool_call_display,
 )
-from evalkit.transcripts import read_transcript
 from tests.builders import ASST, DONE, RES, RESULT, SUB, TEXT, USE, E, lines, write_jsonl
 from tests.refcheck import check
 from tests.test_occupancy import F5_SEGMENT_1, F5_SEGMENT_2
@@ -330,7 +330,7 @@ def test_by_type_json_puts_array_index_names_first():
 
 
 def test_result_subtype_null_prints_null_and_absent_prints_undefined():
-    from evalkit.summary import format_run_header, summarize
+    from evalkit.metrics.summary import format_run_header, summarize
     from tests.builders import ASST, RESULT, TEXT, lines
 
     null = summarize(lines(ASST(100, "m1", [TEXT("hi")]), RESULT("a", subtype=None)))
@@ -341,7 +341,7 @@ def test_result_subtype_null_prints_null_and_absent_prints_undefined():
 
 
 def test_every_cli_attempt_counts_even_with_a_repeated_id():
-    from evalkit.summary import summarize
+    from evalkit.metrics.summary import summarize
     from tests.builders import ASST, USE, lines
 
     bash = USE("b1", "Bash", {"command": "codegraph explore x"})

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-import evalkit.sweep as sweep_pkg
-from evalkit import caveats
+import evalkit.tables.sweep as sweep_pkg
 from evalkit.cli import main
+from evalkit.outputs import caveats
 from tests.sweep_helpers import cited, put
 
 

@@ -8,9 +8,9 @@ import os
 
 import pytest
 
+from evalkit.corpus.frames import sessions_df
 from evalkit.errors import TranscriptError
-from evalkit.frames import sessions_df
-from evalkit.transcripts import (
+from evalkit.formats.claude_code.transcripts import (
     explore_texts,
     family,
     read_segment,
@@ -215,7 +215,7 @@ def test_damage_says_what_was_lost(tmp_path):
 
 
 def test_id_keys_have_ecmascript_map_equality():
-    from evalkit.transcripts import id_key, message_key
+    from evalkit.formats.claude_code.transcripts import id_key, message_key
 
     assert id_key("a") == id_key("a") and id_key(1) == id_key(1.0)
     assert id_key(True) != id_key(1) and id_key("1") != id_key(1)

@@ -8,10 +8,10 @@ import sys
 
 from evalkit.ecma import printable
 from evalkit.errors import UsageError
-from evalkit.occupancy import js_number, window_tokens_from_env
-from evalkit.report import format_run, run_json
+from evalkit.metrics.occupancy import js_number, window_tokens_from_env
+from evalkit.metrics.summary import PROCESSED_MESSAGE_USAGE, PROCESSED_RESULT_USAGE
+from evalkit.outputs.report import format_run, run_json
 from evalkit.session import parse_session
-from evalkit.summary import PROCESSED_MESSAGE_USAGE, PROCESSED_RESULT_USAGE
 
 HELP = """\
 Parse one session and print the reference harness's per-run report (parse-run.mjs), character

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from evalkit.interactive import NoSessionLogs, format_interactive, read_interactive_session
+from evalkit.formats.claude_code.interactive import NoSessionLogs
+from evalkit.outputs.report import format_interactive
+from evalkit.session import read_interactive_session
 
 HELP = """\
 Report the newest interactive Claude Code session of a project, as the reference's session

@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from evalkit import caveats
 from evalkit.errors import UsageError
+from evalkit.outputs import caveats
 
 DESCRIPTION = """\
 Sweep every session in a corpus directory and print the explore allocation
@@ -98,8 +98,8 @@ def register(subparsers) -> None:
 
 
 def _run(args) -> int:
-    from evalkit.sweep import run_sweep
-    from evalkit.sweep.render import render_json, render_markdown, render_text
+    from evalkit.outputs.sweep_text import render_json, render_markdown, render_text
+    from evalkit.tables.sweep import run_sweep
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import evalkit
-from evalkit.sweep.records import PAYLOAD_VERSION
+from evalkit.corpus.records import PAYLOAD_VERSION
 
 __all__ = ["SweepCache", "default_cache_dir", "code_fingerprint"]
 

@@ -4,7 +4,7 @@ One function per entity, one row per entity, id columns first, a `log` column na
 session. Efficiency columns are fractions. `chars` columns count UTF-16 code units. Token
 columns are rounded as the reference rounds them (§6.7).
 
-    >>> from evalkit.frames import sessions_df, calls_df, sections_df, tool_calls_df
+    >>> from evalkit.corpus.frames import sessions_df, calls_df, sections_df, tool_calls_df
     >>> df = sessions_df(["run-baseline-1.jsonl", ["run-with.jsonl", "run-with.t2.jsonl"]])
 
 Each item of `sessions` is a parsed `Session`, a path (a one-segment session) or a list of paths
@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalkit.ecma import utf16_len
-from evalkit.envelope import split_sections
 from evalkit.errors import EvalkitError, TranscriptError
-from evalkit.occupancy import FAMILIES
+from evalkit.formats.claude_code.transcripts import is_explore, tool_results
+from evalkit.metrics.envelope import split_sections
+from evalkit.metrics.occupancy import FAMILIES
+from evalkit.metrics.sufficiency import BUCKETS
 from evalkit.session import Session, parse_session
-from evalkit.sufficiency import BUCKETS
-from evalkit.transcripts import is_explore, tool_results
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -13,9 +13,9 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, TextIO
 
-from evalkit.sweep.cache import SweepCache
-from evalkit.sweep.discover import SessionRef
-from evalkit.sweep.records import SessionRecord, analyse_session, record_from_payload
+from evalkit.corpus.cache import SweepCache
+from evalkit.corpus.discover import SessionRef
+from evalkit.corpus.records import SessionRecord, analyse_session, record_from_payload
 
 __all__ = ["analyse_sessions", "Progress"]
 

@@ -11,8 +11,8 @@ import os
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from evalkit.corpus.discover import SessionRef
 from evalkit.errors import TranscriptError
-from evalkit.sweep.discover import SessionRef
 
 __all__ = ["CallRecord", "SessionRecord", "analyse_session", "record_from_payload"]
 
@@ -141,8 +141,7 @@ def analyse_session(
     if problem is not None:
         return {"status": "crash", "reason": problem}
     # Imported here so discovery and aggregation load without the parsing stack.
-    from evalkit.interactive import read_session_file
-    from evalkit.session import parse_session
+    from evalkit.session import parse_session, read_session_file
 
     paths = [os.path.join(root, s) for s in segments]
     try:

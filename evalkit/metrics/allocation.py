@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from evalkit.ecma import grp, js_trim, pct1, pl, rj
-from evalkit.envelope import Section, path_tokens, split_sections
+from evalkit.metrics.envelope import Section, path_tokens, split_sections
 
 __all__ = [
     "SYMBOL_AMBIGUITY_LIMIT",

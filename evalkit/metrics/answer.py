@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from evalkit._events import at_event
 from evalkit.ecma import js_string, js_trim, js_truthy
 from evalkit.errors import TranscriptError
+from evalkit.formats.claude_code.events import at_event
 
 __all__ = ["FinalAnswer", "final_answer"]
 

@@ -19,7 +19,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evalkit._events import at_event
 from evalkit.ecma import (
     JS_WHITESPACE,
     fix,
@@ -34,7 +33,8 @@ from evalkit.ecma import (
     utf16_len,
 )
 from evalkit.errors import TranscriptError
-from evalkit.transcripts import family, id_key, message_key, result_text
+from evalkit.formats.claude_code.events import at_event
+from evalkit.formats.claude_code.transcripts import family, id_key, message_key, result_text
 
 __all__ = [
     "FAMILIES",

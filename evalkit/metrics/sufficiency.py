@@ -19,8 +19,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from evalkit._events import at_event
-from evalkit.allocation import norm_path, same_path
 from evalkit.ecma import (
     NOT_WS,
     WS,
@@ -35,9 +33,11 @@ from evalkit.ecma import (
     utf16_len,
     utf16_prefix,
 )
-from evalkit.envelope import mentioned_paths, returned_paths
 from evalkit.errors import TranscriptError
-from evalkit.transcripts import result_text, thread_of
+from evalkit.formats.claude_code.events import at_event
+from evalkit.formats.claude_code.transcripts import result_text, thread_of
+from evalkit.metrics.allocation import norm_path, same_path
+from evalkit.metrics.envelope import mentioned_paths, returned_paths
 
 __all__ = [
     "BUCKETS",
@@ -70,7 +70,7 @@ _READS = ("Read", "NotebookRead")
 _SEARCHES = ("Grep", "Glob")
 
 
-# --- paths (§2.8 returned/mentioned in evalkit.envelope, §3.4 equality in evalkit.allocation) --
+# --- paths (§2.8 returned/mentioned in evalkit.metrics.envelope, §3.4 equality in evalkit.metrics.allocation) --
 
 
 def _path_text(p: Any) -> str | None:

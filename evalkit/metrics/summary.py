@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from evalkit._events import at_event
 from evalkit.ecma import (
     NOT_WS,
     WS,
@@ -31,8 +30,15 @@ from evalkit.ecma import (
     utf16_prefix,
 )
 from evalkit.errors import TranscriptError
-from evalkit.occupancy import request_count
-from evalkit.transcripts import family, id_key, message_key, thread_of, tool_results
+from evalkit.formats.claude_code.events import at_event
+from evalkit.formats.claude_code.transcripts import (
+    family,
+    id_key,
+    message_key,
+    thread_of,
+    tool_results,
+)
+from evalkit.metrics.occupancy import request_count
 
 __all__ = [
     "PROCESSED_RESULT_USAGE",

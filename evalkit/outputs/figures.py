@@ -1,7 +1,7 @@
 """Report figures. Each figure has a data function (a tidy DataFrame, tested) and a drawing
 function that only draws that frame, so what a figure shows is checked without reading pixels.
 
-Drawing functions return a matplotlib Figure; `evalkit.notebook.save_figure` writes it.
+Drawing functions return a matplotlib Figure; `evalkit.outputs.notebook.save_figure` writes it.
 """
 
 from __future__ import annotations
@@ -44,11 +44,11 @@ def _figure(nrows: int = 1, ncols: int = 1, **kw):
 def file_bytes_data(session: Session) -> pd.DataFrame:
     """Chars returned per file over the whole session, largest first, with its channel.
 
-    `evalkit.frames.files_df` of the session (`path`, `chars`, `share`, `sections`, `via`,
+    `evalkit.corpus.frames.files_df` of the session (`path`, `chars`, `share`, `sections`, `via`,
     `symbol`, …) plus `channel`: the verdict as the figure colours it (`path`, `symbol` or
     `uncited`).
     """
-    from evalkit.frames import files_df
+    from evalkit.corpus.frames import files_df
 
     data = files_df(session)
     data["channel"] = data["via"].fillna("uncited")
@@ -165,7 +165,7 @@ def ecdf_data(result) -> pd.DataFrame:
     """Per-session efficiency of a sweep as an ECDF per slice, with each slice's p25.
 
     Args:
-        result: An `evalkit.sweep.SweepResult`.
+        result: An `evalkit.tables.sweep.SweepResult`.
 
     Returns:
         Columns `slice`, `log`, `efficiency` (fraction), `ecdf` (share of the slice's sessions

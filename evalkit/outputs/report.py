@@ -1,5 +1,7 @@
 """What `evalkit run` prints: the reference's per-run report as text, and the numbers as JSON.
 
+`format_interactive` prints the interactive session report of `evalkit session` (§1.10).
+
 The report is the reference's, block for block and character for character (§1.12): the header
 and tool listing (§1.11), occupancy (§6.8), sufficiency (§5.8), allocation (§3.6) and, on request,
 the envelope view (§4.4). The JSON object carries fractions, not percents, and keeps the pooled
@@ -11,14 +13,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from evalkit.allocation import Allocation, format_allocation
-from evalkit.envelope import envelope_view, format_envelope
-from evalkit.occupancy import format_occupancy
-from evalkit.session import Session
-from evalkit.sufficiency import format_sufficiency
-from evalkit.summary import format_run_header
+from evalkit.ecma import fix, pl, printable, rj
+from evalkit.metrics.allocation import Allocation, format_allocation
+from evalkit.metrics.envelope import envelope_view, format_envelope
+from evalkit.metrics.occupancy import format_occupancy
+from evalkit.metrics.sufficiency import format_sufficiency
+from evalkit.metrics.summary import format_run_header
+from evalkit.session import InteractiveSession, Session
 
-__all__ = ["format_run", "allocation_json", "run_json"]
+__all__ = ["format_run", "allocation_json", "run_json", "format_interactive"]
 
 
 def format_run(
@@ -83,3 +86,39 @@ def run_json(session: Session) -> dict[str, Any]:
         "sufficiency": session.sufficiency.to_dict(),
         "occupancy": session.occupancy.to_dict(),
     }
+
+
+def _fmt_counts(counts: dict[str, int]) -> str:
+    if not counts:
+        return "    (none)"
+    ranked = sorted(counts.items(), key=lambda kv: -kv[1])  # stable: ties keep first-seen order
+    return "\n".join(f"    {rj(str(n), 3)}  {name}" for name, n in ranked)
+
+
+def _k(n: float) -> str:
+    return fix(n / 1000, 1) + "k"
+
+
+def format_interactive(s: InteractiveSession) -> str:
+    """The reference's interactive report (§1.10), character for character."""
+    n = len(s.subagents)
+    assert s.sufficiency is not None and s.allocation is not None
+    out = [
+        f"session: {s.session_id}",
+        "",
+        "MAIN thread tools:",
+        _fmt_counts(s.main_counts),
+        "",
+        f"SUBAGENT tools ({n} {pl(n, 'subagent transcript')}):",
+        _fmt_counts(s.subagent_counts),
+        "",
+        f"VERDICT: codegraph_explore used {s.explore_calls}x | Read {s.reads} | "
+        f"Grep/Bash {s.grep_bash}",
+        f"TOKENS: gen {_k(s.gen_tokens)} | fresh-in {_k(s.fresh_tokens)} | cached-in "
+        f"{_k(s.cached_tokens)} | billable≈ {_k(s.gen_tokens + s.fresh_tokens)}",
+        "",
+        format_sufficiency(s.sufficiency, indent=""),
+        "",
+        format_allocation(s.allocation, indent=""),
+    ]
+    return printable("\n".join(out))

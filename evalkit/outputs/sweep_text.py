@@ -11,12 +11,12 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from evalkit import caveats
+from evalkit.corpus.records import CallRecord, SessionRecord
 from evalkit.ecma import grp, pct1, pl, rj
-from evalkit.sweep import SweepResult
-from evalkit.sweep.aggregate import ArmCell, SliceRow, pct_cell, span
-from evalkit.sweep.quantile import QUANTILE_METHOD
-from evalkit.sweep.records import CallRecord, SessionRecord
+from evalkit.outputs import caveats
+from evalkit.tables.aggregate import ArmCell, SliceRow, pct_cell, span
+from evalkit.tables.quantile import QUANTILE_METHOD
+from evalkit.tables.sweep import SweepResult
 
 __all__ = [
     "render_text",

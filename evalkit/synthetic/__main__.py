@@ -1,4 +1,4 @@
-"""`python -m evalkit.corpus generate OUT [--seed N] [--scale K]` — regenerate the corpus."""
+"""`python -m evalkit.synthetic generate OUT [--seed N] [--scale K]` — regenerate the corpus."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ import argparse
 import sys
 import time
 
-from evalkit.corpus.generate import SEED, generate_corpus
+from evalkit.synthetic.generate import SEED, generate_corpus
 
 _HELP = f"""\
 Regenerate the bundled synthetic corpus (data/corpus) or a larger copy of it.
 
 examples:
-  python -m evalkit.corpus generate data/corpus            # the committed corpus
-  python -m evalkit.corpus generate /tmp/corpus10 --scale 10  # 10x, for sweep benchmarks
+  python -m evalkit.synthetic generate data/corpus            # the committed corpus
+  python -m evalkit.synthetic generate /tmp/corpus10 --scale 10  # 10x, for sweep benchmarks
 
 The same seed always gives byte-identical files. The default seed is {SEED}.
 exit status: 0 written, 1 the seed does not solve the published figures, 2 usage error."""
@@ -21,7 +21,7 @@ exit status: 0 written, 1 the seed does not solve the published figures, 2 usage
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m evalkit.corpus",
+        prog="python -m evalkit.synthetic",
         description=_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         n = generate_corpus(args.out, seed=args.seed, scale=args.scale)
     except RuntimeError as exc:
-        print(f"evalkit.corpus: {exc}", file=sys.stderr)
+        print(f"evalkit.synthetic: {exc}", file=sys.stderr)
         return 1
     print(f"wrote {n} files to {args.out} in {time.perf_counter() - t:.1f}s", file=sys.stderr)
     return 0

@@ -20,10 +20,10 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from evalkit.allocation import MIN_SYMBOL_LEN, STOPWORDS
-from evalkit.corpus.catalog import FileInfo, catalog, file_info
 from evalkit.ecma import pct1
-from evalkit.sweep.quantile import median, quantile
+from evalkit.metrics.allocation import MIN_SYMBOL_LEN, STOPWORDS
+from evalkit.synthetic.catalog import FileInfo, catalog, file_info
+from evalkit.tables.quantile import median, quantile
 
 __all__ = [
     "SectionPlan",

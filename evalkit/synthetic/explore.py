@@ -13,9 +13,9 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from evalkit.corpus.calibrate import SectionPlan
-from evalkit.corpus.catalog import FileInfo
-from evalkit.corpus.source import numbered_body
+from evalkit.synthetic.calibrate import SectionPlan
+from evalkit.synthetic.catalog import FileInfo
+from evalkit.synthetic.source import numbered_body
 
 __all__ = ["HeaderStyle", "render_response", "empty_response", "FOOTERS"]
 

@@ -15,8 +15,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from evalkit.corpus.calibrate import CAMPAIGN_ORDER, SessionPlan, plan_corpus
-from evalkit.corpus.render import render_session, render_without
+from evalkit.synthetic.calibrate import CAMPAIGN_ORDER, SessionPlan, plan_corpus
+from evalkit.synthetic.render import render_session, render_without
 
 __all__ = ["SEED", "generate_corpus", "corpus_files", "TRUTH_COLUMNS"]
 

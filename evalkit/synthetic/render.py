@@ -5,7 +5,7 @@ Each session style has a behaviour script: the A/B pass runs (ToolSearch, explor
 subagent that greps `sceneNonce`, §12.5), the campaign runs of `ab-readme` (three segments,
 sufficiency buckets as §12.4 publishes them), an extension run whose third turn hits the turn
 limit, and interactive sessions without result events. The allocation each transcript yields is
-checked against the plan with `evalkit.allocation.compute_allocation` while rendering; an answer
+checked against the plan with `evalkit.metrics.allocation.compute_allocation` while rendering; an answer
 that would cite differently is redrawn.
 """
 
@@ -16,14 +16,14 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalkit.allocation import MIN_SYMBOL_LEN, STOPWORDS, compute_allocation
-from evalkit.corpus.answers import AnswerPlan, CitedFile, summary_sentence, write_answers
-from evalkit.corpus.calibrate import SessionPlan
-from evalkit.corpus.catalog import QUESTIONS, FileInfo, catalog, file_info
-from evalkit.corpus.explore import FOOTERS, HeaderStyle, empty_response, render_response
-from evalkit.corpus.source import numbered_body
-from evalkit.corpus.stream import EXPLORE, Stream
-from evalkit.corpus.usage import OCCUPANCY_TARGETS, SAMPLE_TARGETS, tune_occupancy, tune_sample
+from evalkit.metrics.allocation import MIN_SYMBOL_LEN, STOPWORDS, compute_allocation
+from evalkit.synthetic.answers import AnswerPlan, CitedFile, summary_sentence, write_answers
+from evalkit.synthetic.calibrate import SessionPlan
+from evalkit.synthetic.catalog import QUESTIONS, FileInfo, catalog, file_info
+from evalkit.synthetic.explore import FOOTERS, HeaderStyle, empty_response, render_response
+from evalkit.synthetic.source import numbered_body
+from evalkit.synthetic.stream import EXPLORE, Stream
+from evalkit.synthetic.usage import OCCUPANCY_TARGETS, SAMPLE_TARGETS, tune_occupancy, tune_sample
 
 __all__ = ["RenderedSession", "render_session", "render_without", "dumps_events"]
 

@@ -7,7 +7,7 @@ is its tool chars divided by one chars-per-token ratio (so calibration finds tha
 nothing is evicted), the first request's context sets the final context, and the length of the
 ToolSearch result — a tool result of the `other` family, whose residual nobody published — is
 the fine knob that moves the calibrated ratio by less than one token of residual. Every
-candidate is checked with `evalkit.occupancy.compute_occupancy` itself, so the rule lives in
+candidate is checked with `evalkit.metrics.occupancy.compute_occupancy` itself, so the rule lives in
 one place and the published cells are what the real computation prints.
 """
 
@@ -16,9 +16,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from evalkit.corpus.source import numbered_body
 from evalkit.ecma import fix
-from evalkit.occupancy import compute_occupancy
+from evalkit.metrics.occupancy import compute_occupancy
+from evalkit.synthetic.source import numbered_body
 
 __all__ = ["OCCUPANCY_TARGETS", "SAMPLE_TARGETS", "tune_occupancy", "tune_sample"]
 

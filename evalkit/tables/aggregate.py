@@ -1,7 +1,7 @@
 """The sweep's tables, computed from session records (spec §8.1, §8.2, §8.4; Decisions 2–4, 7).
 
 Everything here returns frozen dataclasses or DataFrames of raw fractions; rounding happens only
-where a table is printed (`evalkit.sweep.render`, via `evalkit.ecma.pct1`).
+where a table is printed (`evalkit.outputs.sweep_text`, via `evalkit.ecma.pct1`).
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from evalkit.corpus.discover import natural_key
+from evalkit.corpus.records import CallRecord, SessionRecord
 from evalkit.ecma import fix, jround
-from evalkit.sweep.discover import natural_key
-from evalkit.sweep.quantile import median, quantile
-from evalkit.sweep.records import CallRecord, SessionRecord
+from evalkit.tables.quantile import median, quantile
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -288,7 +288,7 @@ def span(
 def sessions_frame(records: Sequence[SessionRecord]) -> pd.DataFrame:
     """One row per discovered session (all statuses), id columns first; fractions.
 
-    Column names are those of `evalkit.frames.sessions_df` for the same quantities.
+    Column names are those of `evalkit.corpus.frames.sessions_df` for the same quantities.
     """
     import pandas as pd
 
@@ -347,7 +347,7 @@ def sessions_frame(records: Sequence[SessionRecord]) -> pd.DataFrame:
 def calls_frame(records: Sequence[SessionRecord]) -> pd.DataFrame:
     """One row per allocation call of the sessions in the sweep; fractions.
 
-    Column names are those of `evalkit.frames.calls_df` for the same quantities.
+    Column names are those of `evalkit.corpus.frames.calls_df` for the same quantities.
     """
     import pandas as pd
 

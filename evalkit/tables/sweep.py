@@ -1,13 +1,13 @@
 """The baseline sweep and the new-vs-baseline arm table over a corpus directory (spec §7, §8).
 
-Data flows through the modules in this order:
+`run_sweep` puts the layers together:
 
-* `discover` — sessions from a directory tree by the harness's layout rules (§7.1–7.5)
-* `records` — parse one session into its allocation numbers (§8.2 steps 1–2)
-* `cache`, `parse` — cached, parallel analysis of every session
-* `quantile` — the one quantile rule (§8.1, Decision 2)
-* `aggregate` — the corpus line, slice table, per-call line, arm table and tail (§8.2, §8.4)
-* `render` — text, markdown and JSON output (`evalkit sweep`)
+* `evalkit.corpus.discover` — sessions from a directory tree by the harness's layout rules (§7.1–7.5)
+* `evalkit.corpus.records` — parse one session into its allocation numbers (§8.2 steps 1–2)
+* `evalkit.corpus.cache`, `evalkit.corpus.parse` — cached, parallel analysis of every session
+* `evalkit.tables.quantile` — the one quantile rule (§8.1, Decision 2)
+* `evalkit.tables.aggregate` — corpus line, slice table, per-call line, arm table, tail (§8.2, §8.4)
+* `evalkit.outputs.sweep_text` — text, markdown and JSON output (`evalkit sweep`)
 
 For notebooks::
 
@@ -25,9 +25,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evalkit.corpus.cache import SweepCache, default_cache_dir
+from evalkit.corpus.discover import Discovery, FileEntry, SessionRef, discover
+from evalkit.corpus.parse import Progress, analyse_sessions
+from evalkit.corpus.records import CallRecord, SessionRecord
 from evalkit.errors import UsageError
 from evalkit.paths import bundled_corpus
-from evalkit.sweep.aggregate import (
+from evalkit.tables.aggregate import (
     ArmCell,
     ArmRow,
     CorpusCounts,
@@ -44,19 +48,14 @@ from evalkit.sweep.aggregate import (
     slices_frame,
     tail,
 )
-from evalkit.sweep.cache import SweepCache, default_cache_dir
-from evalkit.sweep.discover import Discovery, FileEntry, SessionRef, discover
-from evalkit.sweep.parse import Progress, analyse_sessions
-from evalkit.sweep.quantile import QUANTILE_METHOD, median, quantile
-from evalkit.sweep.records import CallRecord, SessionRecord
+from evalkit.tables.quantile import QUANTILE_METHOD, median, quantile
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     import pandas as pd
 
-    from evalkit.interactive import InteractiveSession
-    from evalkit.session import Session
+    from evalkit.session import InteractiveSession, Session
 
 __all__ = [
     "run_sweep",
@@ -220,8 +219,7 @@ def load_session(
     Raises:
         UsageError: No session of the corpus starts with that file.
     """
-    from evalkit.interactive import read_session_file
-    from evalkit.session import parse_session
+    from evalkit.session import parse_session, read_session_file
 
     root = Path(root)
     if not isinstance(log, str):

@@ -4,7 +4,7 @@ Usage:
     python tests/benchmarks/bench_sweep.py [--scale 10] [--jobs N] [--no-scaled]
 
 Prints, for the bundled corpus and for a corpus `--scale` times larger generated into a temporary
-directory by the corpus generator (`python -m evalkit.corpus generate OUT --scale N`):
+directory by the corpus generator (`python -m evalkit.synthetic generate OUT --scale N`):
 
 * cold: an empty cache directory (every session parsed, in parallel over the cores);
 * warm: the same cache directory again (nothing re-parsed);
@@ -34,8 +34,8 @@ CORPUS = REPO / "data" / "corpus"
 # cache key includes a digest of evalkit's source, so an edit between runs turns warm into cold.
 _RUNNER = """
 import sys
-from evalkit.sweep import run_sweep
-from evalkit.sweep.render import render_json
+from evalkit.tables.sweep import run_sweep
+from evalkit.outputs.sweep_text import render_json
 root, cache_dir, jobs = sys.argv[1], sys.argv[2], int(sys.argv[3]) or None
 r = run_sweep(root, cache=cache_dir != "-", cache_dir=None if cache_dir == "-" else cache_dir,
               jobs=jobs)
@@ -99,7 +99,7 @@ def main() -> int:
             [
                 sys.executable,
                 "-m",
-                "evalkit.corpus",
+                "evalkit.synthetic",
                 "generate",
                 str(out),
                 "--scale",

@@ -1,4 +1,6 @@
-"""Interactive Claude Code sessions: the newest session log of a project, subagents merged (§1.10).
+"""Reading interactive Claude Code session logs: project log directories, the newest session log,
+subagent files with their parent ids stamped (§1.10). `evalkit.session.read_session_file` builds the
+session (metrics included) from what this module reads.
 
 Claude Code's interactive mode writes each session to `~/.claude/projects/<escaped dir>/<id>.jsonl`
 and each subagent to `<id>/subagents/<name>.jsonl`, with the delegating tool_use id in
@@ -17,23 +19,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalkit.allocation import Allocation, compute_allocation, format_allocation
-from evalkit.answer import FinalAnswer, final_answer
-from evalkit.ecma import fix, js_json, js_string, js_truthy, listing_key, pl, printable, rj
+from evalkit.ecma import js_json, js_string, js_truthy, listing_key
 from evalkit.errors import EvalkitError, TranscriptError, UsageError
-from evalkit.sufficiency import Sufficiency, classify_sufficiency, format_sufficiency
-from evalkit.transcripts import EXPLORE, SegmentRead, explore_texts, parse_line, read_segment
+from evalkit.formats.claude_code.transcripts import SegmentRead, parse_line, read_segment
 
 __all__ = [
     "NoSessionLogs",
-    "InteractiveSession",
     "SubagentTranscript",
     "default_projects_dir",
     "project_log_dir",
     "newest_session_log",
-    "read_interactive_session",
-    "read_session_file",
-    "format_interactive",
+    "read_subagents",
+    "tool_counts",
+    "usage_totals",
 ]
 
 
@@ -118,7 +116,8 @@ def _parent_id(jsonl_path: str) -> Any:
     return value["toolUseId"]
 
 
-def _read_subagents(log_dir: str, session_id: str) -> list[SubagentTranscript]:
+def read_subagents(log_dir: str, session_id: str) -> list[SubagentTranscript]:
+    """§1.10 steps 3–4: `<log dir>/<id>/subagents/*.jsonl`, byte-wise name order, events stamped."""
     sub_dir = os.path.join(log_dir, session_id, "subagents")
     if not os.path.isdir(sub_dir):
         return []
@@ -134,7 +133,7 @@ def _read_subagents(log_dir: str, session_id: str) -> list[SubagentTranscript]:
     return out
 
 
-def _tool_counts(events: Sequence[dict[str, Any]]) -> dict[str, int]:
+def tool_counts(events: Sequence[dict[str, Any]]) -> dict[str, int]:
     """tool_use blocks in any event with array content, per name, first-seen order."""
     counts: dict[str, int] = {}
     for event in events:
@@ -150,7 +149,7 @@ def _tool_counts(events: Sequence[dict[str, Any]]) -> dict[str, int]:
     return counts
 
 
-def _tokens(events: Sequence[dict[str, Any]], path: str) -> tuple[float, float, float]:
+def usage_totals(events: Sequence[dict[str, Any]], path: str) -> tuple[float, float, float]:
     """§1.10: gen, fresh-in and cached-in over every event with `message.usage`, not deduped."""
     gen: float = 0
     fresh: float = 0
@@ -173,152 +172,3 @@ def _tokens(events: Sequence[dict[str, Any]], path: str) -> tuple[float, float, 
         fresh += num(usage, "input_tokens") + num(usage, "cache_creation_input_tokens")
         cached += num(usage, "cache_read_input_tokens")
     return gen, fresh, cached
-
-
-@dataclass(frozen=True)
-class InteractiveSession:
-    """An interactive session with its subagents merged, and the reference's session report.
-
-    Attributes:
-        session_id: The log file's name with its first `.jsonl` removed.
-        path: The main session log.
-        subagents: The subagent files, byte-wise name order.
-        events: Main-file events, then each subagent file's events (§1.10 step 6).
-        main_counts / subagent_counts: tool_use counts per name (main file; all subagent files).
-        gen_tokens / fresh_tokens / cached_tokens: usage totals, not de-duplicated (quirk 18).
-        answer: The final answer (the last main-thread text; there is no result event).
-        explore_texts: Non-error explore results from every event with array content (§1.6).
-        sufficiency / allocation: The metrics over the merged events.
-        segment_reads: The reading account of the main file, then of each subagent file.
-    """
-
-    session_id: str
-    path: str
-    subagents: tuple[SubagentTranscript, ...]
-    events: list[dict[str, Any]] = field(repr=False)
-    main_counts: dict[str, int] = field(default_factory=dict)
-    subagent_counts: dict[str, int] = field(default_factory=dict)
-    gen_tokens: float = 0
-    fresh_tokens: float = 0
-    cached_tokens: float = 0
-    answer: FinalAnswer | None = field(default=None, repr=False)
-    explore_texts: tuple[str, ...] = field(default=(), repr=False)
-    sufficiency: Sufficiency | None = field(default=None, repr=False)
-    allocation: Allocation | None = field(default=None, repr=False)
-    segment_reads: tuple[SegmentRead, ...] = field(default=(), repr=False)
-
-    @property
-    def explore_calls(self) -> int:
-        """The VERDICT count: subagents' explore calls when any, else main's (not a sum)."""
-        return self.subagent_counts.get(EXPLORE) or self.main_counts.get(EXPLORE, 0)
-
-    @property
-    def reads(self) -> int:
-        return self.main_counts.get("Read", 0) + self.subagent_counts.get("Read", 0)
-
-    @property
-    def grep_bash(self) -> int:
-        """Grep + Bash in both; Glob is not included (quirk 18)."""
-        return sum(
-            c.get(k, 0) for c in (self.main_counts, self.subagent_counts) for k in ("Grep", "Bash")
-        )
-
-
-def read_interactive_session(
-    project_dir: str | os.PathLike[str] | None = None,
-    *,
-    projects_dir: str | None = None,
-    log_dir: str | None = None,
-) -> InteractiveSession:
-    """§1.10: read the newest session of a project with its subagents merged.
-
-    Args:
-        project_dir: The project's directory (default: the current directory).
-        projects_dir: Claude Code's projects directory (default `~/.claude/projects`).
-        log_dir: The project's log directory itself, bypassing the path escaping of step 1.
-
-    Raises:
-        NoSessionLogs: No log directory, or no `.jsonl` session in it.
-        UsageError: The project directory does not exist.
-        TranscriptError: A log holds input the reference crashes on (§9.1).
-    """
-    if log_dir is None:
-        log_dir = project_log_dir(
-            project_dir if project_dir is not None else os.getcwd(), projects_dir
-        )
-    return read_session_file(newest_session_log(log_dir))
-
-
-def read_session_file(path: str) -> InteractiveSession:
-    """§1.10 steps 3–7 for one given session log (`<log dir>/<id>.jsonl`): its subagent files
-    (`<log dir>/<id>/subagents/*.jsonl`) merged and stamped, and the metrics computed.
-
-    Raises:
-        TranscriptError: The log is missing or unreadable, or holds input the reference crashes
-            on (§9.1).
-    """
-    log_dir, name = os.path.split(path)
-    session_id = name.replace(".jsonl", "", 1)
-    main_events, main_read = read_segment(path, drop_falsy=True)
-    subagents = _read_subagents(log_dir, session_id)
-    events = list(main_events)
-    sub_counts: dict[str, int] = {}
-    for sub in subagents:
-        events.extend(sub.events)
-        for tool, n in _tool_counts(sub.events).items():
-            sub_counts[tool] = sub_counts.get(tool, 0) + n
-    gen, fresh, cached = _tokens(events, path)
-    answer = final_answer(events, path=path)
-    texts = tuple(explore_texts(events, path=path, any_type=True))
-    return InteractiveSession(
-        session_id=session_id,
-        path=path,
-        subagents=tuple(subagents),
-        events=events,
-        main_counts=_tool_counts(main_events),
-        subagent_counts=sub_counts,
-        gen_tokens=gen,
-        fresh_tokens=fresh,
-        cached_tokens=cached,
-        answer=answer,
-        explore_texts=texts,
-        sufficiency=classify_sufficiency(events, path=path),
-        allocation=compute_allocation(texts, answer.text),
-        segment_reads=(main_read, *(sub.read for sub in subagents if sub.read is not None)),
-    )
-
-
-def _fmt_counts(counts: dict[str, int]) -> str:
-    if not counts:
-        return "    (none)"
-    ranked = sorted(counts.items(), key=lambda kv: -kv[1])  # stable: ties keep first-seen order
-    return "\n".join(f"    {rj(str(n), 3)}  {name}" for name, n in ranked)
-
-
-def _k(n: float) -> str:
-    return fix(n / 1000, 1) + "k"
-
-
-def format_interactive(s: InteractiveSession) -> str:
-    """The reference's interactive report (§1.10), character for character."""
-    n = len(s.subagents)
-    assert s.sufficiency is not None and s.allocation is not None
-    out = [
-        f"session: {s.session_id}",
-        "",
-        "MAIN thread tools:",
-        _fmt_counts(s.main_counts),
-        "",
-        f"SUBAGENT tools ({n} {pl(n, 'subagent transcript')}):",
-        _fmt_counts(s.subagent_counts),
-        "",
-        f"VERDICT: codegraph_explore used {s.explore_calls}x | Read {s.reads} | "
-        f"Grep/Bash {s.grep_bash}",
-        f"TOKENS: gen {_k(s.gen_tokens)} | fresh-in {_k(s.fresh_tokens)} | cached-in "
-        f"{_k(s.cached_tokens)} | billable≈ {_k(s.gen_tokens + s.fresh_tokens)}",
-        "",
-        format_sufficiency(s.sufficiency, indent=""),
-        "",
-        format_allocation(s.allocation, indent=""),
-    ]
-    return printable("\n".join(out))

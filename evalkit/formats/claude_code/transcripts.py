@@ -20,9 +20,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalkit._events import at_event
 from evalkit.ecma import js_json, js_string, js_truthy, pl
 from evalkit.errors import TranscriptError
+from evalkit.formats.claude_code.events import at_event
 
 __all__ = [
     "EXPLORE",
@@ -262,7 +262,7 @@ def read_transcript(
 ) -> Transcript:
     """Read the segment files of one session, in the order given (§1.1).
 
-    The caller orders `.tN` segments numerically; `evalkit.sweep` discovery does.
+    The caller orders `.tN` segments numerically; `evalkit.tables.sweep` discovery does.
     """
     if isinstance(paths, str | os.PathLike):
         paths = [paths]

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from evalkit import caveats
-from evalkit.sweep import run_sweep
-from evalkit.sweep.render import render_json, render_markdown, render_text, to_json_dict
+from evalkit.outputs import caveats
+from evalkit.outputs.sweep_text import render_json, render_markdown, render_text, to_json_dict
+from evalkit.tables.sweep import run_sweep
 from tests.sweep_helpers import cited, put
 
 TOP_KEYS = [

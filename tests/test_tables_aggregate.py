@@ -6,8 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from evalkit.corpus.records import CallRecord, SessionRecord
 from evalkit.ecma import pct1
-from evalkit.sweep.aggregate import (
+from evalkit.tables.aggregate import (
     arm_changes_frame,
     arm_frame,
     arm_table,
@@ -18,7 +19,6 @@ from evalkit.sweep.aggregate import (
     span,
     tail,
 )
-from evalkit.sweep.records import CallRecord, SessionRecord
 
 
 def rec(log, calls, *, segments=1, status="parsed", pass_=None, repo=None, arm=None, run=None):

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from evalkit.corpus.discover import discover, natural_key
 from evalkit.errors import UsageError
-from evalkit.sweep.discover import discover, natural_key
 from tests.sweep_helpers import put
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from evalkit.sweep import run_sweep
-from evalkit.sweep.cache import SweepCache, code_fingerprint, default_cache_dir
-from evalkit.sweep.render import to_json_dict
+from evalkit.corpus.cache import SweepCache, code_fingerprint, default_cache_dir
+from evalkit.outputs.sweep_text import to_json_dict
+from evalkit.tables.sweep import run_sweep
 from tests.sweep_helpers import cited, put
 
 

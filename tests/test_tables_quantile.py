@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from evalkit.sweep.quantile import QUANTILE_METHOD, median, quantile
+from evalkit.tables.quantile import QUANTILE_METHOD, median, quantile
 
 
 def test_median_is_mean_of_two_middle_values_for_even_n():

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from evalkit.corpus.discover import discover
+from evalkit.corpus.records import NO_EXPLORE, analyse_session, record_from_payload
 from evalkit.session import parse_session
-from evalkit.sweep.discover import discover
-from evalkit.sweep.records import NO_EXPLORE, analyse_session, record_from_payload
 from tests.builders import ASST, RESULT, TEXT, USE, E, _result_event, alloc_text, lines
 from tests.sweep_helpers import cited, explore_session, put
 
@@ -86,7 +86,7 @@ def test_interactive_session_merges_its_subagents(tmp_path):
 def test_load_session_reads_an_interactive_log_as_the_sweep_did(tmp_path):
     import json
 
-    from evalkit.sweep import load_session, run_sweep
+    from evalkit.tables.sweep import load_session, run_sweep
     from tests.builders import ASST, TEXT, USE, XRES, E, lines, write_jsonl
 
     log_dir = tmp_path / "-private-tmp-proj"
@@ -119,7 +119,7 @@ def test_load_session_reads_an_interactive_log_as_the_sweep_did(tmp_path):
 
 
 def test_damaged_interactive_logs_are_reported(tmp_path):
-    from evalkit.sweep import run_sweep
+    from evalkit.tables.sweep import run_sweep
     from tests.builders import ASST, TEXT, USE, XRES, E, lines, write_jsonl
 
     log_dir = tmp_path / "-private-tmp-proj"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 
-from evalkit.sweep.discover import discover
-from evalkit.sweep.parse import Progress, analyse_sessions
+from evalkit.corpus.discover import discover
+from evalkit.corpus.parse import Progress, analyse_sessions
 from tests.sweep_helpers import cited, put
 
 
