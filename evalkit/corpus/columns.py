@@ -48,7 +48,8 @@ class Column:
     Attributes:
         name: The column name.
         dtype: A pandas nullable dtype: `string`, `Int64`, `Float64` or `boolean`.
-        unit: What one unit is (`chars`, `tokens`, `fraction`, `seconds`, `USD`, `count`, or
+        unit: What one unit is (`chars`, `tokens`, `fraction`, `seconds`, `USD`, `count`,
+            `score` (a task outcome on the scorer's own scale), or
             `label` / `text` / `flag` for non-numbers).
         meaning: One line a user can read.
     """
@@ -83,6 +84,7 @@ IDENTITY: tuple[Column, ...] = (
     _c("question", "Int64", "count", "which question (segment turn, 1-based) the row belongs to"),
     _c("slice", "string", "label", "single-question (one segment file) or multi-turn (several)"),
     _c("kind", "string", "label", "headless (claude -p stream-json) or interactive (project log)"),
+    _c("agent", "string", "label", "the agent that wrote the log: claude-code, codex or inspect"),
     _c("group", "string", "label", "pass/repo where the path gives them, else the parent folder"),
 )
 
@@ -189,6 +191,39 @@ _SESSIONS: tuple[Column, ...] = (
     ),
     _c("cli_calls", "Int64", "count", "Bash calls that ran the codegraph command line"),
     _c("cli_contaminated", "Int64", "count", "of those, results that entered the context"),
+    # Every agent (issue 15). Claude-Code-only metrics above are <NA> for Codex and Inspect.
+    _c("model", "string", "label", "the model that served the session (Codex, Inspect)"),
+    _c("turns", "Int64", "count", "user turns (prompts sent); Codex and Inspect"),
+    _c("aborted_turns", "Int64", "count", "turns interrupted or failed; Codex"),
+    _c(
+        "prompt_tokens",
+        "Float64",
+        "tokens",
+        "every input token of every request, cached or not (the token ledger)",
+    ),
+    _c("cache_read_tokens", "Float64", "tokens", "part of prompt_tokens read from a prompt cache"),
+    _c(
+        "cache_write_tokens",
+        "Float64",
+        "tokens",
+        "part of prompt_tokens written to a prompt cache; <NA> where the format has none",
+    ),
+    _c("uncached_prompt_tokens", "Float64", "tokens", "prompt_tokens minus cache_read_tokens"),
+    _c("output_tokens", "Float64", "tokens", "every generated token, reasoning included"),
+    _c(
+        "reasoning_tokens",
+        "Float64",
+        "tokens",
+        "part of output_tokens spent on reasoning; <NA> where unknown",
+    ),
+    _c("reward", "Float64", "score", "the task outcome as a number (Inspect: first numeric score)"),
+    _c("passed", "boolean", "flag", "the task outcome as pass/fail (Inspect: C/I or true/false)"),
+    _c(
+        "parent_copy_included",
+        "boolean",
+        "flag",
+        "a forked Codex session whose copied parent lines could not be left out",
+    ),
 )
 
 _CALLS: tuple[Column, ...] = (

@@ -23,6 +23,10 @@ The rules, in the order they are applied inside one directory:
   (the subagent files and their `*.meta.json` belong to that session), or a `<uuid>.jsonl` in a
   project log directory named after an escaped path (`-private-tmp-repo/`). They are read as
   the interactive parser reads them.
+* **Other agents' logs** (issue 15): an Inspect AI log (`*.eval`, or a `*.json` whose content
+  is one) is a session file of its own (one session per sample and epoch when read). Codex
+  rollouts and `codex exec --json` captures are `*.jsonl` files like any other; which agent
+  wrote a file is decided from its content when it is parsed (`evalkit.formats.detect`).
 * **Not transcripts** (§7.1): the CG-4 sidecar `explore-<label>.jsonl`, `.err` logs, MCP
   configs, the target copies `t-new/` and `t-base/`, hidden directories and anything else are
   skipped with a reason.
@@ -38,6 +42,7 @@ from typing import Literal
 
 from evalkit.ecma import listing_key
 from evalkit.errors import UsageError
+from evalkit.formats.detect import detect_format
 
 __all__ = ["SessionRef", "FileEntry", "Discovery", "discover", "natural_key", "ref_for_files"]
 
@@ -78,6 +83,8 @@ class SessionRef:
         subagents: Interactive sessions only: the subagent transcripts (§1.10 step 3).
         problem: Set when the reference would crash on this session before reading it (a
             zero-padded run index, §7.2); such a session is reported as a crash.
+        format: The file format when discovery already knows it from the content (Inspect
+            logs); None = decided when the file is parsed.
     """
 
     log: str
@@ -89,6 +96,7 @@ class SessionRef:
     layout: Layout = "generic"
     subagents: tuple[str, ...] = ()
     problem: str | None = None
+    format: str | None = None
 
     @property
     def multi_turn(self) -> bool:
@@ -279,11 +287,18 @@ def discover(root: str | os.PathLike[str]) -> Discovery:
         )
 
     for parts, names in listing.items():
-        sessions.extend(_classify_dir(parts, names, root_name, claimed, entries))
+        sessions.extend(_classify_dir(parts, names, root_name, claimed, entries, root))
 
     sessions.sort(key=lambda s: natural_key(s.log))
     entries.sort(key=lambda e: natural_key(e.path))
     return Discovery(root, tuple(sessions), tuple(entries))
+
+
+def _is_agent_log(path: Path) -> bool:
+    """An Inspect AI log under a name the transcript rules do not take (`*.eval`, `*.json`)."""
+    if not path.name.endswith((".eval", ".json")):
+        return False
+    return detect_format(path) == "inspect"
 
 
 def _classify_dir(
@@ -292,6 +307,7 @@ def _classify_dir(
     root_name: str,
     claimed: set[tuple[tuple[str, ...], str]],
     entries: list[FileEntry],
+    root: Path | None = None,
 ) -> list[SessionRef]:
     """Sessions and file entries of one directory (the rules in the module docstring)."""
     firsts: dict[str, str] = {}  # stem -> first segment file name
@@ -337,15 +353,21 @@ def _classify_dir(
     pass_, repo, campaign_run = _labels(parts, root_name)
     here = parts[-1] if parts else root_name
 
+    sessions: list[SessionRef] = []
     for name in others:
         rel = _rel(parts, name)
+        if root is not None and _is_agent_log(root / rel):
+            entries.append(FileEntry(rel, rel))
+            sessions.append(
+                SessionRef(log=rel, segments=(rel,), pass_=pass_, repo=repo, format="inspect")
+            )
+            continue
         reason = next(
             (why for pat, why in _KNOWN_FILES if pat.search(name)),
             "not a transcript (not *.jsonl or *.jsonl.gz)",
         )
         entries.append(FileEntry(rel, None, reason))
 
-    sessions: list[SessionRef] = []
     for stem, first in firsts.items():
         segs = [first] + [
             n for _, n in sorted(turns.pop(stem, []), key=lambda t: (t[0], natural_key(t[1])))

@@ -1,7 +1,7 @@
 """pandas DataFrames of sessions, explore calls, file sections, files and tool calls.
 
 One function per entity, one row per entity (Inspect AI style), the identity columns first in
-every frame (`log`, `pass`, `repo`, `arm`, `run`, `question`, `slice`, `kind`, `group`), then
+every frame (`log`, `pass`, `repo`, `arm`, `run`, `question`, `slice`, `kind`, `agent`, `group`), then
 the frame's own columns, all declared in `evalkit.corpus.columns` (name, dtype, unit, meaning).
 Efficiency columns are fractions; `chars` count UTF-16 code units (Decision 1); a value the
 transcript does not carry is `<NA>`.
@@ -35,6 +35,7 @@ from evalkit.corpus.discover import SessionRef, ref_for_files
 from evalkit.ecma import utf16_len
 from evalkit.errors import EvalkitError, TranscriptError
 from evalkit.formats.claude_code.transcripts import is_explore, tool_results
+from evalkit.formats.detect import AGENT_OF
 from evalkit.metrics.envelope import split_sections
 from evalkit.metrics.occupancy import FAMILIES
 from evalkit.metrics.sufficiency import BUCKETS
@@ -146,6 +147,7 @@ def identity(ref: SessionRef, *, kind: str | None = None) -> dict[str, Any]:
         "run": ref.run,
         "slice": "multi-turn" if len(ref.segments) > 1 else "single-question",
         "kind": kind or ("interactive" if ref.layout == "interactive" else "headless"),
+        "agent": AGENT_OF.get(ref.format or "claude-code", "claude-code"),
         "group": "/".join(named) if named else (parent or "."),
     }
 

@@ -50,7 +50,7 @@ class Progress:
             self.stream.flush()
 
 
-Work = tuple[str, tuple[str, ...], str, str | None, bool, bool]
+Work = tuple[str, tuple[str, ...], str, str | None, bool, bool, str | None]
 
 
 def _work_chunk(chunk: list[Work]) -> list[dict[str, Any]]:
@@ -114,6 +114,7 @@ def analyse_payloads(
             refs[i].problem,
             refs[i].layout == "interactive",
             frames,
+            refs[i].format,
         )
         for i in todo
     ]

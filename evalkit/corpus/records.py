@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from evalkit.corpus.discover import Discovery, SessionRef
 from evalkit.errors import NOT_A_TRANSCRIPT, NotATranscript, TranscriptError
+from evalkit.formats.detect import detect_format
 
 __all__ = [
     "Accounting",
@@ -27,7 +28,7 @@ __all__ = [
 Status = Literal["parsed", "no-explore", "crash", "skipped"]
 
 # Bump when the payload's shape or meaning changes; part of every cache key.
-PAYLOAD_VERSION = 2
+PAYLOAD_VERSION = 3
 
 NO_EXPLORE = "no answered explore call with file sections (not in the sweep, Decision 4)"
 
@@ -81,6 +82,11 @@ class SessionRecord:
         tool_calls: tool_use blocks over every thread (0 for a corpus of no agent work).
         damage: `(segment, what was lost)` for each damaged segment file (skipped lines,
             invalid UTF-8, a cut gzip stream); the numbers are over what survived.
+        agent: Which agent wrote the file: `claude-code`, `codex` or `inspect` (issue 15).
+        agent_sessions: For a Codex or Inspect file, a summary of each of its sessions (an
+            Inspect log holds one per sample and epoch): `log`, `agent`, `format`,
+            `tool_calls`, `prompt_tokens`, `output_tokens`, `duration_s`, `cost_usd`,
+            `reward`, `passed`. Empty for Claude Code.
     """
 
     log: str
@@ -103,6 +109,8 @@ class SessionRecord:
     explore_results: int = 0
     tool_calls: int = 0
     damage: tuple[tuple[str, str], ...] = ()
+    agent: str = "claude-code"
+    agent_sessions: tuple[dict[str, Any], ...] = ()
 
     @property
     def in_sweep(self) -> bool:
@@ -143,6 +151,7 @@ def analyse_session(
     problem: str | None = None,
     interactive: bool = False,
     frames: bool = False,
+    fmt: str | None = None,
 ) -> dict[str, Any]:
     """Parse one session and reduce it to its allocation numbers (§8.2 steps 1–2).
 
@@ -150,7 +159,9 @@ def analyse_session(
     naming the file relative to `root`; a file that is not a Claude Code transcript at all is a
     `skipped` payload. `interactive` reads the session as §1.10 does (its `<id>/subagents/`
     merged, falsy lines dropped). `frames` adds `rows`: the rows of every corpus frame
-    (`evalkit.corpus.frames.session_rows`), from the same parse.
+    (`evalkit.corpus.frames.session_rows`), from the same parse. A Codex or Inspect file
+    (`fmt`, or detected from the content of a one-file session) is read by its own reader
+    (`evalkit.corpus.agents.agent_payload`).
     """
     if problem is not None:
         return {"status": "crash", "reason": problem}
@@ -159,6 +170,12 @@ def analyse_session(
 
     paths = [os.path.join(root, s) for s in segments]
     try:
+        if fmt is None and not interactive and len(paths) == 1:
+            fmt = detect_format(paths[0])
+        if fmt not in (None, "claude-code"):
+            from evalkit.corpus.agents import agent_payload
+
+            return agent_payload(root, paths[0], log, fmt, frames)
         if interactive:  # §1.10: subagent files merged, falsy lines dropped
             isession = read_session_file(paths[0], log=log)
             allocation, texts, reads = (
@@ -248,6 +265,8 @@ def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionReco
         explore_results=payload.get("explore_results", 0),
         tool_calls=payload.get("tool_calls", 0),
         damage=tuple(tuple(d) for d in payload.get("damage", ())),
+        agent=payload.get("agent", "claude-code"),
+        agent_sessions=tuple(payload.get("agent_sessions", ())),
     )
 
 
@@ -284,7 +303,8 @@ def read_ref(root: str | os.PathLike[str], ref: SessionRef) -> Any:
     """Parse one discovered session in full, as the sweep read it (no discovery is re-run).
 
     Returns a `Session`, or an `InteractiveSession` for an interactive Claude Code log (§7.4);
-    its `log` is the corpus-relative name.
+    its `log` is the corpus-relative name. A Codex or Inspect file gives the list of its
+    `AgentSession`s (issue 15).
 
     Raises:
         TranscriptError: The session cannot be read.
@@ -292,6 +312,14 @@ def read_ref(root: str | os.PathLike[str], ref: SessionRef) -> Any:
     from evalkit.session import parse_session, read_session_file
 
     root = os.fspath(root)
+    first = os.path.join(root, ref.segments[0])
+    fmt = ref.format
+    if fmt is None and ref.layout != "interactive" and len(ref.segments) == 1:
+        fmt = detect_format(first)
+    if fmt not in (None, "claude-code"):
+        from evalkit.corpus.agents import read_agent_sessions
+
+        return read_agent_sessions(first, format=fmt, root=root)
     if ref.layout == "interactive":
         return read_session_file(os.path.join(root, ref.log), log=ref.log)
     return parse_session([os.path.join(root, s) for s in ref.segments], log=ref.log)
