@@ -26,6 +26,7 @@ __all__ = [
     "agent_rows",
     "agent_summary",
     "find_parent_rollout",
+    "parent_search_root",
     "read_agent_sessions",
     "session_kind",
     "session_log",
@@ -78,6 +79,20 @@ def find_parent_rollout(path: str, parent_id: str | None, root: str | None) -> s
                 except TranscriptError:
                     continue
     return None
+
+
+def parent_search_root(path: str) -> str:
+    """Where to look for a rollout's parent thread when one file is read on its own: the Codex
+    `sessions/` (or `archived_sessions/`) directory above it, else the file's directory."""
+    here = os.path.dirname(os.path.abspath(path))
+    probe = here
+    while True:
+        if os.path.basename(probe) in ("sessions", "archived_sessions"):
+            return probe
+        up = os.path.dirname(probe)
+        if up == probe:
+            return here
+        probe = up
 
 
 def read_agent_sessions(
