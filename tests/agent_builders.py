@@ -101,7 +101,8 @@ def write_rollout(path: Path, lines: list[dict[str, Any]]) -> Path:
     out = []
     for i, line in enumerate(lines):
         stamp = (t0 + timedelta(seconds=i)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
-        out.append(json.dumps({"timestamp": stamp, **line}))
+        # Compact, as `serde_json::to_string` writes it.
+        out.append(json.dumps({"timestamp": stamp, **line}, separators=(",", ":")))
     path.write_text("\n".join(out) + "\n", encoding="utf-8")
     return path
 

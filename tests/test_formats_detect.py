@@ -33,6 +33,21 @@ def test_detects_each_format_by_content_not_name(tmp_path):
     assert detect.detect_format(packed) == "codex-rollout"
 
 
+def test_a_long_first_line_a_fifo_and_a_missing_file(tmp_path):
+    import json
+    import os
+
+    lines_ = codex_session_lines()
+    lines_[0]["payload"]["base_instructions"] = {"text": "x" * 100_000}
+    assert detect.detect_format(write_rollout(tmp_path / "long.jsonl", lines_)) == "codex-rollout"
+    assert (
+        json.loads((tmp_path / "long.jsonl").read_text().split("\n")[0])["type"] == "session_meta"
+    )
+    os.mkfifo(tmp_path / "pipe.jsonl")  # never opened: it would block
+    assert detect.detect_format(tmp_path / "pipe.jsonl") == "claude-code"
+    assert detect.detect_format(tmp_path / "missing.jsonl") == "claude-code"
+
+
 @pytest.mark.skipif(not logs.inspect_available(), reason="the Inspect AI extra is not installed")
 def test_detects_inspect_logs(tmp_path):
     from tests.agent_builders import two_sample_log

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import stat
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -51,6 +53,11 @@ AGENT_OF: dict[str, str] = {
 }
 _HEAD_BYTES = 1 << 16
 _HEAD_RECORDS = 20
+# Codex writes `{"timestamp":…,"type":…,"payload":…}` in that order (agent-formats §1.3).
+_ROLLOUT_PREFIX = re.compile(
+    r'^\{\s*"timestamp"\s*:\s*"[^"]*"\s*,\s*"type"\s*:\s*"(?:session_meta|response_item|'
+    r'event_msg|turn_context|compacted)"\s*,\s*"payload"\s*:'
+)
 
 
 def check_format(value: str | None) -> Format | None:
@@ -68,7 +75,11 @@ def agent_of(fmt: str) -> str:
 
 
 def _head(path: str) -> bytes:
+    # Only a regular file is opened: a FIFO would block, a device never end. The reader then
+    # reports such a path in its own words.
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return b""
         with open(path, "rb") as fh:
             data = fh.read(_HEAD_BYTES)
     except OSError:
@@ -109,6 +120,8 @@ def detect_format(path: str | os.PathLike[str]) -> Format:
             records.append(value)
             if len(records) >= _HEAD_RECORDS:
                 break
+    if not records and _ROLLOUT_PREFIX.match(text):
+        return "codex-rollout"  # a first line longer than the head read (long instructions)
     for i, rec in enumerate(records):
         kind = rec.get("type")
         if kind in ROLLOUT_KINDS and "payload" in rec:
