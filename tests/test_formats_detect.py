@@ -115,3 +115,13 @@ def test_without_the_extra_an_inspect_log_names_the_install_command(tmp_path, mo
 )
 def test_tool_family(name, family):
     assert tool_family(name) == family
+
+
+def test_other_json_is_not_taken_for_an_inspect_log(tmp_path):
+    other = tmp_path / "evidence.json"
+    other.write_text('{"status": "ok", "eval": {"version": 2}}\n')
+    assert detect.detect_format(other) == "claude-code"  # i.e. not another agent's log
+    from evalkit.corpus.discover import discover
+
+    (entry,) = discover(tmp_path).files
+    assert entry.session is None and entry.reason.startswith("not a transcript")

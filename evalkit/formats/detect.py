@@ -4,7 +4,8 @@ The name never decides (a stream-json capture may be called `claude-code.txt`, a
 is a `.jsonl` like a Claude Code run): the first JSON records do.
 
 * a ZIP archive holding `header.json` or `_journal/start.json` → an Inspect `.eval` log;
-* one (pretty-printed) JSON object with `eval` and `version`/`status` → an Inspect `.json` log;
+* one (pretty-printed) JSON object starting `{"version": N, "status": …` with an `eval`
+  → an Inspect `.json` log;
 * JSON lines whose `type` is `session_meta`, `response_item`, `event_msg`, `turn_context` or
   `compacted` with a `payload`, or a bare first line `{id, timestamp, instructions}` (the
   pre-September-2025 layout) → a Codex rollout (agent-formats §1.3, §1.13);
@@ -53,6 +54,7 @@ AGENT_OF: dict[str, str] = {
 }
 _HEAD_BYTES = 1 << 16
 _HEAD_RECORDS = 20
+_INSPECT_JSON = re.compile(r'^\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:\s*"')
 # Codex writes `{"timestamp":…,"type":…,"payload":…}` in that order (agent-formats §1.3).
 _ROLLOUT_PREFIX = re.compile(
     r'^\{\s*"timestamp"\s*:\s*"[^"]*"\s*,\s*"type"\s*:\s*"(?:session_meta|response_item|'
@@ -135,10 +137,9 @@ def detect_format(path: str | os.PathLike[str]) -> Format:
 
 
 def _looks_like_inspect_json(text: str) -> bool:
-    # A `.json` log is one object whose first keys are `version`, `status`, `eval` (§3.2, §3.3);
-    # only the head is read, so look for the keys rather than parse the whole object.
-    head = text[:4096]
-    return '"eval"' in head and ('"status"' in head or '"version"' in head)
+    # A `.json` log is one object whose first keys are `version` (an integer) and `status`, with
+    # `eval` next (§3.2, §3.3); only the head is read, so match that start rather than parse.
+    return bool(_INSPECT_JSON.match(text)) and '"eval"' in text[:4096]
 
 
 def read_agent_file(
