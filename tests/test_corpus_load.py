@@ -312,3 +312,21 @@ def test_evalkit_export_and_columns_commands(tmp_path, capsys):
         assert f"  {c.name} " in text
     assert main(["columns", "nope"]) == 2
     assert "no frame 'nope'" in capsys.readouterr().err
+
+
+def test_notebook_04_runs_on_an_interactive_session(tmp_path, monkeypatch):
+    papermill = pytest.importorskip("papermill")
+    projects, _ = projects_dir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", str(bundled_corpus().parents[1]))
+    monkeypatch.setenv("EVALKIT_FIGURES", str(tmp_path / "figures"))
+    out = tmp_path / "04.ipynb"
+    papermill.execute_notebook(
+        str(bundled_corpus().parents[1] / "notebooks" / "04_one_run.ipynb"),
+        str(out),
+        parameters={"corpus": str(projects), "session": f"-work-my-app/{SESSION_ID}.jsonl"},
+        progress_bar=False,
+        kernel_name="python3",
+    )
+    text = out.read_text()
+    assert f"session: -work-my-app/{SESSION_ID}.jsonl (1 segment)" in text
+    assert "SUBAGENT tools (2 subagent transcripts)" in text
