@@ -409,8 +409,9 @@ def arm_changes_frame(rows: Sequence[ArmRow], arms: Sequence[str]) -> pd.DataFra
     """Per pass/repo, the second arm against the first (new against baseline).
 
     Columns: `pass, repo`, then for each of the two arms `<arm>_median`, `<arm>_min`,
-    `<arm>_max`, `<arm>_n`, then `change_pt` (median difference in percentage points) and
-    `direction` (`up`, `down`, `same`; None when an arm is missing). Sorted as the arm table.
+    `<arm>_max`, `<arm>_n`, then `change` (the second median minus the first, a difference of
+    fractions: 0.05 is five percentage points) and `direction` (`up`, `down`, `same`; None when
+    an arm is missing). Sorted as the arm table. Every value is a fraction, as in every frame.
     """
     import pandas as pd
 
@@ -424,8 +425,8 @@ def arm_changes_frame(rows: Sequence[ArmRow], arms: Sequence[str]) -> pd.DataFra
             for stat in ("median", "min", "max", "n"):
                 rec[f"{arm}_{stat}"] = getattr(c, stat) if c is not None else None
         a, b = rec[f"{first}_median"], rec[f"{second}_median"]
-        change = None if a is None or b is None else (b - a) * 100
-        rec["change_pt"] = change
+        change = None if a is None or b is None else b - a
+        rec["change"] = change
         rec["direction"] = (
             None if change is None else "up" if change > 0 else "down" if change < 0 else "same"
         )
