@@ -158,12 +158,13 @@ def projects_dir(tmp_path):
     write_records(subs / "agent-a1.jsonl", SUB_A1)
     (subs / "agent-a1.meta.json").write_text(json.dumps({"toolUseId": "a1"}))
     write_records(subs / "agent-b.jsonl", SUB_B)
-    write_records(log_dir / "1a1a1a1a-2222-4b3b-8c4c-abcdefabcdef.jsonl", MAIN[:10])
+    older = write_records(log_dir / "1a1a1a1a-2222-4b3b-8c4c-abcdefabcdef.jsonl", MAIN[:10])
+    os.utime(older, ns=(1_000_000_000 * 10**9, 1_000_000_000 * 10**9))
     (log_dir / "notes.md").write_text("# my notes\n")
     return projects, log_dir
 
 
-def test_a_projects_directory_loads_with_interactive_sessions(tmp_path):
+def test_a_projects_directory_loads_with_interactive_sessions(tmp_path, capsys):
     projects, log_dir = projects_dir(tmp_path)
     corpus = evalkit.load_corpus(projects, cache=False, jobs=1)
     sessions = corpus.sessions_df()
@@ -181,6 +182,14 @@ def test_a_projects_directory_loads_with_interactive_sessions(tmp_path):
     # sessions_df(DIR) is the same frame; and the sweep counts the same sessions.
     pd.testing.assert_frame_equal(sessions_df(projects), sessions)
     assert len(corpus.sweep().records) == len(sessions)
+    # `evalkit session` reads the newest of them the same way.
+    from evalkit.cli import main
+
+    assert main(["session", "--log-dir", str(log_dir)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"session: {SESSION_ID}\n")
+    assert "SUBAGENT tools (2 subagent transcripts)" in out
+    assert "(2 answered calls)" in out
 
 
 def test_evalkit_session_finds_a_log_dir_escaped_as_claude_code_does(tmp_path):
