@@ -319,3 +319,9 @@ def test_notebook_04_runs_on_an_interactive_session(tmp_path, monkeypatch):
     text = out.read_text()
     assert f"session: -work-my-app/{SESSION_ID}.jsonl (1 segment)" in text
     assert "SUBAGENT tools (2 subagent transcripts)" in text
+
+
+def test_repr_is_short_and_names_no_absolute_path(bundled, swept):
+    text = repr(bundled)
+    assert text.startswith(f"<Corpus corpus/: {len(swept.records)} sessions, 0 unreadable, ")
+    assert str(bundled_corpus().parent) not in text

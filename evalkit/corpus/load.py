@@ -49,7 +49,7 @@ class CorpusError(EvalkitError):
     """`strict=True`: a session of the corpus could not be read (the message names it)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class LoadedCorpus:
     """A loaded corpus directory: every discovered session once, its frames, its accounting.
 
@@ -68,6 +68,14 @@ class LoadedCorpus:
     rows: dict[str, tuple[dict[str, Any], ...]] = field(repr=False)
     cache_hits: int = 0
     cache_misses: int = 0
+
+    def __repr__(self) -> str:
+        # Short, and without the absolute path: a notebook shows it as output.
+        skipped = sum(1 for f in self.discovery.files if f.session is None)
+        return (
+            f"<{type(self).__name__} {self.root.name}/: {len(self.records)} sessions, "
+            f"{len(self.errors)} unreadable, {skipped} files skipped>"
+        )
 
     @cached_property
     def _refs(self) -> dict[str, SessionRef]:
