@@ -268,7 +268,10 @@ def load_corpus_frames(
         for name in FRAME_NAMES:
             rows[name].extend({**ident, **r} for r in got[name])
     if strict and errors:
-        raise CorpusError(f"{errors[0]} (strict: {len(errors)} unreadable in {root.name}/)")
+        raise CorpusError(
+            f"{errors[0]} ({len(errors)} unreadable in {root.name}/; strict=False loads the "
+            "rest and lists them in errors)"
+        )
     return LoadedCorpus(
         root=root,
         discovery=found,
