@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from evalkit.ecma import printable
+from evalkit.ecma import js_json, printable
 from evalkit.errors import UsageError
 from evalkit.metrics.occupancy import js_number, window_tokens_from_env
 from evalkit.metrics.summary import PROCESSED_MESSAGE_USAGE, PROCESSED_RESULT_USAGE
@@ -112,7 +111,9 @@ def run(args: argparse.Namespace) -> int:
         args.files, window_tokens=_window_tokens(args.window_tokens), processed=args.processed
     )
     if args.json:
-        text = json.dumps(run_json(session), ensure_ascii=False, indent=2)
+        # As JSON.stringify(…, null, 2) writes it: non-finite numbers are null, lone surrogates
+        # are \udxxx escapes (never U+FFFD), integers in the shortest round-trip digits.
+        text = js_json(run_json(session), 2)
     else:
         text = format_run(
             session, brief=args.brief, envelope=args.envelope, answer_globs=args.answer

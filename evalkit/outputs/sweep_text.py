@@ -6,13 +6,12 @@ here, with the reference's `pct1` (§10.4), and arm cells follow compare-arms.mj
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from typing import Any
 
 from evalkit.corpus.records import CallRecord, SessionRecord
-from evalkit.ecma import grp, pct1, pl, rj
+from evalkit.ecma import grp, js_json, pct1, pl, rj
 from evalkit.outputs import caveats
 from evalkit.tables.aggregate import ArmCell, SliceRow, pct_cell, span
 from evalkit.tables.quantile import QUANTILE_METHOD
@@ -351,4 +350,6 @@ def to_json_dict(result: SweepResult) -> dict[str, Any]:
 
 
 def render_json(result: SweepResult) -> str:
-    return json.dumps(to_json_dict(result), indent=2, ensure_ascii=False) + "\n"
+    """`--json`: written as JSON.stringify writes it (non-finite numbers are null, a name that is
+    not valid UTF-8 keeps its `\\udcXX` escapes), so the output is always valid JSON."""
+    return js_json(to_json_dict(result), 2) + "\n"

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalkit.ecma import js_json, js_string, js_truthy, listing_key
+from evalkit.ecma import js_add, js_json, js_string, js_truthy, listing_key
 from evalkit.errors import EvalkitError, TranscriptError, UsageError
 from evalkit.formats.claude_code.transcripts import SegmentRead, parse_line, read_segment
 
@@ -168,7 +168,10 @@ def usage_totals(events: Sequence[dict[str, Any]], path: str) -> tuple[float, fl
         usage = message.get("usage") if isinstance(message, dict) else None
         if not js_truthy(usage) or not isinstance(usage, dict):
             continue
-        gen += num(usage, "output_tokens")
-        fresh += num(usage, "input_tokens") + num(usage, "cache_creation_input_tokens")
-        cached += num(usage, "cache_read_input_tokens")
+        # Double additions, rounded past 2^53 as in ECMAScript (§10.4).
+        gen = js_add(gen, num(usage, "output_tokens"))
+        fresh = js_add(
+            fresh, js_add(num(usage, "input_tokens"), num(usage, "cache_creation_input_tokens"))
+        )
+        cached = js_add(cached, num(usage, "cache_read_input_tokens"))
     return gen, fresh, cached

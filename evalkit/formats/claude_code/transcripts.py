@@ -177,10 +177,17 @@ def _reject_constant(name: str) -> Any:
 
 
 def _parse_int(text: str) -> int | float:
-    # §10.2: numbers are doubles; integers beyond 2^53 lose precision as they do in Node.
-    # float() first: a 400-digit literal is Infinity in both (int() → float() would overflow).
-    f = float(text)
-    return int(text) if -_MAX_SAFE_INTEGER <= f <= _MAX_SAFE_INTEGER else f
+    # §10.2: numbers are doubles. An integer literal that is a safe integer (|n| ≤ 2^53) is kept
+    # as a Python int (the same value); any other becomes the double JSON.parse rounds it to.
+    # The range check is on the exact value (±(2^53+1) rounds to ±2^53, which would pass), and
+    # the digit count is checked first: a 400-digit literal is Infinity, never int() → float().
+    if len(text) <= 17:
+        value = int(text)
+        if value == 0 and text.startswith("-"):
+            return -0.0  # JSON.parse("-0") is negative zero (1 / -0 is -Infinity)
+        if -_MAX_SAFE_INTEGER <= value <= _MAX_SAFE_INTEGER:
+            return value
+    return float(text)
 
 
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
