@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from evalkit.ecma import utf16_len
+from evalkit.ecma import js_string, utf16_len
 from evalkit.errors import EvalkitError, TranscriptError
 from evalkit.formats.claude_code.transcripts import is_explore, tool_results
 from evalkit.metrics.envelope import split_sections
@@ -271,7 +271,7 @@ def _call_rows(s: Session) -> list[dict[str, Any]]:
                 "log": s.log,
                 "call": c.index,
                 "tool_use_id": tid,
-                "thread": v.thread if v else None,
+                "thread": js_string(v.thread) if v else None,
                 "sections": len(c.files),
                 "cited_sections": c.cited_files,
                 "chars": c.envelope,
@@ -279,7 +279,7 @@ def _call_rows(s: Session) -> list[dict[str, Any]]:
                 "path_cited_chars": c.used_path,
                 "efficiency": c.efficiency,
                 "bucket": v.bucket if v else None,
-                "next": v.next if v else None,
+                "next": v.next_text if v else None,
             }
         )
     return rows

@@ -38,6 +38,7 @@ __all__ = [
     "tool_results",
     "explore_texts",
     "id_key",
+    "thread_id",
     "thread_of",
     "message_key",
 ]
@@ -357,11 +358,18 @@ class ToolResult:
     thread: str
 
 
-def thread_of(event: dict[str, Any]) -> str:
-    """The thread key of an event (§1.8): its `parent_tool_use_id`, or `main` when that is
-    null or absent. `""` is a thread of its own, never main: test for None, not truthiness."""
+def thread_id(event: dict[str, Any]) -> Any:
+    """The thread of an event (§1.8) as the reference holds it: its raw `parent_tool_use_id`, or
+    `main` when that is null or absent. `""` is a thread of its own, never main (test for None,
+    not truthiness); a number stays a number. Key a map of threads with `id_key`, so `5` and
+    `"5"` are two threads, as in the reference's `Map`."""
     parent = event.get("parent_tool_use_id")
-    return "main" if parent is None else js_string(parent)
+    return "main" if parent is None else parent
+
+
+def thread_of(event: dict[str, Any]) -> str:
+    """`thread_id` as text (`String()`), for tables and labels: `main` or the parent id."""
+    return js_string(thread_id(event))
 
 
 def tool_results(
