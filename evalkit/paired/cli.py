@@ -307,14 +307,21 @@ def run_collect(args: argparse.Namespace) -> int:
         strict=args.strict,
         time_limit=args.driver_timeout,
     )
-    previous = signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM cleans up like Ctrl-C
+    # SIGTERM and SIGHUP (a closed terminal) clean up exactly as Ctrl-C does.
+    previous = {sig: signal.signal(sig, _interrupt) for sig in _CLEANUP_SIGNALS}
     try:
         return collect(options).exit_code
     except KeyboardInterrupt:
         print("evalkit-paired: interrupted; worktrees and temporary files removed", file=sys.stderr)
         return 130
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+_CLEANUP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
 
 
 def _interrupt(signum, frame) -> None:
