@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from evalkit.ecma import js_json, printable
-from evalkit.errors import UsageError
+from evalkit.errors import UsageError, one_line
 from evalkit.metrics.occupancy import js_number, window_tokens_from_env
 from evalkit.metrics.summary import PROCESSED_MESSAGE_USAGE, PROCESSED_RESULT_USAGE
 from evalkit.outputs.report import format_run, run_json
@@ -122,5 +122,5 @@ def run(args: argparse.Namespace) -> int:
     # Damage is reported, never silent: the numbers above are over the events that survived.
     for segment in session.transcript.segments:
         if damage := segment.damage():
-            print(f"evalkit run: {segment.path}: {damage}", file=sys.stderr)
+            print(one_line(f"evalkit run: {segment.path}: {damage}"), file=sys.stderr)
     return 0

@@ -31,7 +31,7 @@ from evalkit.ecma import (
     printable,
     utf16_prefix,
 )
-from evalkit.errors import TranscriptError
+from evalkit.errors import TranscriptError, one_line
 from evalkit.formats.claude_code.events import at_event
 from evalkit.formats.claude_code.transcripts import (
     family,
@@ -387,7 +387,9 @@ def format_run_header(summary: Summary, paths: Sequence[str], *, brief: bool = F
         paths: The segment files, in order (only their basenames are printed).
         brief: Drop the numbered tool-call listing (`--brief`).
     """
-    names = " + ".join(os.fspath(p).split("/")[-1] for p in paths)
+    # A file name is escaped where it holds a line break, a control character or bytes that
+    # are not UTF-8 (`\n`, `\x1b`, `\udcff`): it cannot split or recolour the report.
+    names = " + ".join(one_line(os.fspath(p).split("/")[-1]) for p in paths)
     exposed = "?" if summary.init_tools is None else str(len(summary.init_tools))
     race = (
         '  [MCP COLD-START RACE — tool call hit "No such tool available"]' if summary.raced else ""

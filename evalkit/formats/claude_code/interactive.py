@@ -15,6 +15,7 @@ no `message` content array and are ignored; `isSidechain` is not consulted (§1.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,9 +59,22 @@ def project_log_dir(project_dir: str | os.PathLike[str], projects_dir: str | Non
     return os.path.join(projects_dir or default_projects_dir(), escaped)
 
 
+def _jsonl_names(directory: str) -> list[str]:
+    """Every `*.jsonl` entry of `directory`, in listing order (§10.5).
+
+    Raises:
+        TranscriptError: The directory cannot be listed (permissions, say): one line naming it.
+    """
+    try:
+        names = os.listdir(directory)
+    except OSError as exc:
+        reason = f"cannot read the directory ({exc.strerror or exc})"
+        raise TranscriptError(directory, reason) from None
+    return sorted((n for n in names if n.endswith(".jsonl")), key=listing_key)
+
+
 def _jsonl_files(directory: str) -> list[str]:
-    names = [n for n in os.listdir(directory) if n.endswith(".jsonl")]
-    return [n for n in sorted(names, key=listing_key) if os.path.isfile(os.path.join(directory, n))]
+    return [n for n in _jsonl_names(directory) if os.path.isfile(os.path.join(directory, n))]
 
 
 def newest_session_log(log_dir: str) -> str:
@@ -74,12 +88,16 @@ def newest_session_log(log_dir: str) -> str:
     names = _jsonl_files(log_dir)
     if not names:
         raise NoSessionLogs(f"no .jsonl sessions in {log_dir}")
-    best = names[0]
-    best_mtime = os.stat(os.path.join(log_dir, best)).st_mtime_ns
-    for name in names[1:]:
-        mtime = os.stat(os.path.join(log_dir, name)).st_mtime_ns
-        if mtime > best_mtime:  # strictly newer: ties keep the earlier name
+    best, best_mtime = None, 0
+    for name in names:
+        try:
+            mtime = os.stat(os.path.join(log_dir, name)).st_mtime_ns
+        except OSError:
+            continue  # vanished since the listing
+        if best is None or mtime > best_mtime:  # strictly newer: ties keep the earlier name
             best, best_mtime = name, mtime
+    if best is None:
+        raise NoSessionLogs(f"no .jsonl sessions in {log_dir}")
     return os.path.join(log_dir, best)
 
 
@@ -101,13 +119,19 @@ class SubagentTranscript:
     read: SegmentRead | None = field(default=None, repr=False)
 
 
+_MAX_META_BYTES = 1 << 20  # a `.meta.json` holds one small object
+
+
 def _parent_id(jsonl_path: str) -> Any:
     name = os.path.basename(jsonl_path)
     fallback = f"subagent:{name}"
     meta = jsonl_path[: -len(".jsonl")] + ".meta.json"
     try:
-        with open(meta, "rb") as fh:
-            text = fh.read().decode("utf-8", "replace")
+        if not stat.S_ISREG(os.stat(meta).st_mode):  # a FIFO would block the read
+            return fallback
+        fd = os.open(meta, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as fh:
+            text = fh.read(_MAX_META_BYTES).decode("utf-8", "replace")
     except OSError:
         return fallback
     ok, value = parse_line(text)
@@ -122,9 +146,14 @@ def read_subagents(log_dir: str, session_id: str) -> list[SubagentTranscript]:
     if not os.path.isdir(sub_dir):
         return []
     out = []
-    for name in _jsonl_files(sub_dir):
+    for name in _jsonl_names(sub_dir):
         path = os.path.join(sub_dir, name)
-        events, account = read_segment(path, drop_falsy=True)
+        try:
+            events, account = read_segment(path, drop_falsy=True)
+        except TranscriptError as exc:
+            # Reported, not dropped: the session is measured without it and says so.
+            out.append(SubagentTranscript(path, None, [], SegmentRead(path, unreadable=exc.reason)))
+            continue
         parent = _parent_id(path)
         if js_truthy(parent):
             for event in events:

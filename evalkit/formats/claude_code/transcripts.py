@@ -62,6 +62,10 @@ class SegmentRead:
         invalid_utf8: Lines holding bytes that are not UTF-8, decoded with U+FFFD.
         gzip: The file was gzip-compressed.
         truncated_gzip: The gzip stream ended early; what was decompressed is kept.
+        unreadable: Why the file could not be read at all (a subagent file that is not a
+            regular file, say), else None; it then contributed no events.
+        over_limit: Why reading stopped at a size limit (decompressed size, line length),
+            else None.
     """
 
     path: str
@@ -73,6 +77,8 @@ class SegmentRead:
     invalid_utf8: int = 0
     gzip: bool = False
     truncated_gzip: bool = False
+    unreadable: str | None = None
+    over_limit: str | None = None
 
     @property
     def skipped(self) -> int:
@@ -96,6 +102,10 @@ class SegmentRead:
             )
         if self.truncated_gzip:
             parts.append("gzip stream cut short (what it held was read)")
+        if self.over_limit:
+            parts.append(self.over_limit)
+        if self.unreadable:
+            parts.append(f"could not be read ({self.unreadable})")
         return ", ".join(parts) or None
 
 
