@@ -118,8 +118,30 @@ def js_string(x: Any) -> str:
     if isinstance(x, int | float):
         return number_str(x)
     if isinstance(x, list):
-        return ",".join("" if e is None else js_string(e) for e in x)
+        return _array_string(x)
     return "[object Object]"
+
+
+def _array_string(x: list[Any]) -> str:
+    """`String(array)`: elements converted and joined with `,`, `null` as empty, nested arrays
+    flattened the same way. Iterative, so an array nested thousands deep cannot overflow."""
+    out: list[str] = []
+    stack: list[Any] = [x]
+    while stack:
+        item = stack.pop()
+        if item is _COMMA:
+            out.append(",")
+        elif isinstance(item, list):
+            for n in range(len(item) - 1, -1, -1):
+                stack.append(item[n])
+                if n:
+                    stack.append(_COMMA)
+        elif item is not None:
+            out.append(js_string(item))
+    return "".join(out)
+
+
+_COMMA = object()
 
 
 def number_str(x: float | int) -> str:
