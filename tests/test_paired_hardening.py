@@ -263,7 +263,9 @@ def test_a_gate_value_error_names_the_position_not_the_key():
 
 def test_a_case_id_with_a_trailing_newline_is_refused():
     cases = json.loads(
-        (Path(collect_module.__file__).parent / "data" / "paired-evidence-cases.json").read_text(encoding="utf-8")
+        (Path(collect_module.__file__).parent / "data" / "paired-evidence-cases.json").read_text(
+            encoding="utf-8"
+        )
     )
     cases["cases"][0]["case_id"] += "\n"
     with pytest.raises(Exception, match="case_id must match"):

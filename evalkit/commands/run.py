@@ -36,6 +36,21 @@ examples:
 A damaged file (malformed or cut-off lines, invalid UTF-8, a cut gzip stream) is still
 measured over what survives, and each damaged file gets one line on stderr saying what was lost.
 
+deliberate differences from the reference (they only show on hostile input):
+  - a usage count, duration or cost that is text rather than a number stops with an error
+    naming the file; the reference would glue the text into its sums and print nonsense
+  - a line nested about 1,000 levels deep or more is skipped and counted as malformed, where
+    the reference still parses it (shallower nesting is measured exactly)
+  - tool ids are matched by value and type: the number 1 and the text "1" are two different
+    ids, and an id that is an object or a list matches no other id
+  - a file name holding a line break, a control character or bytes that are not UTF-8 is
+    printed escaped (\\n, \\x1b, \\udcff) so it cannot break the report's lines
+
+limits (skip with a reason instead of running out of memory; set in MB):
+  EVALKIT_MAX_DECOMPRESSED_MB  per .gz file, decompressed (default 512)
+  EVALKIT_MAX_LINE_MB          per line; a longer line is skipped and counted (default 64)
+  EVALKIT_MAX_SESSION_MB       per session, all segment files together (default 1024)
+
 exit status: 0 printed; 2 a file is missing, unreadable, not a regular file, or holds input
 the reference harness crashes on (the message names the file and line), or an option value is
 unusable.
