@@ -47,6 +47,7 @@ __all__ = [
     "natural_key",
     "ArmRun",
     "discover_runs",
+    "turn_files",
 ]
 
 Layout = Literal["ab-arm", "campaign", "interactive", "generic"]
@@ -394,7 +395,8 @@ class ArmRun:
     problem: str | None = None
 
 
-def _turn_files(names: list[str], stem: str) -> list[str]:
+def turn_files(names: list[str], stem: str) -> list[str]:
+    """The `<stem>.t<N>.jsonl` names among `names`, sorted numerically by N (§7.2, §7.3)."""
     pat = re.compile("^" + _JS_REGEX_SPECIAL.sub(r"\\\g<0>", stem) + r"\.t(\d+)\.jsonl$")
     found = [(int(m[1]), n) for n in names if (m := pat.match(n))]
     return [n for _, n in sorted(found, key=lambda t: t[0])]
@@ -421,7 +423,7 @@ def discover_runs(directory: str | os.PathLike[str], label: str) -> tuple[ArmRun
         raise UsageError(f"{os.fspath(directory)}: cannot list ({exc.strerror})") from None
     single = f"run-{label}.jsonl"
     if single in names:
-        segs = [single, *_turn_files(names, f"run-{label}")]
+        segs = [single, *turn_files(names, f"run-{label}")]
         return (ArmRun(label, tuple(os.fspath(directory / n) for n in segs)),)
     indexed = re.compile("^run-" + _JS_REGEX_SPECIAL.sub(r"\\\g<0>", label) + r"-(\d+)\.jsonl$")
     found = sorted(((int(m[1]), n) for n in names if (m := indexed.match(n))), key=lambda t: t[0])
@@ -435,7 +437,7 @@ def discover_runs(directory: str | os.PathLike[str], label: str) -> tuple[ArmRun
                 f"{name}: the run index is zero-padded, so the reference looks for {first}, "
                 "which does not exist (compare-arms.mjs crashes here)"
             )
-        segs = [first, *_turn_files(names, stem)]
+        segs = [first, *turn_files(names, stem)]
         runs.append(
             ArmRun(f"{label}-{index}", tuple(os.fspath(directory / n) for n in segs), problem)
         )

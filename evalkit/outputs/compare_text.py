@@ -202,12 +202,13 @@ def _bold_best(values: Sequence[float | None], cells: list[str], direction: int)
     return [f"**{c}**" if v == best else c for v, c in zip(values, cells, strict=True)]
 
 
-def comparison_markdown(cmps: Sequence[Comparison]) -> str:
+def comparison_markdown(cmps: Sequence[Comparison], *, by_directory: bool | None = None) -> str:
     """The transposed table of the A/B write-ups: one column per arm (per repo × arm when
     several directories are compared), cells `median [min–max]`, sufficiency as counts
     (`2 in 5`), the better cell of each row with a direction in bold (compared by median,
-    or by share for sufficiency; ties are not bolded)."""
-    several = len(cmps) > 1
+    or by share for sufficiency; ties are not bolded). `by_directory` names the columns
+    `repo · arm` (default: when there are several directories)."""
+    several = len(cmps) > 1 if by_directory is None else by_directory
     columns = [(c, a) for c in cmps for a in c.arms]
     head = ["", *(_column_name(c, a, several) for c, a in columns)]
     lines = [
