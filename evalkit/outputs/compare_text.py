@@ -19,6 +19,7 @@ __all__ = [
     "HOW_TO_READ",
     "USAGE",
     "format_comparison",
+    "comparison_cells",
     "comparison_warnings",
     "no_runs_message",
     "comparison_notes",
@@ -70,23 +71,19 @@ def _bucket_cell(a: ArmFigures, bucket: str) -> str:
     return f"{count}  {fix((count / a.answered) * 100, 0)}%"
 
 
-def format_comparison(cmp: Comparison) -> str:
-    """The reference's stdout for `compare-arms.mjs <dir> <labels…>` (§8.4), every line ending
-    in a newline. Empty when no arm has runs (the reference prints only the error then)."""
+def _rows(cmp: Comparison) -> list[tuple[str, list[str]] | str]:
+    """The table as items: `(label, cells)` for a row, a string for a title or empty line."""
     arms = cmp.arms
-    if not arms:
-        return ""
 
     def spans(key: str, f=_n) -> list[str]:
         return [getattr(a, key).cell(f) for a in arms]
 
-    out = ["", f"====== ARM COMPARISON — {cmp.directory} ======"]
-    out.append(_row("", [a.label for a in arms]))
-    out.append(_row("runs", [str(a.runs) for a in arms]))
+    out: list[tuple[str, list[str]] | str] = [("", [a.label for a in arms])]
+    out.append(("runs", [str(a.runs) for a in arms]))
     if any(a.non_success for a in arms):
-        out.append(_row("  of which non-success", [str(a.non_success) for a in arms]))
+        out.append(("  of which non-success", [str(a.non_success) for a in arms]))
     if any(a.raced for a in arms):
-        out.append(_row("  MCP cold-start race", [str(a.raced) for a in arms]))
+        out.append(("  MCP cold-start race", [str(a.raced) for a in arms]))
     out += ["", "  behavior"]
     for key, label in (
         ("dur", "duration (s)"),
@@ -96,33 +93,50 @@ def format_comparison(cmp: Comparison) -> str:
         ("bash", "Bash"),
         ("cg", "codegraph calls"),
     ):
-        out.append(_row("  " + label, spans(key)))
+        out.append(("  " + label, spans(key)))
     out += ["", "  residual context occupancy (CG-7) — tokens still resident at end of run"]
-    out.append(_row("  final context (tok)", spans("ctx", _int)))
-    out.append(_row("  codegraph residual (tok)", spans("occ_cg", _int)))
-    out.append(_row("  file-access residual (tok)", spans("occ_file", _int)))
-    out.append(_row("  → retrieval residual (tok)", spans("occ_self", _int)))
-    out.append(_row("  → share of final context", spans("occ_share", _p)))
+    out.append(("  final context (tok)", spans("ctx", _int)))
+    out.append(("  codegraph residual (tok)", spans("occ_cg", _int)))
+    out.append(("  file-access residual (tok)", spans("occ_file", _int)))
+    out.append(("  → retrieval residual (tok)", spans("occ_self", _int)))
+    out.append(("  → share of final context", spans("occ_share", _p)))
     out += ["", "  explore sufficiency (CG-8) — pooled over every answered explore call"]
-    out.append(_row("  answered explore calls", [str(a.answered) for a in arms]))
+    out.append(("  answered explore calls", [str(a.answered) for a in arms]))
     for b in BUCKETS:
-        out.append(_row("  " + BUCKET_LABELS[b][0], [_bucket_cell(a, b) for a in arms]))
+        out.append(("  " + BUCKET_LABELS[b][0], [_bucket_cell(a, b) for a in arms]))
     if any(a.errors for a in arms):
-        out.append(_row("  errored/unanswered (not bucketed)", [str(a.errors) for a in arms]))
+        out.append(("  errored/unanswered (not bucketed)", [str(a.errors) for a in arms]))
     out += ["", "  explore allocation efficiency (CG-9) — share of returned bytes the answer cited"]
-    out.append(_row("  explore calls with source", [str(a.alloc_calls) for a in arms]))
+    out.append(("  explore calls with source", [str(a.alloc_calls) for a in arms]))
     out.append(
-        _row(
+        (
             "  pooled efficiency",
             ["—" if a.pooled_efficiency is None else _p(a.pooled_efficiency) for a in arms],
         )
     )
-    out.append(_row("  per-run efficiency", spans("efficiency", _p)))
-    out.append(_row("  envelope (chars)", [_int(a.alloc_envelope) for a in arms]))
+    out.append(("  per-run efficiency", spans("efficiency", _p)))
+    out.append(("  envelope (chars)", [_int(a.alloc_envelope) for a in arms]))
     out += ["", "  contamination — the CLI must never be how codegraph is reached"]
-    out.append(_row("  CLI calls that RETURNED output", [str(a.cli_contaminated) for a in arms]))
-    out.append(_row("  CLI attempts blocked", [str(a.cli_calls) for a in arms]))
-    dirty = [a.label for a in arms if a.contaminated_runs]
+    out.append(("  CLI calls that RETURNED output", [str(a.cli_contaminated) for a in arms]))
+    out.append(("  CLI attempts blocked", [str(a.cli_calls) for a in arms]))
+    return out
+
+
+def comparison_cells(cmp: Comparison) -> dict[str, list[str]]:
+    """Every row of the table by its label (leading spaces dropped): the printed cells, one
+    per arm. The empty-label first row (the arm labels) is left out."""
+    return {item[0].strip(): item[1] for item in _rows(cmp) if isinstance(item, tuple) and item[0]}
+
+
+def format_comparison(cmp: Comparison) -> str:
+    """The reference's stdout for `compare-arms.mjs <dir> <labels…>` (§8.4), every line ending
+    in a newline. Empty when no arm has runs (the reference prints only the error then)."""
+    if not cmp.arms:
+        return ""
+    out = ["", f"====== ARM COMPARISON — {cmp.directory} ======"]
+    for item in _rows(cmp):
+        out.append(item if isinstance(item, str) else _row(*item))
+    dirty = [a.label for a in cmp.arms if a.contaminated_runs]
     if dirty:
         out.append(
             f"  !! {', '.join(dirty)} reached codegraph through Bash — those runs are CONTAMINATED"

@@ -339,6 +339,7 @@ def compare_arms(
     labels: Sequence[str],
     *,
     exclude: Sequence[str] = (),
+    name: str | None = None,
 ) -> Comparison:
     """`compare-arms.mjs <dir> <label> …` as figures (§7.2, §8.4).
 
@@ -346,6 +347,8 @@ def compare_arms(
         directory: The arm directory.
         labels: Arm labels, in column order.
         exclude: Run-hygiene rules (`EXCLUDE_RULES`); default none, as the reference.
+        name: How the table's title names the directory (default: `directory` as given, as
+            the reference prints it).
 
     A run that cannot be read is left out of its arm and listed in `ArmFigures.crashed`.
 
