@@ -304,6 +304,8 @@ def test_markdown_over_several_directories_has_repo_columns(capsys):
     assert out.splitlines()[0] == (
         "|  | express · new | express · baseline | excalidraw · new | excalidraw · baseline |"
     )
+    # the better cell is chosen within each repo: excalidraw's arms both read nothing
+    assert "| Read | **0** | 1 | 0 | 0 |" in out.splitlines()
 
 
 def test_every_bundled_arm_directory_compares(capsys):

@@ -234,21 +234,28 @@ def comparison_markdown(cmps: Sequence[Comparison], *, by_directory: bool | None
         lines.append("| " + " | ".join([label, *cells]) + " |")
 
     arms = [a for _, a in columns]
+    groups = [id(c) for c, _ in columns]  # the better cell is chosen within one directory
+
+    def bold(values: list[float | None], cells: list[str], direction: int) -> list[str]:
+        out = list(cells)
+        for g in dict.fromkeys(groups):
+            idx = [i for i, x in enumerate(groups) if x == g]
+            marked = _bold_best([values[i] for i in idx], [cells[i] for i in idx], direction)
+            for i, text in zip(idx, marked, strict=True):
+                out[i] = text
+        return out
+
     row("runs", [str(a.runs) for a in arms])
     for label, key, f, direction in _MD_ROWS:
         spans: list[Span] = [getattr(a, key) for a in arms]
-        cells = [s.cell(f) for s in spans]
-        row(label, _bold_best([s.median for s in spans], cells, direction))
+        row(label, bold([s.median for s in spans], [s.cell(f) for s in spans], direction))
     for b in BUCKETS:
         cells = [f"{a.counts[b]} in {a.answered}" for a in arms]
-        row(
-            BUCKET_LABELS[b][0],
-            _bold_best([a.share(b) for a in arms], cells, _MD_BUCKET_DIRECTION[b]),
-        )
+        row(BUCKET_LABELS[b][0], bold([a.share(b) for a in arms], cells, _MD_BUCKET_DIRECTION[b]))
     lines.append("")
     lines.append(
         "Cells are median [min–max] over runs; sufficiency counts are pooled over every answered "
-        "explore call. Bold marks the better arm where a row has a direction "
+        "explore call. Bold marks the better arm of a repo where a row has a direction "
         "(fewer calls, a smaller share, more cited bytes, more calls that moved on)."
     )
     drops = [a for a in arms if any(a.dropped.get(r) for r in EXCLUDE_RULES)]

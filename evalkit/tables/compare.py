@@ -374,7 +374,11 @@ def compare_arms(
         kept, dropped = select_runs(read, exclude)
         arms.append(arm_figures(label, kept, dropped=dropped, crashed=crashed, damaged=damaged))
     return Comparison(
-        os.fspath(directory), tuple(labels), tuple(arms), tuple(missing), tuple(exclude)
+        os.fspath(directory) if name is None else name,
+        tuple(labels),
+        tuple(arms),
+        tuple(missing),
+        tuple(exclude),
     )
 
 
