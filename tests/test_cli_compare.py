@@ -314,5 +314,8 @@ def test_every_bundled_arm_directory_compares(capsys):
     for d in dirs:
         code, out, _ = run_cli(capsys, d, "new", "baseline")
         assert code == 0 and out.startswith(f"\n====== ARM COMPARISON — {d} ======\n")
+        for label in ("new", "baseline"):  # one arm alone: one column
+            code, out, _ = run_cli(capsys, d, label)
+            assert code == 0 and out.split("\n")[2] == row("", label)
     code, out, _ = run_cli(capsys, bundled_corpus() / "cg8-val", "headless-with")
     assert code == 0 and row("runs", "1") in out.split("\n")

@@ -204,3 +204,18 @@ def test_odd_field_values_are_left_out_not_fatal():
     assert t.ledger.prompt_tokens == 5
     assert t.cost is None
     assert [m.model for m in t.models] == ["m"] and t.models[0].input_tokens is None
+
+
+def test_without_model_usage_subagent_output_comes_from_the_task_result():
+    task_result = {
+        "type": "user",
+        "message": {"content": [{"type": "tool_result", "tool_use_id": "task1", "content": "ok"}]},
+        "tool_use_result": {
+            "agentId": "a1",
+            "status": "completed",
+            "totalTokens": 900,
+            "usage": {"input_tokens": 800, "output_tokens": 60},
+        },
+    }
+    events = lines(msg("m1", [USE("task1", "Task")], inp=10), [task_result], result(out=40))
+    assert claude_code_tokens(events).ledger.output_tokens == 100
