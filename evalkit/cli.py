@@ -1,4 +1,4 @@
-"""The `evalkit` command line: `evalkit run`, `session`, `sweep` and `pairs`.
+"""The `evalkit` command line: `evalkit run`, `session`, `sweep`, `compare`, `campaign` and `pairs`.
 
 Exit status: 0 success, 1 a negative verdict where a command has one (see its --help), 2 unusable
 input (a missing file, a bad option value). Errors are one line on stderr, never a traceback.

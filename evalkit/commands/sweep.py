@@ -76,7 +76,8 @@ def register(subparsers) -> None:
         "--full",
         action="store_true",
         help="also print the full ARM COMPARISON (behaviour, occupancy, sufficiency, "
-        "allocation, contamination) for every pass / repo",
+        "allocation, contamination) for every pass / repo in the text report (in Python: "
+        "arm_frame(full=True))",
     )
     p.add_argument(
         "--exclude",
