@@ -219,3 +219,17 @@ def test_without_model_usage_subagent_output_comes_from_the_task_result():
     }
     events = lines(msg("m1", [USE("task1", "Task")], inp=10), [task_result], result(out=40))
     assert claude_code_tokens(events).ledger.output_tokens == 100
+
+
+def test_a_later_total_with_unseen_subagent_calls_is_still_independent(tmp_path):
+    # segment 2's modelUsage (200) holds more than its own messages (150: a subagent whose
+    # frames are not in the stream) but less than both segments' messages (250)
+    s = _two_segments(
+        tmp_path,
+        {"m": mu(100, 10, 0, 0, 0.1)},
+        {"m": mu(200, 20, 0, 0, 0.2)},
+        cost1=0.1,
+        cost2=0.2,
+        prompt2=150,
+    )
+    assert not s.tokens.cumulative and s.tokens.models[0].input_tokens == 300

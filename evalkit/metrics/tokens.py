@@ -18,9 +18,10 @@ Claude Code (`claude_code_tokens`, agent-formats §5.3, reference-metrics §1.11
 * `result.modelUsage` and `result.total_cost_usd` are cumulative within a segment's process, and
   newer CLIs carry them over `--resume`, so a later segment's result can already hold the earlier
   ones. They are never added across segments without checking: when every segment's totals are
-  at least the previous segment's and a later segment reports more prompt tokens than its own
-  messages hold, the totals are carried over and the last segment's are the session's; otherwise
-  the segments are independent and their totals are added. Both the reference's plain sum
+  at least the previous segment's and each later segment reports at least the prompt tokens of
+  its own and every earlier segment's messages, the totals are carried over and the last
+  segment's are the session's; otherwise the segments are independent and their totals are
+  added. Both the reference's plain sum
   (`cost_sum`) and the last value (`cost_last`) are kept.
 * Reasoning tokens are not reported separately (they are inside `outputTokens`): `None`.
 
@@ -275,10 +276,10 @@ def claude_code_tokens(
                 cumulative = False
                 break
         # Non-decreasing alone also fits independent segments that grew: a carried-over total
-        # holds more prompt tokens than the segment's own messages (when they carry usage).
-        if cumulative:
-            cumulative = any(
-                seg_prompt[k] > 0 and sum(_prompt_of(r) for r in s.values()) > seg_prompt[k]
+        # holds at least every earlier segment's messages too (when the messages carry usage).
+        if cumulative and any(seg_prompt):
+            cumulative = all(
+                sum(_prompt_of(r) for r in s.values()) >= sum(seg_prompt[: k + 1])
                 for k, s in present[1:]
             )
     models: dict[str, dict[str, float | None]] = {}
