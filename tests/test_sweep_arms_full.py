@@ -103,3 +103,12 @@ def test_sweep_without_full_or_exclude_prints_neither(tree, capsys):
     main(["sweep", str(tree), "--no-cache", "-j", "1"])
     out = capsys.readouterr().out
     assert "ARM COMPARISON" not in out and "Run hygiene" not in out
+
+
+def test_sweep_markdown_lists_the_hygiene_counts(tree, tmp_path, capsys):
+    md = tmp_path / "sweep.md"
+    main(
+        ["sweep", str(tree), "--no-cache", "-j", "1", "--exclude", "failed", "--markdown", str(md)]
+    )
+    text = md.read_text(encoding="utf-8")
+    assert "- cg9 / gin baseline: failed 0" in text and "- cg9 / gin new: failed 1" in text

@@ -289,6 +289,8 @@ def render_markdown(result: SweepResult, *, tail: int = 5) -> str:
         out += _md_table(_arm_header(result), _arm_cells(result))
     else:
         out.append("No session has a pass/repo/arm label from its path.")
+    if hyg := hygiene_lines(result):
+        out += ["", hyg[0], ""] + [f"- {line.strip()}" for line in hyg[1:]]
     low = result.tail(tail)
     if low:
         out += ["", "## The tail (lowest sessions)", ""]
