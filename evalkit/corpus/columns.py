@@ -80,7 +80,12 @@ IDENTITY: tuple[Column, ...] = (
     _c("repo", "string", "label", "the repository the path names (express), else <NA>"),
     _c("arm", "string", "label", "the arm the file name gives (baseline, new, headless-with)"),
     _c("run", "string", "label", "the run the path names (1 for run-new-1, run2 for a campaign)"),
-    _c("question", "Int64", "count", "which question (segment turn, 1-based) the row belongs to"),
+    _c(
+        "question",
+        "Int64",
+        "count",
+        "the question (segment turn, 1-based) of the row; <NA> when it spans several",
+    ),
     _c("slice", "string", "label", "single-question (one segment file) or multi-turn (several)"),
     _c("kind", "string", "label", "headless (claude -p stream-json) or interactive (project log)"),
     _c("group", "string", "label", "pass/repo where the path gives them, else the parent folder"),

@@ -35,7 +35,6 @@ from evalkit.corpus.discover import SessionRef, ref_for_files
 from evalkit.ecma import utf16_len
 from evalkit.errors import EvalkitError, TranscriptError
 from evalkit.formats.claude_code.transcripts import is_explore, tool_results
-from evalkit.metrics.envelope import split_sections
 from evalkit.metrics.occupancy import DEFAULT_WINDOW_TOKENS, FAMILIES
 from evalkit.metrics.sufficiency import BUCKETS
 from evalkit.metrics.summary import Summary, summarize
@@ -382,11 +381,10 @@ def _json_id(x: Any) -> str | None:
 
 
 def _call_rows(v: _View, results: list[Any]) -> tuple[list[dict[str, Any]], dict[int, int]]:
-    # The tool_use id of each allocation call: §1.6's explore results, kept when they have a
-    # section (§3.2 step 1), so the i-th result belongs to call i.
-    kept = [
-        r for r in results if is_explore(r.name) and not r.is_error and split_sections(r.text).files
-    ]
+    # The tool_result of each allocation call: §1.6's explore results, in the order of the
+    # texts allocation was given, each call naming the text it came from (§3.2 step 1).
+    answered = [r for r in results if is_explore(r.name) and not r.is_error]
+    kept = [answered[c.source] for c in v.allocation.calls]
     # Sufficiency judges each explore tool_use once (its last non-error result, §9.1); a
     # duplicated result is two allocation calls sharing that verdict.
     verdicts = {}
