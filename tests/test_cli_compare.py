@@ -319,3 +319,15 @@ def test_every_bundled_arm_directory_compares(capsys):
             assert code == 0 and out.split("\n")[2] == row("", label)
     code, out, _ = run_cli(capsys, bundled_corpus() / "cg8-val", "headless-with")
     assert code == 0 and row("runs", "1") in out.split("\n")
+
+
+def test_comparison_frame_has_every_row_in_its_section():
+    from evalkit.outputs.compare_text import comparison_frame
+    from evalkit.tables.compare import compare_arms
+
+    df = comparison_frame(compare_arms(EXPRESS, ["new", "baseline"]))
+    assert list(df.columns) == ["section", "row", "new", "baseline"]
+    assert len(df) == 24
+    for want in published_rows():  # "Grep/Glob" is a row of two sections
+        (hit,) = df[(df["row"] == want["row"]) & (df["section"] == want["metric"])].index
+        assert list(df.loc[hit, ["new", "baseline"]]) == [want["new"], want["baseline"]]

@@ -20,6 +20,7 @@ __all__ = [
     "USAGE",
     "format_comparison",
     "comparison_cells",
+    "comparison_frame",
     "comparison_warnings",
     "no_runs_message",
     "comparison_notes",
@@ -120,6 +121,30 @@ def _rows(cmp: Comparison) -> list[tuple[str, list[str]] | str]:
     out.append(("  CLI calls that RETURNED output", [str(a.cli_contaminated) for a in arms]))
     out.append(("  CLI attempts blocked", [str(a.cli_calls) for a in arms]))
     return out
+
+
+# The table's sections in plain words (the printed titles carry the project's metric labels).
+_SECTIONS = ("runs", "behavior", "occupancy", "sufficiency", "allocation", "contamination")
+
+
+def comparison_frame(cmp: Comparison):
+    """The table as a DataFrame: `section`, `row`, then one column of printed cells per arm,
+    rows in the printed order (the section names are those of the published sample)."""
+    import pandas as pd
+
+    section, rows = 0, []
+    for item in _rows(cmp)[1:]:
+        if isinstance(item, str):
+            section += item == ""  # each empty line opens the next section
+            continue
+        rows.append(
+            {
+                "section": _SECTIONS[section],
+                "row": item[0].strip(),
+                **dict(zip([a.label for a in cmp.arms], item[1], strict=True)),
+            }
+        )
+    return pd.DataFrame(rows, columns=["section", "row", *(a.label for a in cmp.arms)])
 
 
 def comparison_cells(cmp: Comparison) -> dict[str, list[str]]:
