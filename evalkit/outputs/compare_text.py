@@ -17,6 +17,7 @@ from evalkit.tables.compare import EXCLUDE_RULES, ArmFigures, Comparison, Span
 
 __all__ = [
     "HOW_TO_READ",
+    "REFERENCE_TITLES",
     "USAGE",
     "format_comparison",
     "comparison_cells",
@@ -29,6 +30,19 @@ __all__ = [
 ]
 
 USAGE = "usage: evalkit compare DIR LABEL [LABEL ...]"
+
+# §8.4: the section titles exactly as compare-arms.mjs prints them. They carry the project's
+# metric labels (CG-7/8/9) because the block is reproduced character for character; this is
+# the one place they are spelled (`comparison_frame` names the sections in plain words).
+REFERENCE_TITLES = {
+    "behavior": "  behavior",
+    "occupancy": "  residual context occupancy (CG-7) — tokens still resident at end of run",
+    "sufficiency": "  explore sufficiency (CG-8) — pooled over every answered explore call",
+    "allocation": (
+        "  explore allocation efficiency (CG-9) — share of returned bytes the answer cited"
+    ),
+    "contamination": "  contamination — the CLI must never be how codegraph is reached",
+}
 
 # §8.4: the fixed text that ends the block.
 HOW_TO_READ = """\
@@ -85,7 +99,7 @@ def _rows(cmp: Comparison) -> list[tuple[str, list[str]] | str]:
         out.append(("  of which non-success", [str(a.non_success) for a in arms]))
     if any(a.raced for a in arms):
         out.append(("  MCP cold-start race", [str(a.raced) for a in arms]))
-    out += ["", "  behavior"]
+    out += ["", REFERENCE_TITLES["behavior"]]
     for key, label in (
         ("dur", "duration (s)"),
         ("tools", "tool calls"),
@@ -95,19 +109,19 @@ def _rows(cmp: Comparison) -> list[tuple[str, list[str]] | str]:
         ("cg", "codegraph calls"),
     ):
         out.append(("  " + label, spans(key)))
-    out += ["", "  residual context occupancy (CG-7) — tokens still resident at end of run"]
+    out += ["", REFERENCE_TITLES["occupancy"]]
     out.append(("  final context (tok)", spans("ctx", _int)))
     out.append(("  codegraph residual (tok)", spans("occ_cg", _int)))
     out.append(("  file-access residual (tok)", spans("occ_file", _int)))
     out.append(("  → retrieval residual (tok)", spans("occ_self", _int)))
     out.append(("  → share of final context", spans("occ_share", _p)))
-    out += ["", "  explore sufficiency (CG-8) — pooled over every answered explore call"]
+    out += ["", REFERENCE_TITLES["sufficiency"]]
     out.append(("  answered explore calls", [str(a.answered) for a in arms]))
     for b in BUCKETS:
         out.append(("  " + BUCKET_LABELS[b][0], [_bucket_cell(a, b) for a in arms]))
     if any(a.errors for a in arms):
         out.append(("  errored/unanswered (not bucketed)", [str(a.errors) for a in arms]))
-    out += ["", "  explore allocation efficiency (CG-9) — share of returned bytes the answer cited"]
+    out += ["", REFERENCE_TITLES["allocation"]]
     out.append(("  explore calls with source", [str(a.alloc_calls) for a in arms]))
     out.append(
         (
@@ -117,7 +131,7 @@ def _rows(cmp: Comparison) -> list[tuple[str, list[str]] | str]:
     )
     out.append(("  per-run efficiency", spans("efficiency", _p)))
     out.append(("  envelope (chars)", [_int(a.alloc_envelope) for a in arms]))
-    out += ["", "  contamination — the CLI must never be how codegraph is reached"]
+    out += ["", REFERENCE_TITLES["contamination"]]
     out.append(("  CLI calls that RETURNED output", [str(a.cli_contaminated) for a in arms]))
     out.append(("  CLI attempts blocked", [str(a.cli_calls) for a in arms]))
     return out
