@@ -23,6 +23,7 @@ from typing import Any
 from evalkit.ecma import js_json, js_string, js_truthy, pl
 from evalkit.errors import TranscriptError
 from evalkit.formats.claude_code.events import at_event
+from evalkit.formats.profiles import CODEGRAPH, CODEGRAPH_EXPLORE, ToolProfile
 
 __all__ = [
     "EXPLORE",
@@ -43,7 +44,7 @@ __all__ = [
 ]
 
 # §1.4: the name the harness registers; any MCP server prefix works for `is_explore`.
-EXPLORE = "mcp__codegraph__codegraph_explore"
+EXPLORE = CODEGRAPH_EXPLORE
 _MAX_SAFE_INTEGER = 2**53
 
 
@@ -283,24 +284,18 @@ def read_transcript(
 # --- tool names and results (§1.4, §1.5) ---------------------------------------------------
 
 
-def is_explore(name: Any) -> bool:
-    """§1.4: the tool name contains `codegraph_explore` (any MCP server prefix)."""
-    return isinstance(name, str) and "codegraph_explore" in name
+def is_explore(name: Any, profile: ToolProfile = CODEGRAPH) -> bool:
+    """§1.4: a codegraph-format explore tool of `profile` (by default: the tool name contains
+    `codegraph_explore`, any MCP server prefix)."""
+    return profile.is_explore(name)
 
 
-def family(name: Any) -> str:
-    """§1.4: `codegraph`, `read`, `search`, `bash` or `other`, tested in that order."""
+def family(name: Any, profile: ToolProfile = CODEGRAPH) -> str:
+    """§1.4: the profile's family of a tool name (by default `codegraph`, `read`, `search`,
+    `bash` or `other`, tested in that order)."""
     if not isinstance(name, str):
         name = js_string(name) if name is not None else ""
-    if "codegraph" in name:
-        return "codegraph"
-    if name in ("Read", "NotebookRead"):
-        return "read"
-    if name in ("Grep", "Glob"):
-        return "search"
-    if name in ("Bash", "BashOutput"):
-        return "bash"
-    return "other"
+    return profile.family(name)
 
 
 def result_text(content: Any, *, path: str = "(transcript)") -> str:
@@ -434,11 +429,18 @@ def message_key(message_id: Any) -> Any:
 
 
 def explore_texts(
-    events: Sequence[dict[str, Any]], *, path: str = "(transcript)", any_type: bool = False
+    events: Sequence[dict[str, Any]],
+    *,
+    path: str = "(transcript)",
+    any_type: bool = False,
+    profile: ToolProfile = CODEGRAPH,
 ) -> list[str]:
-    """The answered explore texts of §1.6: non-error explore results, any thread, stream order."""
+    """The answered explore texts of §1.6: non-error explore results, any thread, stream order.
+
+    Only the profile's codegraph-format explore tools count (none for a profile without one).
+    """
     return [
         r.text
         for r in tool_results(events, path=path, any_type=any_type)
-        if is_explore(r.name) and not r.is_error
+        if profile.is_explore(r.name) and not r.is_error
     ]
