@@ -22,6 +22,7 @@ from typing import Any
 
 from evalkit.ecma import js_json, js_string, js_truthy, pl
 from evalkit.errors import TranscriptError
+from evalkit.formats.claude_code import containers
 from evalkit.formats.claude_code.events import at_event
 from evalkit.formats.profiles import CODEGRAPH, CODEGRAPH_EXPLORE, ToolProfile
 
@@ -62,6 +63,11 @@ class SegmentRead:
         invalid_utf8: Lines holding bytes that are not UTF-8, decoded with U+FFFD.
         gzip: The file was gzip-compressed.
         truncated_gzip: The gzip stream ended early; what was decompressed is kept.
+        container: `jsonl`, or `json-array` for a file that is one JSON array of stream
+            messages (agent-formats §5.2); for an array, `lines` counts its elements.
+        wrapped: Events unwrapped from `{"timestamp", "raw"}` lines (§5.2).
+        other_types: Kept events of types the metrics do not read (`rate_limit_event`, …),
+            counted per type in first-seen order; never damage.
     """
 
     path: str
@@ -73,6 +79,9 @@ class SegmentRead:
     invalid_utf8: int = 0
     gzip: bool = False
     truncated_gzip: bool = False
+    container: str = "jsonl"
+    wrapped: int = 0
+    other_types: tuple[tuple[str, int], ...] = ()
 
     @property
     def skipped(self) -> int:
@@ -88,7 +97,8 @@ class SegmentRead:
         if self.malformed:
             parts.append(f"{self.malformed} malformed {pl(self.malformed, 'line')} skipped")
         if self.non_object:
-            parts.append(f"{self.non_object} non-object JSON {pl(self.non_object, 'line')} ignored")
+            unit = "element" if self.container == "json-array" else "line"
+            parts.append(f"{self.non_object} non-object JSON {pl(self.non_object, unit)} ignored")
         if self.invalid_utf8:
             parts.append(
                 f"{self.invalid_utf8} {pl(self.invalid_utf8, 'line')} with invalid UTF-8 "
@@ -221,6 +231,10 @@ def read_segment(
             `null` (the reference crashes on it, §9.1 case 1) and `drop_falsy` is off.
     """
     data, gz, truncated = _read_bytes(path)
+    if containers.starts_with_array(data):
+        found = containers.read_array(data, parse_line)
+        if found is not None:
+            return _array_segment(path, *found, gz=gz, truncated=truncated)
     events: list[dict[str, Any]] = []
     blank = malformed = non_object = invalid = 0
     raw_lines = data.split(b"\n")  # 0x0A never occurs inside a UTF-8 sequence (§10.8)
@@ -244,6 +258,7 @@ def read_segment(
             )
         else:
             non_object += 1
+    wrapped = containers.unwrap_all(events)
     account = SegmentRead(
         path=path,
         lines=len(raw_lines),
@@ -254,8 +269,31 @@ def read_segment(
         invalid_utf8=invalid,
         gzip=gz,
         truncated_gzip=truncated,
+        wrapped=wrapped,
+        other_types=containers.other_types(events),
     )
     return events, account
+
+
+def _array_segment(
+    path: str, elements: list[Any], invalid: int, *, gz: bool, truncated: bool
+) -> tuple[list[dict[str, Any]], SegmentRead]:
+    """A file that is one JSON array of stream messages (agent-formats §5.2): its object
+    elements are the events (wrapped ones unwrapped); any other element is a non-object."""
+    events = [e for e in elements if isinstance(e, dict)]
+    wrapped = containers.unwrap_all(events)
+    return events, SegmentRead(
+        path=path,
+        lines=len(elements),
+        events=len(events),
+        non_object=len(elements) - len(events),
+        invalid_utf8=invalid,
+        gzip=gz,
+        truncated_gzip=truncated,
+        container="json-array",
+        wrapped=wrapped,
+        other_types=containers.other_types(events),
+    )
 
 
 def read_transcript(
