@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalkit.ecma import js_json, js_string, js_truthy, pl
-from evalkit.errors import TranscriptError
+from evalkit.errors import NotATranscript, TranscriptError
 from evalkit.formats.claude_code import containers
 from evalkit.formats.claude_code.events import at_event
 from evalkit.formats.profiles import CODEGRAPH, CODEGRAPH_EXPLORE, ToolProfile
@@ -47,6 +47,22 @@ __all__ = [
 # §1.4: the name the harness registers; any MCP server prefix works for `is_explore`.
 EXPLORE = CODEGRAPH_EXPLORE
 _MAX_SAFE_INTEGER = 2**53
+# Event `type`s Claude Code writes: headless stream-json (§1.3) and interactive project logs
+# (§1.10). A file with none of them is not a transcript.
+EVENT_TYPES = frozenset(
+    {
+        "system",
+        "assistant",
+        "user",
+        "result",
+        "summary",
+        "file-history-snapshot",
+        "queue-operation",
+        "stream_event",
+        "attachment",
+        "progress",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -63,6 +79,7 @@ class SegmentRead:
         invalid_utf8: Lines holding bytes that are not UTF-8, decoded with U+FFFD.
         gzip: The file was gzip-compressed.
         truncated_gzip: The gzip stream ended early; what was decompressed is kept.
+        claude_events: Events whose `type` is a Claude Code event type (`EVENT_TYPES`).
         container: `jsonl`, or `json-array` for a file that is one JSON array of stream
             messages (agent-formats §5.2); for an array, `lines` counts its elements.
         wrapped: Events unwrapped from `{"timestamp", "raw"}` lines (§5.2).
@@ -79,9 +96,15 @@ class SegmentRead:
     invalid_utf8: int = 0
     gzip: bool = False
     truncated_gzip: bool = False
+    claude_events: int = 0
     container: str = "jsonl"
     wrapped: int = 0
     other_types: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def is_transcript(self) -> bool:
+        """Empty (only blank lines), or at least one line is a Claude Code event."""
+        return self.claude_events > 0 or self.lines == self.blank
 
     @property
     def skipped(self) -> int:
@@ -236,7 +259,7 @@ def read_segment(
         if found is not None:
             return _array_segment(path, *found, gz=gz, truncated=truncated)
     events: list[dict[str, Any]] = []
-    blank = malformed = non_object = invalid = 0
+    blank = malformed = non_object = invalid = claude = 0
     raw_lines = data.split(b"\n")  # 0x0A never occurs inside a UTF-8 sequence (§10.8)
     for lineno, raw in enumerate(raw_lines, start=1):
         if not raw:
@@ -252,6 +275,9 @@ def read_segment(
             malformed += 1
         elif isinstance(value, dict):
             events.append(value)
+            etype = value.get("type")
+            if isinstance(etype, str) and etype in EVENT_TYPES:
+                claude += 1
         elif value is None and not drop_falsy:
             raise TranscriptError(
                 path, "line is JSON null (the reference harness crashes here)", lineno
@@ -269,10 +295,20 @@ def read_segment(
         invalid_utf8=invalid,
         gzip=gz,
         truncated_gzip=truncated,
+        claude_events=claude if not wrapped else _claude_events(events),
         wrapped=wrapped,
         other_types=containers.other_types(events),
     )
     return events, account
+
+
+def _claude_events(events: list[dict[str, Any]]) -> int:
+    n = 0
+    for event in events:
+        etype = event.get("type")
+        if isinstance(etype, str) and etype in EVENT_TYPES:
+            n += 1
+    return n
 
 
 def _array_segment(
@@ -290,6 +326,7 @@ def _array_segment(
         invalid_utf8=invalid,
         gzip=gz,
         truncated_gzip=truncated,
+        claude_events=_claude_events(events),
         container="json-array",
         wrapped=wrapped,
         other_types=containers.other_types(events),
@@ -314,6 +351,8 @@ def read_transcript(
     for name in names:
         starts.append(len(events))
         seg_events, account = read_segment(name, drop_falsy=drop_falsy)
+        if not account.is_transcript:
+            raise NotATranscript(name)
         events.extend(seg_events)
         accounts.append(account)
     return Transcript(names, events, tuple(accounts), tuple(starts))
