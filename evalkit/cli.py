@@ -17,7 +17,7 @@ from evalkit.errors import EvalkitError
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 # Order is the order `evalkit --help` lists them.
-COMMANDS = ("run", "session", "sweep", "pairs")
+COMMANDS = ("run", "session", "sweep", "compare", "campaign", "pairs")
 
 
 def build_parser() -> argparse.ArgumentParser:

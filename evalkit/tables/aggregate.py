@@ -271,16 +271,9 @@ def span(
     `f(median) + " [" + f(min) + "–" + f(max) + "]"`, or just `f(median)` when the two ends
     format the same.
     """
-    import math
+    from evalkit.tables.compare import Span  # one span rule (compare-arms.mjs `span`)
 
-    vals = [v for v in values if v is not None and math.isfinite(v)]
-    if not vals:
-        return "—"
-    mid = f(median(vals))  # type: ignore[arg-type]
-    if len(vals) == 1:
-        return mid
-    lo, hi = f(min(vals)), f(max(vals))
-    return mid if lo == hi else f"{mid} [{lo}–{hi}]"
+    return Span.of(values).cell(f)
 
 
 # --- DataFrames for notebooks ---------------------------------------------------------------
