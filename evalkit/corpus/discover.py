@@ -52,6 +52,8 @@ __all__ = [
 ]
 
 Layout = Literal["ab-arm", "campaign", "interactive", "generic"]
+# Sessions found by a `--layout` (evalkit.corpus.layouts) rather than the harness's rules.
+LayoutFound = Literal["harbor", "pattern"]
 
 # `X.jsonl`, `X.tN.jsonl`, each optionally `.gz`.
 _TRANSCRIPT = re.compile(r"^(?P<stem>.+?)(?:\.t(?P<turn>\d+))?\.jsonl(?P<gz>\.gz)?$")
@@ -84,10 +86,13 @@ class SessionRef:
         repo: The repo (`express`), when the path names it; else None.
         arm: The arm label (`new`, `baseline`, `headless-with`), when the file name gives it.
         run: The run (`1` for `run-new-1`, `run2` for a campaign run directory), when given.
-        layout: Which rule found it: `ab-arm`, `campaign`, `interactive` or `generic`.
+        layout: Which rule found it: `ab-arm`, `campaign`, `interactive` or `generic`; or
+            `harbor` / `pattern` when a `--layout` found it (`evalkit.corpus.layouts`).
         subagents: Interactive sessions only: the subagent transcripts (§1.10 step 3).
         problem: Set when the reference would crash on this session before reading it (a
             zero-padded run index, §7.2); such a session is reported as a crash.
+        suite, task, trial: Labels a `--layout` reads from the path (None otherwise).
+        outcome: A harbor trial's `result.json`, relative to the root (None otherwise).
     """
 
     log: str
@@ -96,9 +101,13 @@ class SessionRef:
     repo: str | None = None
     arm: str | None = None
     run: str | None = None
-    layout: Layout = "generic"
+    layout: Layout | LayoutFound = "generic"
     subagents: tuple[str, ...] = ()
     problem: str | None = None
+    suite: str | None = None
+    task: str | None = None
+    trial: str | None = None
+    outcome: str | None = None
 
     @property
     def multi_turn(self) -> bool:

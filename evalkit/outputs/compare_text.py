@@ -70,9 +70,12 @@ def _bucket_cell(a: ArmFigures, bucket: str) -> str:
     return f"{count}  {fix((count / a.answered) * 100, 0)}%"
 
 
-def format_comparison(cmp: Comparison) -> str:
+def format_comparison(cmp: Comparison, *, tool: str = "codegraph") -> str:
     """The reference's stdout for `compare-arms.mjs <dir> <labels…>` (§8.4), every line ending
-    in a newline. Empty when no arm has runs (the reference prints only the error then)."""
+    in a newline. Empty when no arm has runs (the reference prints only the error then).
+
+    `tool` names the tool under test's rows (a tool profile's label; the reference's text is
+    `codegraph`)."""
     arms = cmp.arms
     if not arms:
         return ""
@@ -94,12 +97,12 @@ def format_comparison(cmp: Comparison) -> str:
         ("reads", "Read"),
         ("grep", "Grep/Glob"),
         ("bash", "Bash"),
-        ("cg", "codegraph calls"),
+        ("cg", f"{tool} calls"),
     ):
         out.append(_row("  " + label, spans(key)))
     out += ["", "  residual context occupancy (CG-7) — tokens still resident at end of run"]
     out.append(_row("  final context (tok)", spans("ctx", _int)))
-    out.append(_row("  codegraph residual (tok)", spans("occ_cg", _int)))
+    out.append(_row(f"  {tool} residual (tok)", spans("occ_cg", _int)))
     out.append(_row("  file-access residual (tok)", spans("occ_file", _int)))
     out.append(_row("  → retrieval residual (tok)", spans("occ_self", _int)))
     out.append(_row("  → share of final context", spans("occ_share", _p)))
@@ -119,17 +122,17 @@ def format_comparison(cmp: Comparison) -> str:
     )
     out.append(_row("  per-run efficiency", spans("efficiency", _p)))
     out.append(_row("  envelope (chars)", [_int(a.alloc_envelope) for a in arms]))
-    out += ["", "  contamination — the CLI must never be how codegraph is reached"]
+    out += ["", f"  contamination — the CLI must never be how {tool} is reached"]
     out.append(_row("  CLI calls that RETURNED output", [str(a.cli_contaminated) for a in arms]))
     out.append(_row("  CLI attempts blocked", [str(a.cli_calls) for a in arms]))
     dirty = [a.label for a in arms if a.contaminated_runs]
     if dirty:
         out.append(
-            f"  !! {', '.join(dirty)} reached codegraph through Bash — those runs are CONTAMINATED"
+            f"  !! {', '.join(dirty)} reached {tool} through Bash — those runs are CONTAMINATED"
         )
         out.append(
-            "     (a without-arm was not without codegraph; a with-arm has bytes attributed "
-            "to Bash, not codegraph)"
+            f"     (a without-arm was not without {tool}; a with-arm has bytes attributed "
+            f"to Bash, not {tool})"
         )
     out += ["", HOW_TO_READ]
     return printable("\n".join(out) + "\n")
