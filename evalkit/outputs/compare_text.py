@@ -70,12 +70,13 @@ def _bucket_cell(a: ArmFigures, bucket: str) -> str:
     return f"{count}  {fix((count / a.answered) * 100, 0)}%"
 
 
-def format_comparison(cmp: Comparison, *, tool: str = "codegraph") -> str:
+def format_comparison(cmp: Comparison, *, tool: str = "codegraph", explore: bool = True) -> str:
     """The reference's stdout for `compare-arms.mjs <dir> <labels…>` (§8.4), every line ending
     in a newline. Empty when no arm has runs (the reference prints only the error then).
 
     `tool` names the tool under test's rows (a tool profile's label; the reference's text is
-    `codegraph`)."""
+    `codegraph`); `explore=False` leaves out the explore sufficiency and allocation sections, for
+    a tool profile that declares no codegraph-format explore tool."""
     arms = cmp.arms
     if not arms:
         return ""
@@ -106,7 +107,27 @@ def format_comparison(cmp: Comparison, *, tool: str = "codegraph") -> str:
     out.append(_row("  file-access residual (tok)", spans("occ_file", _int)))
     out.append(_row("  → retrieval residual (tok)", spans("occ_self", _int)))
     out.append(_row("  → share of final context", spans("occ_share", _p)))
-    out += ["", "  explore sufficiency (CG-8) — pooled over every answered explore call"]
+    if explore:
+        out += _explore_rows(arms, spans)
+    out += ["", f"  contamination — the CLI must never be how {tool} is reached"]
+    out.append(_row("  CLI calls that RETURNED output", [str(a.cli_contaminated) for a in arms]))
+    out.append(_row("  CLI attempts blocked", [str(a.cli_calls) for a in arms]))
+    dirty = [a.label for a in arms if a.contaminated_runs]
+    if dirty:
+        out.append(
+            f"  !! {', '.join(dirty)} reached {tool} through Bash — those runs are CONTAMINATED"
+        )
+        out.append(
+            f"     (a without-arm was not without {tool}; a with-arm has bytes attributed "
+            f"to Bash, not {tool})"
+        )
+    out += ["", HOW_TO_READ]
+    return printable("\n".join(out) + "\n")
+
+
+def _explore_rows(arms: Sequence[ArmFigures], spans) -> list[str]:
+    """The explore sufficiency (CG-8) and allocation (CG-9) sections of §8.4."""
+    out = ["", "  explore sufficiency (CG-8) — pooled over every answered explore call"]
     out.append(_row("  answered explore calls", [str(a.answered) for a in arms]))
     for b in BUCKETS:
         out.append(_row("  " + BUCKET_LABELS[b][0], [_bucket_cell(a, b) for a in arms]))
@@ -122,20 +143,7 @@ def format_comparison(cmp: Comparison, *, tool: str = "codegraph") -> str:
     )
     out.append(_row("  per-run efficiency", spans("efficiency", _p)))
     out.append(_row("  envelope (chars)", [_int(a.alloc_envelope) for a in arms]))
-    out += ["", f"  contamination — the CLI must never be how {tool} is reached"]
-    out.append(_row("  CLI calls that RETURNED output", [str(a.cli_contaminated) for a in arms]))
-    out.append(_row("  CLI attempts blocked", [str(a.cli_calls) for a in arms]))
-    dirty = [a.label for a in arms if a.contaminated_runs]
-    if dirty:
-        out.append(
-            f"  !! {', '.join(dirty)} reached {tool} through Bash — those runs are CONTAMINATED"
-        )
-        out.append(
-            f"     (a without-arm was not without {tool}; a with-arm has bytes attributed "
-            f"to Bash, not {tool})"
-        )
-    out += ["", HOW_TO_READ]
-    return printable("\n".join(out) + "\n")
+    return out
 
 
 def comparison_warnings(cmp: Comparison) -> list[str]:

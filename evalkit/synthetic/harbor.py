@@ -33,6 +33,7 @@ __all__ = [
     "SG_SEARCH",
     "SG_READ",
     "generate_harbor_corpus",
+    "is_synthetic_harbor",
 ]
 
 HARBOR_SEED = 14
@@ -79,6 +80,11 @@ HARBOR_TASKS: tuple[tuple[str, tuple[str, ...], str, float, float], ...] = (
         0.7,
     ),
     ("flaky-timeout", ("core/timer.c", "core/timer.h", "core/loop.c"), "core/timer.c", 0.4, 0.6),
+)
+# The corpus's README; its first line marks the corpus as this generator's (`is_synthetic_harbor`).
+README = (
+    "Synthetic harbor-layout corpus written by evalkit (evalkit.synthetic.harbor).\n"
+    "Every transcript, reward and number in it is invented; it demonstrates the pipeline only.\n"
 )
 _RATIOS = {"explore": 3.1, "read": 3.3, "tool": 3.0, "text": 3.9}
 _WORKSPACE = "/workspace"
@@ -244,3 +250,12 @@ def generate_harbor_corpus(
         "Synthetic harbor-layout corpus written by evalkit (evalkit.synthetic.harbor).\nEvery transcript, reward and number in it is invented; it demonstrates the pipeline only.\n",
     )
     return written + 1
+
+
+def is_synthetic_harbor(root: str | os.PathLike[str]) -> bool:
+    """The directory holds a corpus this generator wrote (its README says so)."""
+    try:
+        with open(Path(root) / "README.md", encoding="utf-8") as fh:
+            return fh.readline() == README.splitlines(keepends=True)[0]
+    except (OSError, UnicodeDecodeError):
+        return False
