@@ -148,3 +148,18 @@ def test_passed_is_the_outcome_when_no_reward_is_known():
     t = outcome_table(runs, "b", "c")
     assert [(r.task, r.cls) for r in t.tasks] == [("a", "helps"), ("b", "incomplete")]
     assert t.binary
+
+
+def test_the_outcome_deltas_figure_data():
+    from evalkit.outputs.figures import outcome_deltas_data, outcome_deltas_figure
+
+    runs = [run("a", "b", 0.0), run("a", "c", 1.0), run("b", "b", 1.0), run("b", "c", 0.5)]
+    runs += [run("z", "b", 1.0)]
+    data = outcome_deltas_data(outcome_table(runs, "b", "c"))
+    assert list(data["task"]) == ["a", "b", "z"] and list(data["class"]) == [
+        "helps",
+        "hurts",
+        "incomplete",
+    ]
+    assert list(data["shown"]) == [1.0, -0.5, 0.0]
+    assert len(outcome_deltas_figure(data, "t").axes[0].patches) == 3

@@ -19,9 +19,16 @@ from evalkit.outputs import caveats
 from evalkit.outputs.compare_text import format_comparison
 from evalkit.synthetic.harbor import is_synthetic_harbor
 from evalkit.tables.outcomes import OutcomeTable
+from evalkit.tables.quantile import median
 from evalkit.tables.trials import TrialSweep
 
-__all__ = ["render_trials_text", "trials_json_dict", "render_trials_json", "outcome_lines"]
+__all__ = [
+    "render_trials_text",
+    "trials_json_dict",
+    "render_trials_json",
+    "outcome_lines",
+    "outcome_summary",
+]
 
 DASH = "—"
 _SHOWN = 3  # files listed per skip reason unless --list-files
@@ -58,6 +65,25 @@ def _p_value(test: Any) -> str:
     )
 
 
+def outcome_summary(t: OutcomeTable) -> list[str]:
+    """k of n tasks helped / hurt / tied, and the exact test (or why it is withheld)."""
+    n = t.complete
+    out = [
+        f"  {t.candidate} helps on {t.helps} of {n} {pl(n, 'task')}, hurts on {t.hurts}, ties on "
+        f"{t.ties}; {t.incomplete} incomplete (an arm without an outcome)"
+    ]
+    if t.binary:
+        out.append(f"  exact McNemar test (tasks that pass in one arm only): {_p_value(t.test)}")
+    else:
+        hl = (
+            ""
+            if t.hodges_lehmann is None
+            else f"; Hodges–Lehmann delta {_signed(t.hodges_lehmann, 3)}"
+        )
+        out.append(f"  exact sign test on the task deltas: {_p_value(t.test)}{hl}")
+    return out
+
+
 def outcome_lines(t: OutcomeTable) -> list[str]:
     """The per-task outcome table, its summary and statistics."""
     header = ["task", f"{t.baseline} reward", "n", f"{t.candidate} reward", "n", "delta", "class"]
@@ -74,21 +100,7 @@ def outcome_lines(t: OutcomeTable) -> list[str]:
         for r in t.tasks
     ]
     out = _table(header, rows) if rows else ["  (no task has an outcome in either arm)"]
-    n = t.complete
-    out += [
-        "",
-        f"  {t.candidate} helps on {t.helps} of {n} {pl(n, 'task')}, hurts on {t.hurts}, ties on "
-        f"{t.ties}; {t.incomplete} incomplete (an arm without an outcome)",
-    ]
-    if t.binary:
-        out.append(f"  exact McNemar test (tasks that pass in one arm only): {_p_value(t.test)}")
-    else:
-        hl = (
-            ""
-            if t.hodges_lehmann is None
-            else f"; Hodges–Lehmann delta {_signed(t.hodges_lehmann, 3)}"
-        )
-        out.append(f"  exact sign test on the task deltas: {_p_value(t.test)}{hl}")
+    out += [""] + outcome_summary(t)
     out += [
         "",
         f"  Cost, tokens, duration and tool calls per task ({t.candidate} minus {t.baseline}):",
@@ -96,11 +108,7 @@ def outcome_lines(t: OutcomeTable) -> list[str]:
     mh = ["figure", "tasks", f"{t.candidate} lower", "higher", "tied", "median delta", "sign test"]
     mrows = []
     for m in t.metrics:
-        deltas = sorted(x.delta for x in m.tasks if x.delta is not None)
-        med = None
-        if deltas:
-            k = len(deltas)
-            med = deltas[k // 2] if k % 2 else (deltas[k // 2 - 1] + deltas[k // 2]) / 2
+        med = median([x.delta for x in m.tasks if x.delta is not None])
         digits = 4 if m.metric == "cost_usd" else 1
         p = DASH if m.test.p_value is None else fix(m.test.p_value, 4)
         mrows.append(
@@ -159,11 +167,7 @@ def render_trials_text(t: TrialSweep, *, every_file: bool = False) -> str:
     ]
     rrows = []
     for a in t.reads:
-        vals = sorted(a.per_run)
-        med = None
-        if vals:
-            k = len(vals)
-            med = vals[k // 2] if k % 2 else (vals[k // 2 - 1] + vals[k // 2]) / 2
+        med = median(a.per_run)
         rrows.append(
             [a.arm, str(a.runs), DASH if a.pooled is None else pct1(a.pooled),
              DASH if med is None else pct1(med), grp(a.attributed_chars), grp(a.cited_chars),

@@ -222,6 +222,40 @@ class TrialSweep:
         ]
         return pd.DataFrame(rows, columns=cols)
 
+    def arm_summary_frame(self):
+        """One row per arm: runs, pass rate, and the median run's cost, tokens, duration, tool
+        calls and tool-under-test calls (medians by the one quantile rule, Decision 2)."""
+        import pandas as pd
+
+        from evalkit.tables.quantile import median
+
+        def med(values: list[Any]) -> float | None:
+            known = [v for v in values if v is not None]
+            return median(known) if known else None
+
+        cols = ["arm", "runs", "with_outcome", "passed", "mean_reward", "median_cost_usd"]
+        cols += ["median_tokens", "median_duration_s", "median_tool_calls"]
+        cols += ["median_tool_under_test_calls"]
+        rows = []
+        for arm in self.arms:
+            runs = [r for r in self.parsed if r.arm == arm]
+            rewards = [r.reward for r in runs if r.reward is not None]
+            rows.append(
+                {
+                    "arm": arm,
+                    "runs": len(runs),
+                    "with_outcome": sum(1 for r in runs if r.passed is not None),
+                    "passed": sum(1 for r in runs if r.passed),
+                    "mean_reward": sum(rewards) / len(rewards) if rewards else None,
+                    "median_cost_usd": med([r.cost_usd for r in runs]),
+                    "median_tokens": med([r.tokens for r in runs]),
+                    "median_duration_s": med([r.duration_s for r in runs]),
+                    "median_tool_calls": med([r.tool_calls for r in runs]),
+                    "median_tool_under_test_calls": med([r.tool_under_test_calls for r in runs]),
+                }
+            )
+        return pd.DataFrame(rows, columns=cols)
+
     def reads_frame(self):
         """One row per arm: read allocation pooled, chars charged, cited and unattributed."""
         import pandas as pd
