@@ -113,3 +113,20 @@ def test_outcomes_csv_by_log_with_passed(tmp_path):
         read_outcomes_csv(bad)
     with pytest.raises(UsageError, match="no such outcomes file"):
         read_outcomes_csv(tmp_path / "missing.csv")
+
+
+def test_load_corpus_with_the_harbor_layout_fills_the_identity_columns(tmp_path):
+    import evalkit
+    from tests.harbor_helpers import build_harbor_corpus
+
+    build_harbor_corpus(tmp_path / "runs", with_csv=False)
+    c = evalkit.load_corpus(
+        tmp_path / "runs", layout="harbor", profile="sourcegraph", cache=False, jobs=1
+    )
+    df = c.sessions_df()
+    assert len(df) == 16 and c.errors == ()
+    row = df[df["log"] == "suite/mcp/t2/t2_1/agent/claude-code.txt"].iloc[0]
+    assert (row.suite, row.task, row.trial, row.arm) == ("suite", "t2", "t2_1", "mcp")
+    assert len(c.accounting()) == 50
+    with pytest.raises(UsageError, match="unknown layout 'nonsense'"):
+        evalkit.load_corpus(tmp_path / "runs", layout="nonsense")
