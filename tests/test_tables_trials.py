@@ -226,3 +226,14 @@ def test_a_bad_outcomes_csv_is_one_clear_error(corpus, capsys):
     csv.write_text("name,score\n", encoding="utf-8")
     assert main(["sweep", str(root), "--layout", "harbor", "--outcomes", str(csv)]) == 2
     assert "needs a log column or task, arm and trial columns" in capsys.readouterr().err
+
+
+def test_the_cache_is_keyed_by_the_profile(corpus, tmp_path):
+    root, csv = corpus
+    cache = tmp_path / "cache"
+    first = run_trial_sweep(root, layout="harbor", profile="sourcegraph", cache_dir=cache, jobs=1)
+    again = run_trial_sweep(root, layout="harbor", profile="sourcegraph", cache_dir=cache, jobs=1)
+    other = run_trial_sweep(root, layout="harbor", profile="codegraph", cache_dir=cache, jobs=1)
+    assert (first.cache_misses, again.cache_hits, other.cache_hits) == (16, 16, 0)
+    assert again.rows == first.rows
+    assert {r.tool_under_test_calls for r in other.parsed} == {0}
