@@ -273,3 +273,33 @@ def test_markdown(capsys, tree):
         "|  | django · headless-with | django · headless-without | okhttp · headless-without "
         "| gin · headless-with |"
     )
+
+
+def test_a_higher_residual_is_explained_and_a_lower_one_is_not(capsys, bundled, tmp_path):
+    from evalkit.outputs.campaign_text import HIGHER_EXPLANATION
+
+    lines = bundled[0].split("\n")
+    (i,) = [k for k, x in enumerate(lines) if x.startswith("AVERAGE: retrieval residual ")]
+    assert " HIGHER with codegraph  ·  share-of-context " in lines[i]
+    assert lines[i + 1 : i + 5] == list(HIGHER_EXPLANATION)
+    assert lines[i + 5].startswith(
+        "FIXED overhead: codegraph's tool schema + MCP instructions cost +"
+    )
+    # a with-arm that leaves less behind: "lower", no explanation
+    root = tmp_path / "low"
+    campaign_run(root, "gin", "run1", "with", explores=1)
+    campaign_run(root, "gin", "run1", "without", explores=0, reads=6, answer="x")
+    _, out, _ = run_cli(capsys, root, "--repos", "gin")
+    lines = out.split("\n")
+    (i,) = [k for k, x in enumerate(lines) if x.startswith("AVERAGE: retrieval residual ")]
+    assert " lower with codegraph" in lines[i]
+    assert lines[i + 1].startswith("FIXED overhead: ")
+
+
+def test_the_later_tokens_definition_is_an_option_and_says_so(capsys, tree):
+    _, ref, _ = run_cli(capsys, tree)
+    _, later, err = run_cli(capsys, tree, "--processed", "message-usage")
+    assert "not the reference's" in err
+    row = lambda text: next(x for x in text.splitlines() if x.startswith("django "))  # noqa: E731
+    # the builders' result events carry an empty usage: the reference's tokens are 0
+    assert "0k→0k" in row(ref) and "0k→0k" not in row(later)

@@ -304,6 +304,8 @@ def test_markdown_over_several_directories_has_repo_columns(capsys):
     assert out.splitlines()[0] == (
         "|  | express · new | express · baseline | excalidraw · new | excalidraw · baseline |"
     )
+    # the better cell is chosen within each repo: excalidraw's arms both read nothing
+    assert "| Read | **0** | 1 | 0 | 0 |" in out.splitlines()
 
 
 def test_every_bundled_arm_directory_compares(capsys):
@@ -312,5 +314,8 @@ def test_every_bundled_arm_directory_compares(capsys):
     for d in dirs:
         code, out, _ = run_cli(capsys, d, "new", "baseline")
         assert code == 0 and out.startswith(f"\n====== ARM COMPARISON — {d} ======\n")
+        for label in ("new", "baseline"):  # one arm alone: one column
+            code, out, _ = run_cli(capsys, d, label)
+            assert code == 0 and out.split("\n")[2] == row("", label)
     code, out, _ = run_cli(capsys, bundled_corpus() / "cg8-val", "headless-with")
     assert code == 0 and row("runs", "1") in out.split("\n")

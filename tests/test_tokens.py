@@ -204,3 +204,32 @@ def test_odd_field_values_are_left_out_not_fatal():
     assert t.ledger.prompt_tokens == 5
     assert t.cost is None
     assert [m.model for m in t.models] == ["m"] and t.models[0].input_tokens is None
+
+
+def test_without_model_usage_subagent_output_comes_from_the_task_result():
+    task_result = {
+        "type": "user",
+        "message": {"content": [{"type": "tool_result", "tool_use_id": "task1", "content": "ok"}]},
+        "tool_use_result": {
+            "agentId": "a1",
+            "status": "completed",
+            "totalTokens": 900,
+            "usage": {"input_tokens": 800, "output_tokens": 60},
+        },
+    }
+    events = lines(msg("m1", [USE("task1", "Task")], inp=10), [task_result], result(out=40))
+    assert claude_code_tokens(events).ledger.output_tokens == 100
+
+
+def test_a_later_total_with_unseen_subagent_calls_is_still_independent(tmp_path):
+    # segment 2's modelUsage (200) holds more than its own messages (150: a subagent whose
+    # frames are not in the stream) but less than both segments' messages (250)
+    s = _two_segments(
+        tmp_path,
+        {"m": mu(100, 10, 0, 0, 0.1)},
+        {"m": mu(200, 20, 0, 0, 0.2)},
+        cost1=0.1,
+        cost2=0.2,
+        prompt2=150,
+    )
+    assert not s.tokens.cumulative and s.tokens.models[0].input_tokens == 300

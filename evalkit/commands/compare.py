@@ -44,6 +44,8 @@ A run that cannot be read is left out of its arm and named on stderr."""
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "compare",
+        usage="evalkit compare DIR LABEL [LABEL ...] [--dir DIR] [--exclude RULES] "
+        "[--json | --markdown]",
         help="the reference's ARM COMPARISON table for the arms of one directory",
         description=DESCRIPTION,
         epilog=EPILOG,

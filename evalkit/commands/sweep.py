@@ -7,6 +7,7 @@ import math
 import sys
 from pathlib import Path
 
+from evalkit.corpus.discover import natural_key
 from evalkit.errors import UsageError
 from evalkit.outputs import caveats
 
@@ -62,7 +63,8 @@ $XDG_CACHE_HOME/evalkit or ~/.cache/evalkit); the cache never changes a number.
 A progress bar is drawn on stderr when stderr is a terminal.
 
 exit status: 0 swept (crashed sessions are reported, not fatal); 2 unusable
-input (no such directory, bad option)."""
+input (no such directory, bad option, an --arms label no session has);
+130 interrupted."""
 
 
 def register(subparsers) -> None:
@@ -90,6 +92,20 @@ def register(subparsers) -> None:
         metavar="A,B",
         help="arm labels for the arm table, in column order "
         "(default: baseline,new when present, else every arm found)",
+    )
+    p.add_argument(
+        "--full",
+        action="store_true",
+        help="also print the full ARM COMPARISON (behaviour, occupancy, sufficiency, "
+        "allocation, contamination) for every pass / repo in the text report (in Python: "
+        "arm_frame(full=True))",
+    )
+    p.add_argument(
+        "--exclude",
+        metavar="RULES",
+        help="drop runs from the arm table by rule: any of raced, contaminated, failed, "
+        "comma-separated (default: none, as compare-arms.mjs); the report says how many "
+        "each rule dropped, per arm",
     )
     p.add_argument(
         "--tail",
@@ -154,8 +170,11 @@ def _run_trials(args, arms) -> int:
         raise UsageError("--markdown is not available for a trial sweep yet; use --json")
     if not math.isfinite(args.pass_threshold):
         raise UsageError(f"--pass-threshold must be a number, got {args.pass_threshold}")
+    from evalkit.tables.compare import parse_exclude
+
     result = run_trial_sweep(
         args.dir,
+        exclude=parse_exclude(args.exclude),
         layout=args.layout,
         profile=args.profile,
         outcomes=args.outcomes,
@@ -188,14 +207,29 @@ def _run(args) -> int:
             raise UsageError("--arms needs at least one arm label")
     if _trial_mode(args):
         return _run_trials(args, arms)
+    from evalkit.tables.compare import parse_exclude
+
+    exclude = parse_exclude(args.exclude)
     result = run_sweep(
         args.dir,
         arms=arms,
+        exclude=exclude,
         cache=not args.no_cache,
         cache_dir=args.cache_dir,
         jobs=args.jobs,
         progress=None,
     )
+    if arms is not None:
+        present = sorted(
+            {r.arm for r in result.records if r.arm and r.status not in ("crash", "skipped")},
+            key=natural_key,
+        )
+        missing = [a for a in arms if a not in present]
+        if missing:
+            raise UsageError(
+                f"--arms: no session is in arm {', '.join(missing)}; arms found: "
+                + (", ".join(present) if present else "none (no file name gives an arm)")
+            )
     if args.markdown is not None:
         try:
             args.markdown.write_text(render_markdown(result, tail=args.tail), encoding="utf-8")
@@ -206,5 +240,7 @@ def _run(args) -> int:
             print(f"note: {caveats.SYNTHETIC_CORPUS}", file=sys.stderr)
         sys.stdout.write(render_json(result))
     else:
-        sys.stdout.write(render_text(result, tail=args.tail, every_file=args.list_files))
+        sys.stdout.write(
+            render_text(result, tail=args.tail, every_file=args.list_files, full=args.full)
+        )
     return 0

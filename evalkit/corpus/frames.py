@@ -35,10 +35,10 @@ from evalkit.corpus.discover import SessionRef, ref_for_files
 from evalkit.ecma import utf16_len
 from evalkit.errors import EvalkitError, TranscriptError
 from evalkit.formats.claude_code.transcripts import is_explore, tool_results
-from evalkit.metrics.envelope import split_sections
-from evalkit.metrics.occupancy import FAMILIES
+from evalkit.metrics.occupancy import DEFAULT_WINDOW_TOKENS, FAMILIES
 from evalkit.metrics.sufficiency import BUCKETS
 from evalkit.metrics.summary import Summary, summarize
+from evalkit.metrics.tokens import ClaudeCodeTokens, claude_code_tokens
 from evalkit.session import InteractiveSession, Session, parse_session, read_session_file
 
 __all__ = [
@@ -48,13 +48,14 @@ __all__ = [
     "calls_df",
     "sections_df",
     "tool_calls_df",
+    "models_df",
     "load_sessions",
     "session_rows",
     "identity",
     "FRAME_NAMES",
 ]
 
-FRAME_NAMES = ("sessions", "calls", "sections", "files", "tool_calls")
+FRAME_NAMES = ("sessions", "calls", "sections", "files", "tool_calls", "models")
 
 AnySession = Session | InteractiveSession
 SessionLike = AnySession | str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
@@ -177,6 +178,7 @@ class _View:
     occupancy: Any
     summary: Summary | None
     skipped_lines: int
+    tokens: ClaudeCodeTokens
 
     def question(self, event_index: int) -> int:
         """1-based segment (question) holding event `event_index`."""
@@ -203,6 +205,7 @@ def _view(s: AnySession) -> _View:
             occupancy=None,  # the reference's session reader computes none (§1.10 step 7)
             summary=summary,
             skipped_lines=sum(r.skipped for r in s.segment_reads),
+            tokens=claude_code_tokens(s.events),
         )
     t = s.transcript
     return _View(
@@ -217,6 +220,7 @@ def _view(s: AnySession) -> _View:
         occupancy=s.occupancy,
         summary=s.summary,
         skipped_lines=t.skipped_lines,
+        tokens=s.tokens,
     )
 
 
@@ -232,6 +236,7 @@ def session_rows(s: AnySession) -> dict[str, list[dict[str, Any]]]:
         "sections": _section_rows(v, call_questions),
         "files": _file_rows(v),
         "tool_calls": _tool_call_rows(v, results),
+        "models": _model_rows(v),
     }
 
 
@@ -309,7 +314,67 @@ def _session_row(v: _View) -> dict[str, Any]:
                 "cli_contaminated": m.cli_contaminated,
             }
         )
+    row.update(_token_columns(v))
     return row
+
+
+def _token_columns(v: _View) -> dict[str, Any]:
+    """The token ledger and the cost figures done right (agent-formats §5.3)."""
+    t = v.tokens
+    g = t.ledger
+    window = t.context_window or DEFAULT_WINDOW_TOKENS
+    row: dict[str, Any] = {
+        "prompt_tokens": g.prompt_tokens,
+        "cache_read_tokens": g.cache_read_tokens,
+        "cache_write_tokens": g.cache_write_tokens,
+        "uncached_prompt_tokens": g.uncached_prompt_tokens,
+        "output_tokens": g.output_tokens,
+        "reasoning_tokens": g.reasoning_tokens,
+        "requests_main": t.main_requests,
+        "requests_subagent": t.subagent_requests,
+        "prompt_tokens_main": t.main_prompt_tokens,
+        "prompt_tokens_subagent": t.subagent_prompt_tokens,
+        "repeated_message_ids": t.repeated_ids,
+        "num_turns": t.num_turns,
+        "duration_api_ms": t.duration_api_ms,
+        "cost_usd_last": t.cost_last,
+        "totals_carried_over": t.cumulative if t.cost_last is not None else None,
+        "session_cost_usd": t.cost,
+        "model_usage": t.model_usage,
+        "models": len(t.models),
+        "context_window": t.context_window,
+    }
+    if (o := v.occupancy) is not None:
+        residual = o.residual["codegraph"] + o.residual_file_access
+        row.update(
+            {
+                "retrieval_residual": residual,
+                "retrieval_residual_share": residual / o.final_context if o.final_context else None,
+                "final_context_window_share": o.final_context / window,
+                "retrieval_residual_window_share": residual / window,
+            }
+        )
+    return row
+
+
+def _model_rows(v: _View) -> list[dict[str, Any]]:
+    """One row per model of `result.modelUsage` (the session's carried-over or summed totals)."""
+    t = v.tokens
+    return [
+        {
+            "question": 1 if v.segments == 1 else None,
+            "model": m.model,
+            "input_tokens": m.input_tokens,
+            "output_tokens": m.output_tokens,
+            "cache_read_tokens": m.cache_read_tokens,
+            "cache_creation_tokens": m.cache_creation_tokens,
+            "cost_usd": m.cost_usd,
+            "context_window": m.context_window,
+            "web_search_requests": m.web_search_requests,
+            "source": t.model_usage,
+        }
+        for m in t.models
+    ]
 
 
 def _json_id(x: Any) -> str | None:
@@ -320,11 +385,10 @@ def _json_id(x: Any) -> str | None:
 
 
 def _call_rows(v: _View, results: list[Any]) -> tuple[list[dict[str, Any]], dict[int, int]]:
-    # The tool_use id of each allocation call: §1.6's explore results, kept when they have a
-    # section (§3.2 step 1), so the i-th result belongs to call i.
-    kept = [
-        r for r in results if is_explore(r.name) and not r.is_error and split_sections(r.text).files
-    ]
+    # The tool_result of each allocation call: §1.6's explore results, in the order of the
+    # texts allocation was given, each call naming the text it came from (§3.2 step 1).
+    answered = [r for r in results if is_explore(r.name) and not r.is_error]
+    kept = [answered[c.source] for c in v.allocation.calls]
     # Sufficiency judges each explore tool_use once (its last non-error result, §9.1); a
     # duplicated result is two allocation calls sharing that verdict.
     verdicts = {}
@@ -481,6 +545,14 @@ def files_df(sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = Tr
     envelope; `sections` counts its occurrences (a file returned twice is charged twice).
     """
     return _build(sessions, strict, "files")
+
+
+def models_df(sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = True):
+    """One row per session × model of `result.modelUsage` (agent-formats §5.3): input,
+    output, cache read and cache creation tokens, `cost_usd`, `context_window`. The totals are
+    the session's: the last segment's when they are carried over `--resume`, else added over
+    segments (`source`). A session without modelUsage has no row."""
+    return _build(sessions, strict, "models")
 
 
 def tool_calls_df(sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = True):

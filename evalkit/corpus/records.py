@@ -8,11 +8,14 @@ payload with the labels discovery read from the path.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit.corpus.discover import Discovery, SessionRef
 from evalkit.errors import NOT_A_TRANSCRIPT, NotATranscript, TranscriptError
+
+if TYPE_CHECKING:
+    from evalkit.session import RunFigures
 
 __all__ = [
     "Accounting",
@@ -27,7 +30,7 @@ __all__ = [
 Status = Literal["parsed", "no-explore", "crash", "skipped"]
 
 # Bump when the payload's shape or meaning changes; part of every cache key.
-PAYLOAD_VERSION = 2
+PAYLOAD_VERSION = 3
 
 NO_EXPLORE = "no answered explore call with file sections (not in the sweep, Decision 4)"
 
@@ -81,6 +84,8 @@ class SessionRecord:
         tool_calls: tool_use blocks over every thread (0 for a corpus of no agent work).
         damage: `(segment, what was lost)` for each damaged segment file (skipped lines,
             invalid UTF-8, a cut gzip stream); the numbers are over what survived.
+        figures: The run's ARM COMPARISON figures (§8.4) for a headless session; None for an
+            interactive one (no occupancy) or a session that was not read.
     """
 
     log: str
@@ -103,6 +108,7 @@ class SessionRecord:
     explore_results: int = 0
     tool_calls: int = 0
     damage: tuple[tuple[str, str], ...] = ()
+    figures: RunFigures | None = field(default=None, repr=False, compare=False)
 
     @property
     def in_sweep(self) -> bool:
@@ -161,6 +167,7 @@ def analyse_session(
     from evalkit.session import parse_session, read_session_file
 
     paths = [os.path.join(root, s) for s in segments]
+    extra_figures: dict[str, Any] = {}
     try:
         if interactive:  # §1.10: subagent files merged, falsy lines dropped
             isession = read_session_file(paths[0], log=log)
@@ -180,6 +187,7 @@ def analyse_session(
             reads = session.transcript.segments
             tool_calls = len(session.summary.calls)
             parsed = session
+            extra_figures = {"figures": session.figures.to_payload()}
         damage = [[_relative(seg.path, root), text] for seg in reads if (text := seg.damage())]
     except NotATranscript as exc:
         where = _relative(exc.path, root)
@@ -228,6 +236,7 @@ def analyse_session(
         "explore_results": len(texts),
         "tool_calls": tool_calls,
         "damage": damage,
+        **extra_figures,
         **extra,
     }
 
@@ -260,6 +269,8 @@ def run_payload(session: Any) -> dict[str, Any]:
 
 def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionRecord:
     """Join a session's labels with its analysed numbers."""
+    from evalkit.session import RunFigures
+
     calls = tuple(CallRecord(*c) for c in payload.get("calls", ()))
     return SessionRecord(
         log=ref.log,
@@ -282,6 +293,7 @@ def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionReco
         explore_results=payload.get("explore_results", 0),
         tool_calls=payload.get("tool_calls", 0),
         damage=tuple(tuple(d) for d in payload.get("damage", ())),
+        figures=RunFigures.from_payload(payload["figures"]) if payload.get("figures") else None,
     )
 
 

@@ -12,13 +12,16 @@ Claude Code (`claude_code_tokens`, agent-formats §5.3, reference-metrics §1.11
   across segment files too (a resumed segment can repeat an id). Its prompt is `input_tokens +
   cache_read_input_tokens + cache_creation_input_tokens` (three disjoint parts).
 * Per-message `output_tokens` are streamed snapshots, never summed: the session's output comes
-  from `result.modelUsage` (every model call, subagents included), else from `result.usage`.
+  from `result.modelUsage` (every model call, subagents included), else from `result.usage`
+  (main loop only) plus the subagent totals a completed Task/Agent call reports in its
+  `tool_use_result.usage`.
 * `result.modelUsage` and `result.total_cost_usd` are cumulative within a segment's process, and
   newer CLIs carry them over `--resume`, so a later segment's result can already hold the earlier
   ones. They are never added across segments without checking: when every segment's totals are
-  at least the previous segment's and a later segment reports more prompt tokens than its own
-  messages hold, the totals are carried over and the last segment's are the session's; otherwise
-  the segments are independent and their totals are added. Both the reference's plain sum
+  at least the previous segment's and each later segment reports at least the prompt tokens of
+  its own and every earlier segment's messages, the totals are carried over and the last
+  segment's are the session's; otherwise the segments are independent and their totals are
+  added. Both the reference's plain sum
   (`cost_sum`) and the last value (`cost_last`) are kept.
 * Reasoning tokens are not reported separately (they are inside `outputTokens`): `None`.
 
@@ -203,7 +206,7 @@ def claude_code_tokens(
     main_prompt = sub_prompt = None
     main_requests = sub_requests = repeated = 0
     seg_prompt = [0.0] * nseg  # per-message prompt tokens per segment (carry-over test)
-    turns = api_ms = cost_sum = cost_last = out_usage = None
+    turns = api_ms = cost_sum = cost_last = out_usage = sub_out = None
     # per segment: the last result's modelUsage snapshot and total_cost_usd
     snaps: list[dict | None] = [None] * nseg
     seg_cost: list[float | None] = [None] * nseg
@@ -243,6 +246,11 @@ def claude_code_tokens(
                 main_prompt = _add(main_prompt, total)
             else:
                 sub_prompt = _add(sub_prompt, total)
+        elif etype == "user":
+            # A completed Task/Agent call reports its subagent's totals (agent-formats §5.3).
+            tur = event.get("tool_use_result")
+            if isinstance(tur, dict) and isinstance(tur.get("usage"), dict) and "agentId" in tur:
+                sub_out = _add(sub_out, _num(tur["usage"].get("output_tokens")))
         elif etype == "result":
             turns = _add(turns, _num(event.get("num_turns")))
             api_ms = _add(api_ms, _num(event.get("duration_api_ms")))
@@ -268,10 +276,10 @@ def claude_code_tokens(
                 cumulative = False
                 break
         # Non-decreasing alone also fits independent segments that grew: a carried-over total
-        # holds more prompt tokens than the segment's own messages (when they carry usage).
-        if cumulative:
-            cumulative = any(
-                seg_prompt[k] > 0 and sum(_prompt_of(r) for r in s.values()) > seg_prompt[k]
+        # holds at least every earlier segment's messages too (when the messages carry usage).
+        if cumulative and any(seg_prompt):
+            cumulative = all(
+                sum(_prompt_of(r) for r in s.values()) >= sum(seg_prompt[: k + 1])
                 for k, s in present[1:]
             )
     models: dict[str, dict[str, float | None]] = {}
@@ -287,8 +295,8 @@ def claude_code_tokens(
     model_rows = tuple(ModelUsage(model=m, **row) for m, row in models.items())
     if model_rows and len(present) == nseg:
         output = sum(m.output_tokens or 0 for m in model_rows)
-    else:
-        output = out_usage
+    else:  # result.usage is the main loop only: add the subagents' own totals
+        output = out_usage if out_usage is None else _add(out_usage, sub_out)
     window = None
     if model_rows:
         top = max(model_rows, key=lambda m: m.prompt_tokens)  # first wins a tie

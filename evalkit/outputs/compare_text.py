@@ -19,6 +19,7 @@ __all__ = [
     "HOW_TO_READ",
     "USAGE",
     "format_comparison",
+    "comparison_cells",
     "comparison_warnings",
     "no_runs_message",
     "comparison_notes",
@@ -70,27 +71,25 @@ def _bucket_cell(a: ArmFigures, bucket: str) -> str:
     return f"{count}  {fix((count / a.answered) * 100, 0)}%"
 
 
-def format_comparison(cmp: Comparison, *, tool: str = "codegraph", explore: bool = True) -> str:
-    """The reference's stdout for `compare-arms.mjs <dir> <labels…>` (§8.4), every line ending
-    in a newline. Empty when no arm has runs (the reference prints only the error then).
+def _rows(
+    cmp: Comparison, tool: str = "codegraph", explore: bool = True
+) -> list[tuple[str, list[str]] | str]:
+    """The table as items: `(label, cells)` for a row, a string for a title or empty line.
 
     `tool` names the tool under test's rows (a tool profile's label; the reference's text is
     `codegraph`); `explore=False` leaves out the explore sufficiency and allocation sections, for
     a tool profile that declares no codegraph-format explore tool."""
     arms = cmp.arms
-    if not arms:
-        return ""
 
     def spans(key: str, f=_n) -> list[str]:
         return [getattr(a, key).cell(f) for a in arms]
 
-    out = ["", f"====== ARM COMPARISON — {cmp.directory} ======"]
-    out.append(_row("", [a.label for a in arms]))
-    out.append(_row("runs", [str(a.runs) for a in arms]))
+    out: list[tuple[str, list[str]] | str] = [("", [a.label for a in arms])]
+    out.append(("runs", [str(a.runs) for a in arms]))
     if any(a.non_success for a in arms):
-        out.append(_row("  of which non-success", [str(a.non_success) for a in arms]))
+        out.append(("  of which non-success", [str(a.non_success) for a in arms]))
     if any(a.raced for a in arms):
-        out.append(_row("  MCP cold-start race", [str(a.raced) for a in arms]))
+        out.append(("  MCP cold-start race", [str(a.raced) for a in arms]))
     out += ["", "  behavior"]
     for key, label in (
         ("dur", "duration (s)"),
@@ -100,19 +99,62 @@ def format_comparison(cmp: Comparison, *, tool: str = "codegraph", explore: bool
         ("bash", "Bash"),
         ("cg", f"{tool} calls"),
     ):
-        out.append(_row("  " + label, spans(key)))
+        out.append(("  " + label, spans(key)))
     out += ["", "  residual context occupancy (CG-7) — tokens still resident at end of run"]
-    out.append(_row("  final context (tok)", spans("ctx", _int)))
-    out.append(_row(f"  {tool} residual (tok)", spans("occ_cg", _int)))
-    out.append(_row("  file-access residual (tok)", spans("occ_file", _int)))
-    out.append(_row("  → retrieval residual (tok)", spans("occ_self", _int)))
-    out.append(_row("  → share of final context", spans("occ_share", _p)))
+    out.append(("  final context (tok)", spans("ctx", _int)))
+    out.append((f"  {tool} residual (tok)", spans("occ_cg", _int)))
+    out.append(("  file-access residual (tok)", spans("occ_file", _int)))
+    out.append(("  → retrieval residual (tok)", spans("occ_self", _int)))
+    out.append(("  → share of final context", spans("occ_share", _p)))
     if explore:
         out += _explore_rows(arms, spans)
     out += ["", f"  contamination — the CLI must never be how {tool} is reached"]
-    out.append(_row("  CLI calls that RETURNED output", [str(a.cli_contaminated) for a in arms]))
-    out.append(_row("  CLI attempts blocked", [str(a.cli_calls) for a in arms]))
-    dirty = [a.label for a in arms if a.contaminated_runs]
+    out.append(("  CLI calls that RETURNED output", [str(a.cli_contaminated) for a in arms]))
+    out.append(("  CLI attempts blocked", [str(a.cli_calls) for a in arms]))
+    return out
+
+
+def _explore_rows(arms, spans) -> list[tuple[str, list[str]] | str]:
+    """The explore sufficiency (CG-8) and allocation (CG-9) sections of §8.4."""
+    out: list[tuple[str, list[str]] | str] = [
+        "",
+        "  explore sufficiency (CG-8) — pooled over every answered explore call",
+    ]
+    out.append(("  answered explore calls", [str(a.answered) for a in arms]))
+    for b in BUCKETS:
+        out.append(("  " + BUCKET_LABELS[b][0], [_bucket_cell(a, b) for a in arms]))
+    if any(a.errors for a in arms):
+        out.append(("  errored/unanswered (not bucketed)", [str(a.errors) for a in arms]))
+    out += ["", "  explore allocation efficiency (CG-9) — share of returned bytes the answer cited"]
+    out.append(("  explore calls with source", [str(a.alloc_calls) for a in arms]))
+    out.append(
+        (
+            "  pooled efficiency",
+            ["—" if a.pooled_efficiency is None else _p(a.pooled_efficiency) for a in arms],
+        )
+    )
+    out.append(("  per-run efficiency", spans("efficiency", _p)))
+    out.append(("  envelope (chars)", [_int(a.alloc_envelope) for a in arms]))
+    return out
+
+
+def comparison_cells(cmp: Comparison) -> dict[str, list[str]]:
+    """Every row of the table by its label (leading spaces dropped): the printed cells, one
+    per arm. The empty-label first row (the arm labels) is left out."""
+    return {item[0].strip(): item[1] for item in _rows(cmp) if isinstance(item, tuple) and item[0]}
+
+
+def format_comparison(cmp: Comparison, *, tool: str = "codegraph", explore: bool = True) -> str:
+    """The reference's stdout for `compare-arms.mjs <dir> <labels…>` (§8.4), every line ending
+    in a newline. Empty when no arm has runs (the reference prints only the error then).
+
+    `tool` and `explore` as for `_rows` (a tool profile other than codegraph)."""
+    if not cmp.arms:
+        return ""
+    out = ["", f"====== ARM COMPARISON — {cmp.directory} ======"]
+    for item in _rows(cmp, tool, explore):
+        out.append(item if isinstance(item, str) else _row(*item))
+    dirty = [a.label for a in cmp.arms if a.contaminated_runs]
     if dirty:
         out.append(
             f"  !! {', '.join(dirty)} reached {tool} through Bash — those runs are CONTAMINATED"
@@ -123,27 +165,6 @@ def format_comparison(cmp: Comparison, *, tool: str = "codegraph", explore: bool
         )
     out += ["", HOW_TO_READ]
     return printable("\n".join(out) + "\n")
-
-
-def _explore_rows(arms: Sequence[ArmFigures], spans) -> list[str]:
-    """The explore sufficiency (CG-8) and allocation (CG-9) sections of §8.4."""
-    out = ["", "  explore sufficiency (CG-8) — pooled over every answered explore call"]
-    out.append(_row("  answered explore calls", [str(a.answered) for a in arms]))
-    for b in BUCKETS:
-        out.append(_row("  " + BUCKET_LABELS[b][0], [_bucket_cell(a, b) for a in arms]))
-    if any(a.errors for a in arms):
-        out.append(_row("  errored/unanswered (not bucketed)", [str(a.errors) for a in arms]))
-    out += ["", "  explore allocation efficiency (CG-9) — share of returned bytes the answer cited"]
-    out.append(_row("  explore calls with source", [str(a.alloc_calls) for a in arms]))
-    out.append(
-        _row(
-            "  pooled efficiency",
-            ["—" if a.pooled_efficiency is None else _p(a.pooled_efficiency) for a in arms],
-        )
-    )
-    out.append(_row("  per-run efficiency", spans("efficiency", _p)))
-    out.append(_row("  envelope (chars)", [_int(a.alloc_envelope) for a in arms]))
-    return out
 
 
 def comparison_warnings(cmp: Comparison) -> list[str]:
@@ -231,21 +252,28 @@ def comparison_markdown(cmps: Sequence[Comparison], *, by_directory: bool | None
         lines.append("| " + " | ".join([label, *cells]) + " |")
 
     arms = [a for _, a in columns]
+    groups = [id(c) for c, _ in columns]  # the better cell is chosen within one directory
+
+    def bold(values: list[float | None], cells: list[str], direction: int) -> list[str]:
+        out = list(cells)
+        for g in dict.fromkeys(groups):
+            idx = [i for i, x in enumerate(groups) if x == g]
+            marked = _bold_best([values[i] for i in idx], [cells[i] for i in idx], direction)
+            for i, text in zip(idx, marked, strict=True):
+                out[i] = text
+        return out
+
     row("runs", [str(a.runs) for a in arms])
     for label, key, f, direction in _MD_ROWS:
         spans: list[Span] = [getattr(a, key) for a in arms]
-        cells = [s.cell(f) for s in spans]
-        row(label, _bold_best([s.median for s in spans], cells, direction))
+        row(label, bold([s.median for s in spans], [s.cell(f) for s in spans], direction))
     for b in BUCKETS:
         cells = [f"{a.counts[b]} in {a.answered}" for a in arms]
-        row(
-            BUCKET_LABELS[b][0],
-            _bold_best([a.share(b) for a in arms], cells, _MD_BUCKET_DIRECTION[b]),
-        )
+        row(BUCKET_LABELS[b][0], bold([a.share(b) for a in arms], cells, _MD_BUCKET_DIRECTION[b]))
     lines.append("")
     lines.append(
         "Cells are median [min–max] over runs; sufficiency counts are pooled over every answered "
-        "explore call. Bold marks the better arm where a row has a direction "
+        "explore call. Bold marks the better arm of a repo where a row has a direction "
         "(fewer calls, a smaller share, more cited bytes, more calls that moved on)."
     )
     drops = [a for a in arms if any(a.dropped.get(r) for r in EXCLUDE_RULES)]

@@ -339,6 +339,7 @@ def compare_arms(
     labels: Sequence[str],
     *,
     exclude: Sequence[str] = (),
+    name: str | None = None,
 ) -> Comparison:
     """`compare-arms.mjs <dir> <label> …` as figures (§7.2, §8.4).
 
@@ -346,6 +347,8 @@ def compare_arms(
         directory: The arm directory.
         labels: Arm labels, in column order.
         exclude: Run-hygiene rules (`EXCLUDE_RULES`); default none, as the reference.
+        name: How the table's title names the directory (default: `directory` as given, as
+            the reference prints it).
 
     A run that cannot be read is left out of its arm and listed in `ArmFigures.crashed`.
 
@@ -371,7 +374,11 @@ def compare_arms(
         kept, dropped = select_runs(read, exclude)
         arms.append(arm_figures(label, kept, dropped=dropped, crashed=crashed, damaged=damaged))
     return Comparison(
-        os.fspath(directory), tuple(labels), tuple(arms), tuple(missing), tuple(exclude)
+        os.fspath(directory) if name is None else name,
+        tuple(labels),
+        tuple(arms),
+        tuple(missing),
+        tuple(exclude),
     )
 
 
@@ -380,20 +387,20 @@ def arms_frame(rows: Iterable[tuple[dict[str, Any], ArmFigures]]) -> pd.DataFram
 
     Spans give `<row>_median`, `<row>_min`, `<row>_max`, `<row>_n`; sufficiency gives
     `answered`, `next_<bucket>` and `errored`; allocation `alloc_calls`, `alloc_used`,
-    `alloc_envelope`, `pooled_efficiency` (a fraction); contamination `cli_returned_output`,
-    `cli_attempts`. Shares (`occ_share_*`) are percents, per-run efficiencies
-    (`efficiency_*`) fractions.
+    `alloc_envelope`, `pooled_efficiency`; contamination `cli_returned_output`,
+    `cli_attempts`; `dropped_<rule>`. Shares (`occ_share_*`) and efficiencies are fractions
+    (the table prints them as percents); `headless_runs` counts the runs with figures.
     """
     import pandas as pd
 
     out = []
     for ids, a in rows:
-        rec: dict[str, Any] = {**ids, "arm": a.label, "arm_runs": a.runs}
+        rec: dict[str, Any] = {**ids, "arm": a.label, "headless_runs": a.runs}
         rec["non_success"] = a.non_success
         rec["raced"] = a.raced
         for key, _ in SPAN_ROWS:
             s: Span = getattr(a, key)
-            scale = 0.01 if key == "efficiency" else 1
+            scale = 0.01 if key in ("efficiency", "occ_share") else 1  # fractions, not percents
             for stat in ("median", "min", "max"):
                 v = getattr(s, stat)
                 rec[f"{key}_{stat}"] = None if v is None else v * scale

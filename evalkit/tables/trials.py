@@ -31,7 +31,7 @@ from evalkit.corpus.parse import Progress, analyse_payloads
 from evalkit.errors import UsageError
 from evalkit.formats.profiles import ToolProfile, load_profile
 from evalkit.session import RunFigures
-from evalkit.tables.compare import Comparison, arm_figures
+from evalkit.tables.compare import Comparison, arm_figures, select_runs
 from evalkit.tables.outcomes import DEFAULT_PASS_THRESHOLD, OutcomeTable, outcome_table
 
 __all__ = ["TrialRow", "ArmReads", "TrialSweep", "run_trial_sweep", "choose_arms"]
@@ -127,6 +127,7 @@ class TrialSweep:
     baseline: str | None
     candidate: str | None
     pass_threshold: float = DEFAULT_PASS_THRESHOLD
+    exclude: tuple[str, ...] = ()
     cache_hits: int = 0
     cache_misses: int = 0
 
@@ -165,8 +166,9 @@ class TrialSweep:
                     continue
                 read = [(r.trial or r.log, r.figures) for r in runs if r.figures is not None]
                 crashed = [(r.trial or r.log, r.reason or "") for r in runs if r.status == "crash"]
-                arms.append(arm_figures(label, read, crashed=crashed))  # type: ignore[arg-type]
-            out.append(Comparison(suite, self.arms, tuple(arms), tuple(missing)))
+                kept, dropped = select_runs(read, self.exclude)  # type: ignore[arg-type]
+                arms.append(arm_figures(label, kept, dropped=dropped, crashed=crashed))
+            out.append(Comparison(suite, self.arms, tuple(arms), tuple(missing), self.exclude))
         return tuple(out)
 
     @cached_property
@@ -310,6 +312,7 @@ def run_trial_sweep(
     outcomes: str | os.PathLike[str] | None = None,
     pass_threshold: float = DEFAULT_PASS_THRESHOLD,
     arms: Sequence[str] | None = None,
+    exclude: Sequence[str] = (),
     cache: bool = True,
     cache_dir: str | os.PathLike[str] | None = None,
     jobs: int | None = None,
@@ -324,6 +327,7 @@ def run_trial_sweep(
         outcomes: A CSV of outcomes (`evalkit.corpus.outcomes`).
         pass_threshold: The reward a run needs to count as passed.
         arms: `(baseline, candidate)` for the outcome table (default: see `choose_arms`).
+        exclude: Run-hygiene rules for the arm comparison (`evalkit.tables.compare`).
         cache, cache_dir, jobs, progress: As for `run_sweep`.
 
     Raises:
@@ -392,6 +396,7 @@ def run_trial_sweep(
         baseline=baseline,
         candidate=candidate,
         pass_threshold=pass_threshold,
+        exclude=tuple(exclude),
         cache_hits=store.hits,
         cache_misses=store.misses,
     )
