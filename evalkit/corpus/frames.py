@@ -345,7 +345,7 @@ def _token_columns(v: _View) -> dict[str, Any]:
         "context_window": t.context_window,
     }
     if (o := v.occupancy) is not None:
-        residual = o.residual["codegraph"] + o.residual_file_access
+        residual = o.residual[o.tool_family] + o.residual_file_access  # the profile's tool
         row.update(
             {
                 "retrieval_residual": residual,
