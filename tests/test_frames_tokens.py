@@ -54,8 +54,23 @@ def test_models_df_one_row_per_session_and_model(tmp_path):
         modelUsage={"m-big": mu(10, 80, 500, 20, 0.2), "m-small": mu(5, 4, 0, 0, 0.05)},
     )
     df = models_df([path, _session(tmp_path / "other")])
-    assert list(df["model"]) == ["m-big", "m-small"]  # the session without modelUsage: no row
-    assert list(df["output_tokens"]) == [80, 4]
-    assert list(df["cost_usd"]) == [0.2, 0.05]
-    assert list(df["source"]) == ["last", "last"]
+    first, other = df[df["log"] == df["log"].iloc[0]], df[df["log"] != df["log"].iloc[0]]
+    # the builders' messages name no model: the modelUsage models are the session's rows
+    assert list(first["model"]) == ["m-big", "m-small"]
+    assert list(first["output_tokens"]) == [80, 4]
+    assert list(first["cost_usd"]) == [0.2, 0.05]
+    assert list(first["source"]) == ["last", "last"]
+    # no modelUsage and no model named: one row of unknown model with the requests counted
+    assert len(other) == 1 and pd.isna(other["model"].iloc[0])
+    assert other["requests"].iloc[0] == 2 and other["prompt_tokens"].iloc[0] == 2300
+    assert pd.isna(other["output_tokens"].iloc[0]) and pd.isna(other["source"].iloc[0])
     assert list(df.columns[:3]) == ["log", "pass", "repo"]
+
+
+def test_models_df_from_message_models(tmp_path):
+    events = run_events(explores=1)
+    for e in events:
+        if e["type"] == "assistant":
+            e["message"]["model"] = "m-one"
+    df = models_df([write_run(tmp_path, "run-a-1.jsonl", events)])
+    assert list(df["model"]) == ["m-one"] and list(df["requests"]) == [2]

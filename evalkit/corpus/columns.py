@@ -290,7 +290,9 @@ _SESSIONS: tuple[Column, ...] = (
 )
 
 _MODELS: tuple[Column, ...] = (
-    _c("model", "string", "label", "the model id (a result.modelUsage key)"),
+    _c("model", "string", "label", "the model id (message.model, or a result.modelUsage key)"),
+    _c("requests", "Int64", "count", "assistant messages of this model (each id once)"),
+    _c("prompt_tokens", "Float64", "tokens", "prompt tokens of those messages (the token ledger)"),
     _c("input_tokens", "Float64", "tokens", "inputTokens: uncached input"),
     _c("output_tokens", "Float64", "tokens", "outputTokens (thinking included)"),
     _c("cache_read_tokens", "Float64", "tokens", "cacheReadInputTokens"),
@@ -302,7 +304,8 @@ _MODELS: tuple[Column, ...] = (
         "source",
         "string",
         "label",
-        "last (the last segment's carried-over total) or sum (added over segments)",
+        "modelUsage totals: last (the last segment's, carried over) or sum (added over "
+        "segments); <NA> when the results carry no modelUsage",
     ),
 )
 

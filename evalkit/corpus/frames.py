@@ -358,23 +358,37 @@ def _token_columns(v: _View) -> dict[str, Any]:
 
 
 def _model_rows(v: _View) -> list[dict[str, Any]]:
-    """One row per model of `result.modelUsage` (the session's carried-over or summed totals)."""
+    """One row per model of the session: every `message.model` of its assistant messages
+    (requests and prompt tokens, each message id once) and every model of `result.modelUsage`
+    (the session's carried-over or summed totals), in first-seen order. Messages without a
+    model make a row (model <NA>) only when no model is named at all."""
     t = v.tokens
-    return [
-        {
-            "question": 1 if v.segments == 1 else None,
-            "model": m.model,
-            "input_tokens": m.input_tokens,
-            "output_tokens": m.output_tokens,
-            "cache_read_tokens": m.cache_read_tokens,
-            "cache_creation_tokens": m.cache_creation_tokens,
-            "cost_usd": m.cost_usd,
-            "context_window": m.context_window,
-            "web_search_requests": m.web_search_requests,
-            "source": t.model_usage,
+    question = 1 if v.segments == 1 else None
+    rows: dict[str | None, dict[str, Any]] = {}
+    for model, requests, prompt in t.message_models:
+        rows[model] = {
+            "question": question,
+            "model": model,
+            "requests": requests,
+            "prompt_tokens": prompt,
         }
-        for m in t.models
-    ]
+    for m in t.models:
+        rows.setdefault(m.model, {"question": question, "model": m.model, "requests": 0})
+        rows[m.model].update(
+            {
+                "input_tokens": m.input_tokens,
+                "output_tokens": m.output_tokens,
+                "cache_read_tokens": m.cache_read_tokens,
+                "cache_creation_tokens": m.cache_creation_tokens,
+                "cost_usd": m.cost_usd,
+                "context_window": m.context_window,
+                "web_search_requests": m.web_search_requests,
+                "source": t.model_usage,
+            }
+        )
+    if None in rows and len(rows) > 1:  # requests without a model beside named ones
+        rows.pop(None)
+    return list(rows.values())
 
 
 def _json_id(x: Any) -> str | None:
@@ -548,10 +562,11 @@ def files_df(sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = Tr
 
 
 def models_df(sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = True):
-    """One row per session × model of `result.modelUsage` (agent-formats §5.3): input,
-    output, cache read and cache creation tokens, `cost_usd`, `context_window`. The totals are
-    the session's: the last segment's when they are carried over `--resume`, else added over
-    segments (`source`). A session without modelUsage has no row."""
+    """One row per session × model (agent-formats §5.3): `requests` and `prompt_tokens` from
+    the assistant messages of that model, and from `result.modelUsage` its input, output, cache
+    read and cache creation tokens, `cost_usd`, `context_window` (<NA> without modelUsage).
+    The modelUsage totals are the session's: the last segment's when they are carried over
+    `--resume`, else added over segments (`source`)."""
     return _build(sessions, strict, "models")
 
 

@@ -127,6 +127,9 @@ class ClaudeCodeTokens:
         model_usage: `last` (the last segment's modelUsage), `sum` (added over segments) or
             `none` (no result carries modelUsage).
         context_window: The `contextWindow` of the model with the largest prompt, or None.
+        message_models: `(model, requests, prompt tokens)` per `message.model` of the
+            assistant messages (each id once), in first-seen order; requests without a model
+            are under `None`.
     """
 
     ledger: TokenLedger
@@ -145,6 +148,7 @@ class ClaudeCodeTokens:
     models: tuple[ModelUsage, ...] = ()
     model_usage: str = "none"
     context_window: float | None = None
+    message_models: tuple[tuple[str | None, int, float | None], ...] = ()
 
 
 def _num(x: Any) -> float | None:
@@ -206,6 +210,7 @@ def claude_code_tokens(
     main_prompt = sub_prompt = None
     main_requests = sub_requests = repeated = 0
     seg_prompt = [0.0] * nseg  # per-message prompt tokens per segment (carry-over test)
+    by_model: dict[str | None, list] = {}  # message.model → [requests, prompt tokens]
     turns = api_ms = cost_sum = cost_last = out_usage = sub_out = None
     # per segment: the last result's modelUsage snapshot and total_cost_usd
     snaps: list[dict | None] = [None] * nseg
@@ -231,6 +236,9 @@ def claude_code_tokens(
                 main_requests += 1
             else:
                 sub_requests += 1
+            model = message.get("model")
+            per_model = by_model.setdefault(model if isinstance(model, str) else None, [0, None])
+            per_model[0] += 1
             usage = message.get("usage")
             if not isinstance(usage, dict):
                 continue
@@ -238,6 +246,7 @@ def claude_code_tokens(
             if all(p is None for p in parts):
                 continue
             total = sum(p or 0 for p in parts)
+            per_model[1] = _add(per_model[1], total)
             prompt = _add(prompt, total)
             cache_read = _add(cache_read, parts[1] or 0)
             cache_write = _add(cache_write, parts[2] or 0)
@@ -326,4 +335,5 @@ def claude_code_tokens(
         models=model_rows,
         model_usage="none" if not present else "last" if cumulative or len(present) == 1 else "sum",
         context_window=window,
+        message_models=tuple((m, n, p) for m, (n, p) in by_model.items()),
     )
