@@ -203,3 +203,25 @@ def test_a_user_profile_dict_drives_the_same_metrics():
     p = profile_from_dict({"name": "sg", "tool_under_test": {"tools": ["mcp__sourcegraph__sg_*"]}})
     o = compute_occupancy(sourcegraph_session(), profile=p)
     assert o.chars["sg"] == 2100 and summarize(sourcegraph_session(), profile=p).cg == 2
+
+
+def test_evalkit_run_with_a_profile(tmp_path, capsys):
+    import json
+
+    from evalkit.cli import main
+    from tests.builders import write_jsonl
+
+    f = write_jsonl(tmp_path / "claude-code.txt", sourcegraph_session())
+    assert main(["run", str(f), "--brief"]) == 0
+    plain = capsys.readouterr().out
+    assert "Tool profile" not in plain and "codegraph tools exposed" in plain
+    assert main(["run", str(f), "--brief", "--profile", "sourcegraph"]) == 0
+    out = capsys.readouterr().out
+    assert "sourcegraph tools exposed" in out and "Tool profile: sourcegraph (preset)" in out
+    assert "Read allocation (evalkit's own metric, not the reference's): 66.7% of 1,800" in out
+    assert main(["run", str(f), "--json", "--profile", "sourcegraph"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["read_allocation"]["attributed_chars"] == 1800
+    assert doc["occupancy"]["residual"]["sourcegraph"] >= 0
+    assert main(["run", str(f), "--profile", "nope"]) == 2
+    assert "no tool profile preset 'nope'" in capsys.readouterr().err

@@ -28,6 +28,7 @@ __all__ = [
     "render_trials_json",
     "outcome_lines",
     "outcome_summary",
+    "read_allocation_lines",
 ]
 
 DASH = "—"
@@ -121,6 +122,23 @@ def outcome_lines(t: OutcomeTable) -> list[str]:
         "own: read it beside the outcomes.)"
     )
     return out
+
+
+def read_allocation_lines(read: Any) -> list[str]:
+    """One session's read allocation (a `ReadAllocation`), labelled as evalkit's own, with its
+    caveats: what `evalkit run --profile` prints under the report."""
+    eff = read.efficiency
+    head = (
+        "Read allocation (evalkit's own metric, not the reference's): "
+        + (
+            "no file was read"
+            if eff is None
+            else f"{pct1(eff)} of {grp(read.attributed_chars)} chars read went to files the "
+            f"answer cites ({read.files_cited}/{read.files_read} files)"
+        )
+        + f"; {grp(read.unattributed_chars)} chars of other retrieval results name no one file"
+    )
+    return [head] + [f"  - {c}" for c in caveats.READ_ALLOCATION_CAVEATS]
 
 
 def render_trials_text(t: TrialSweep, *, every_file: bool = False) -> str:
