@@ -35,6 +35,7 @@ ARRAY_TRIAL = ("baseline", "t1", 1)
 WRAPPED_TRIAL = ("mcp", "t2", 1)
 RATE_LIMITED_TRIAL = ("mcp", "t1", 1)
 COPIES_TRIAL = ("baseline", "t2", 2)
+STDERR_TRIAL = ("baseline", "t3", 1)
 
 
 def trial_events(arm: str, task: str, n: int) -> list[dict]:
@@ -92,9 +93,10 @@ def build_harbor_corpus(root: Path, *, with_csv: bool = True) -> Path:
                 rows = [{"timestamp": 1900000000.5 + i, "raw": e} for i, e in enumerate(events)]
                 transcript.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
             else:
-                transcript.write_text(
-                    "".join(json.dumps(e) + "\n" for e in events), encoding="utf-8"
-                )
+                text = "".join(json.dumps(e) + "\n" for e in events)
+                if (arm, task, n) == STDERR_TRIAL:  # harbor tees stderr into the same file
+                    text = "npm warn: deprecated package\n" + text
+                transcript.write_text(text, encoding="utf-8")
             if (arm, task, n) == COPIES_TRIAL:
                 copy = agent / "sessions" / "projects" / "-app" / "0000.jsonl"
                 copy.parent.mkdir(parents=True)

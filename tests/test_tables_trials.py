@@ -151,6 +151,8 @@ def test_cli_text_names_the_profile_and_prints_every_table(corpus, capsys):
     )
     assert "outcome row matching no run: runs-outcomes.csv:4" in out
     assert "event types kept but not read by the metrics: rate_limit_event 1" in out
+    assert "  damaged: 1 file read over what survived" in out
+    assert "    suite/baseline/t3/t3_1/agent/claude-code.txt: 1 malformed line skipped" in out
     assert (
         "Files: 50 entries accounted for — 32 read, 0 in runs that could not be read, 18 skipped"
         in out

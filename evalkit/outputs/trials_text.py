@@ -209,6 +209,10 @@ def _accounting(t: TrialSweep, *, every_file: bool) -> list[str]:
     out.append(f"  outcomes: {rewarded} {pl(rewarded, 'run')} joined to an outcome")
     out += [f"    no outcome: {log} ({why})" for log, why in j.missing]
     out += [f"    outcome row matching no run: {row}" for row in j.unmatched_rows]
+    damaged = [d for r in t.rows for d in r.damage]
+    if damaged:
+        out.append(f"  damaged: {len(damaged)} {pl(len(damaged), 'file')} read over what survived")
+        out += [f"    {path}: {what}" for path, what in damaged]
     types: dict[str, int] = {}
     for r in t.rows:
         for name, n in r.other_types:

@@ -54,6 +54,8 @@ class TrialRow:
         cost_usd, tokens, duration_s: The run's cost, tokens (prompt + output) and duration.
         figures: The run's figures as the arm comparison reads them.
         other_types: Event types the metrics do not read, counted.
+        damage: `(file, what was lost)` for each damaged file of the run (e.g. stderr lines
+            interleaved in harbor's claude-code.txt); the numbers are over what survived.
     """
 
     log: str
@@ -77,6 +79,7 @@ class TrialRow:
     duration_s: float | None = None
     figures: RunFigures | None = None
     other_types: tuple[tuple[str, int], ...] = ()
+    damage: tuple[tuple[str, str], ...] = ()
 
     @property
     def read_allocation_efficiency(self) -> float | None:
@@ -382,6 +385,7 @@ def run_trial_sweep(
                 duration_s=run["duration_s"] if run else None,
                 figures=RunFigures.from_payload(run["figures"]) if run else None,
                 other_types=tuple(run["other_types"].items()) if run else (),
+                damage=tuple(tuple(d) for d in p.get("damage", ())),  # type: ignore[misc]
             )
         )
     arm_names = sorted({r.arm for r in rows if r.arm is not None and r.status == "parsed"})
