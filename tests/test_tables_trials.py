@@ -239,3 +239,16 @@ def test_the_cache_is_keyed_by_the_profile(corpus, tmp_path):
     assert (first.cache_misses, again.cache_hits, other.cache_hits) == (16, 16, 0)
     assert again.rows == first.rows
     assert {r.tool_under_test_calls for r in other.parsed} == {0}
+
+
+def test_the_default_profile_gives_evalkit_compares_figures():
+    from evalkit.paths import bundled_corpus
+    from evalkit.tables.compare import compare_arms
+
+    root = bundled_corpus()
+    t = run_trial_sweep(root, profile="codegraph", cache=False, jobs=1)
+    mine = next(c for c in t.comparisons if c.directory == "cg22/express")
+    ref = compare_arms(root / "cg22" / "ab-express", ["baseline", "new"])
+    for label in ("baseline", "new"):
+        a, b = mine.arm(label), ref.arm(label)
+        assert a.to_dict() | {"run_names": None} == b.to_dict() | {"run_names": None}

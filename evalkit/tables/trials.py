@@ -156,11 +156,12 @@ class TrialSweep:
 
     @cached_property
     def comparisons(self) -> tuple[Comparison, ...]:
-        """The per-arm comparison, one per suite (arms in `arms` order)."""
-        suites = sorted({r.suite or NO_SUITE for r in self.rows if r.arm is not None})
+        """The per-arm comparison, one per suite (arms in `arms` order); without a suite, one per
+        pass/repo as the harness's layouts name them."""
+        suites = sorted({_group(r) for r in self.rows if r.arm is not None})
         out = []
         for suite in suites:
-            mine = [r for r in self.rows if (r.suite or NO_SUITE) == suite]
+            mine = [r for r in self.rows if _group(r) == suite]
             arms, missing = [], []
             for label in self.arms:
                 runs = [r for r in mine if r.arm == label]
@@ -280,6 +281,10 @@ class TrialSweep:
             for a in self.reads
         ]
         return pd.DataFrame(rows, columns=cols)
+
+
+def _group(r: TrialRow) -> str:
+    return r.suite or "/".join(p for p in (r.pass_, r.repo) if p) or NO_SUITE
 
 
 def choose_arms(found: Sequence[str], asked: Sequence[str] | None) -> tuple[str | None, str | None]:
