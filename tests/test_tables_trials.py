@@ -252,3 +252,16 @@ def test_the_default_profile_gives_evalkit_compares_figures():
     for label in ("baseline", "new"):
         a, b = mine.arm(label), ref.arm(label)
         assert a.to_dict() | {"run_names": None} == b.to_dict() | {"run_names": None}
+
+
+def test_cli_markdown(corpus, tmp_path, capsys):
+    root, csv = corpus
+    md = tmp_path / "trials.md"
+    args = ["sweep", str(root), "--layout", "harbor", "--profile", "sourcegraph"]
+    assert main([*args, "--outcomes", str(csv), "--markdown", str(md), "--no-cache"]) == 0
+    text = md.read_text(encoding="utf-8")
+    assert text.startswith("# Trial sweep — runs/ (harbor run tree)")
+    assert "Tool profile: **sourcegraph (preset)**" in text
+    assert "| t2 | 1.00 | 2 | 0.50 | 2 | -0.50 | hurts |" in text
+    assert "| baseline | 8 | 75.0% | 3,200 | 2,400 | 320 |" in text
+    assert str(tmp_path) not in text

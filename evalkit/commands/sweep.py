@@ -161,13 +161,15 @@ def _trial_mode(args) -> bool:
 
 
 def _run_trials(args, arms) -> int:
-    from evalkit.outputs.trials_text import render_trials_json, render_trials_text
+    from evalkit.outputs.trials_text import (
+        render_trials_json,
+        render_trials_markdown,
+        render_trials_text,
+    )
     from evalkit.tables.trials import run_trial_sweep
 
     if args.dir is None:
         raise UsageError("a trial sweep (--layout, --profile, --outcomes) needs DIR")
-    if args.markdown is not None:
-        raise UsageError("--markdown is not available for a trial sweep yet; use --json")
     if not math.isfinite(args.pass_threshold):
         raise UsageError(f"--pass-threshold must be a number, got {args.pass_threshold}")
     from evalkit.tables.compare import parse_exclude
@@ -185,6 +187,11 @@ def _run_trials(args, arms) -> int:
         jobs=args.jobs,
         progress=None,
     )
+    if args.markdown is not None:
+        try:
+            args.markdown.write_text(render_trials_markdown(result), encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--markdown {args.markdown}: cannot write ({exc.strerror})") from None
     if args.json:
         sys.stdout.write(render_trials_json(result))
     else:

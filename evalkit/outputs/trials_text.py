@@ -29,6 +29,7 @@ __all__ = [
     "outcome_lines",
     "outcome_summary",
     "read_allocation_lines",
+    "render_trials_markdown",
 ]
 
 DASH = "—"
@@ -235,6 +236,67 @@ def _accounting(t: TrialSweep, *, every_file: bool) -> list[str]:
         else:
             out += [f"    {item}" for item in items]
     return out
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    def esc(x: str) -> str:
+        return x.replace("|", "\\|")
+
+    return [
+        "| " + " | ".join(map(esc, header)) + " |",
+        "|" + "|".join("---" for _ in header) + "|",
+    ] + ["| " + " | ".join(map(esc, r)) + " |" for r in rows]
+
+
+def render_trials_markdown(t: TrialSweep) -> str:
+    """The trial sweep's tables as markdown: profile, outcomes, cost view, read allocation."""
+    where = t.layout.describe() if t.layout else "the harness's layouts"
+    out = [f"# Trial sweep — {t.root.name}/ ({where})", ""]
+    if is_synthetic_harbor(t.root):
+        out += [f"> {caveats.SYNTHETIC_HARBOR_CORPUS}", ""]
+    out += [f"Tool profile: **{t.profile.describe()}** (tool under test: {t.profile.label}).", ""]
+    o = t.outcomes
+    out += ["## Outcomes per task", ""]
+    if o is None:
+        out.append("Two arms are needed for the outcome table.")
+    else:
+        out += _md_table(
+            ["task", f"{o.baseline} reward", "n", f"{o.candidate} reward", "n", "delta", "class"],
+            [
+                [r.task, _f(r.baseline_reward), str(r.baseline_n), _f(r.candidate_reward),
+                 str(r.candidate_n), _signed(r.delta), r.cls]
+                for r in o.tasks
+            ],
+        )  # fmt: skip
+        out += [""] + [line.strip() for line in outcome_summary(o)]
+        out += ["", f"## Cost, tokens, duration, tool calls ({o.candidate} minus {o.baseline})", ""]
+        out += _md_table(
+            ["figure", "tasks", f"{o.candidate} lower", "higher", "tied", "median delta", "sign test p"],
+            [
+                [m.label, str(m.lower + m.higher + m.tied), str(m.lower), str(m.higher), str(m.tied),
+                 _signed(median([x.delta for x in m.tasks if x.delta is not None]),
+                         4 if m.metric == "cost_usd" else 1),
+                 DASH if m.test.p_value is None else fix(m.test.p_value, 4)]
+                for m in o.metrics
+            ],
+        )  # fmt: skip
+        out += ["", "— : withheld (a sign test needs six non-tied tasks)."]
+    out += ["", "## Read allocation per arm (evalkit's own metric)", ""]
+    out += _md_table(
+        ["arm", "runs", "pooled", "chars read", "cited", "not attributable to a file"],
+        [
+            [a.arm, str(a.runs), DASH if a.pooled is None else pct1(a.pooled),
+             grp(a.attributed_chars), grp(a.cited_chars), grp(a.unattributed_chars)]
+            for a in t.reads
+        ],
+    )  # fmt: skip
+    out += [""] + [f"- {c}" for c in caveats.READ_ALLOCATION_CAVEATS]
+    counts: dict[str, int] = {}
+    for _, status, _ in t.accounting:
+        counts[status] = counts.get(status, 0) + 1
+    listed = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    out += ["", f"Files: {len(t.accounting)} entries accounted for ({listed})."]
+    return "\n".join(out) + "\n"
 
 
 def _row_json(r: Any) -> dict[str, Any]:
