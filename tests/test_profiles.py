@@ -225,3 +225,21 @@ def test_evalkit_run_with_a_profile(tmp_path, capsys):
     assert doc["occupancy"]["residual"]["sourcegraph"] >= 0
     assert main(["run", str(f), "--profile", "nope"]) == 2
     assert "no tool profile preset 'nope'" in capsys.readouterr().err
+
+
+def test_a_user_profile_file_drives_counts_occupancy_and_contamination(tmp_path):
+    f = tmp_path / "sg.toml"
+    f.write_text(
+        'name = "my-sg"\n[tool_under_test]\nlabel = "sg"\ntools = ["mcp__sourcegraph__*"]\n'
+        'cli = ["src"]\n[counts]\nread = ["Read", "mcp__sourcegraph__sg_read_file"]\n',
+        encoding="utf-8",
+    )
+    p = load_profile(f)
+    events = sourcegraph_session()
+    s = summarize(events, profile=p)
+    # the file's counts make sg_read_file a Read too; it stays the tool under test's call.
+    assert (s.cg, s.reads, s.cli_contaminated) == (2, 2, 1)
+    o = compute_occupancy(events, profile=p)
+    assert o.families == ("sg", "read", "search", "bash", "other")
+    assert (o.chars["sg"], o.results["sg"], o.chars["read"]) == (2100, 2, 600)
+    assert o.residual["sg"] + o.residual_file_access <= o.final_context
