@@ -308,14 +308,75 @@ def test_markdown_over_several_directories_has_repo_columns(capsys):
     assert "| Read | **0** | 1 | 0 | 0 |" in out.splitlines()
 
 
+# §8.4, transcribed: every line of the table between the title and the fixed text, as
+# (label with its leading spaces, or a title / empty line), when no optional row is called for.
+SPEC_LINES = [
+    ("",),
+    ("runs",),
+    "",
+    "  behavior",
+    ("  duration (s)",),
+    ("  tool calls",),
+    ("  Read",),
+    ("  Grep/Glob",),
+    ("  Bash",),
+    ("  codegraph calls",),
+    "",
+    "  residual context occupancy (CG-7) — tokens still resident at end of run",
+    ("  final context (tok)",),
+    ("  codegraph residual (tok)",),
+    ("  file-access residual (tok)",),
+    ("  → retrieval residual (tok)",),
+    ("  → share of final context",),
+    "",
+    "  explore sufficiency (CG-8) — pooled over every answered explore call",
+    ("  answered explore calls",),
+    ("  explore again",),
+    ("  Read a file we returned",),
+    ("  Read a file we did not return",),
+    ("  Grep/Glob",),
+    ("  moved on / answered",),
+    "",
+    "  explore allocation efficiency (CG-9) — share of returned bytes the answer cited",
+    ("  explore calls with source",),
+    ("  pooled efficiency",),
+    ("  per-run efficiency",),
+    ("  envelope (chars)",),
+    "",
+    "  contamination — the CLI must never be how codegraph is reached",
+    ("  CLI calls that RETURNED output",),
+    ("  CLI attempts blocked",),
+    "",
+]
+
+
 def test_every_bundled_arm_directory_compares(capsys):
     dirs = sorted(Path(bundled_corpus()).glob("cg*/ab-*"))
     assert len(dirs) == 9
     for d in dirs:
         code, out, _ = run_cli(capsys, d, "new", "baseline")
         assert code == 0 and out.startswith(f"\n====== ARM COMPARISON — {d} ======\n")
+        lines = out.split("\n")[2:-1]
+        assert lines[len(SPEC_LINES) :] == HOW_TO_READ
+        for got, want in zip(lines, SPEC_LINES, strict=False):
+            if isinstance(want, str):
+                assert got == want
+            else:  # a row: the label padded to 36, then two right-aligned 23-wide cells
+                assert got.startswith("  " + want[0].ljust(36)) and len(got) == 2 + 36 + 48
         for label in ("new", "baseline"):  # one arm alone: one column
             code, out, _ = run_cli(capsys, d, label)
             assert code == 0 and out.split("\n")[2] == row("", label)
     code, out, _ = run_cli(capsys, bundled_corpus() / "cg8-val", "headless-with")
     assert code == 0 and row("runs", "1") in out.split("\n")
+
+
+def test_comparison_frame_has_every_row_in_its_section():
+    from evalkit.outputs.compare_text import comparison_frame
+    from evalkit.tables.compare import compare_arms
+
+    df = comparison_frame(compare_arms(EXPRESS, ["new", "baseline"]))
+    assert list(df.columns) == ["section", "row", "new", "baseline"]
+    assert len(df) == 24
+    for want in published_rows():  # "Grep/Glob" is a row of two sections
+        (hit,) = df[(df["row"] == want["row"]) & (df["section"] == want["metric"])].index
+        assert list(df.loc[hit, ["new", "baseline"]]) == [want["new"], want["baseline"]]

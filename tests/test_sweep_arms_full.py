@@ -112,3 +112,21 @@ def test_sweep_markdown_lists_the_hygiene_counts(tree, tmp_path, capsys):
     )
     text = md.read_text(encoding="utf-8")
     assert "- cg9 / gin baseline: failed 0" in text and "- cg9 / gin new: failed 1" in text
+
+
+def test_the_sweep_and_compare_agree_on_every_bundled_arm():
+    # one computation: the sweep's per-arm figures are compare-arms's for the same directory
+    from evalkit.paths import bundled_corpus
+    from evalkit.tables.compare import compare_arms
+
+    result = run_sweep(bundled_corpus(), cache=False, jobs=1)
+    checked = 0
+    for row in result.arm_rows:
+        d = bundled_corpus() / row.pass_ / f"ab-{row.repo}"
+        for cell in row.cells:
+            ours = compare_arms(d, [cell.arm]).arm(cell.arm).to_dict()
+            theirs = cell.figures.to_dict()
+            ours.pop("run_names"), theirs.pop("run_names")
+            assert ours == theirs, (row.pass_, row.repo, cell.arm)
+            checked += 1
+    assert checked == 18

@@ -17,9 +17,11 @@ from evalkit.tables.compare import EXCLUDE_RULES, ArmFigures, Comparison, Span
 
 __all__ = [
     "HOW_TO_READ",
+    "REFERENCE_TITLES",
     "USAGE",
     "format_comparison",
     "comparison_cells",
+    "comparison_frame",
     "comparison_warnings",
     "no_runs_message",
     "comparison_notes",
@@ -28,6 +30,19 @@ __all__ = [
 ]
 
 USAGE = "usage: evalkit compare DIR LABEL [LABEL ...]"
+
+# §8.4: the section titles exactly as compare-arms.mjs prints them. They carry the project's
+# metric labels (CG-7/8/9) because the block is reproduced character for character; this is
+# the one place they are spelled (`comparison_frame` names the sections in plain words).
+REFERENCE_TITLES = {
+    "behavior": "  behavior",
+    "occupancy": "  residual context occupancy (CG-7) — tokens still resident at end of run",
+    "sufficiency": "  explore sufficiency (CG-8) — pooled over every answered explore call",
+    "allocation": (
+        "  explore allocation efficiency (CG-9) — share of returned bytes the answer cited"
+    ),
+    "contamination": "  contamination — the CLI must never be how codegraph is reached",
+}
 
 # §8.4: the fixed text that ends the block.
 HOW_TO_READ = """\
@@ -90,7 +105,7 @@ def _rows(
         out.append(("  of which non-success", [str(a.non_success) for a in arms]))
     if any(a.raced for a in arms):
         out.append(("  MCP cold-start race", [str(a.raced) for a in arms]))
-    out += ["", "  behavior"]
+    out += ["", REFERENCE_TITLES["behavior"]]
     for key, label in (
         ("dur", "duration (s)"),
         ("tools", "tool calls"),
@@ -100,7 +115,7 @@ def _rows(
         ("cg", f"{tool} calls"),
     ):
         out.append(("  " + label, spans(key)))
-    out += ["", "  residual context occupancy (CG-7) — tokens still resident at end of run"]
+    out += ["", REFERENCE_TITLES["occupancy"]]
     out.append(("  final context (tok)", spans("ctx", _int)))
     out.append((f"  {tool} residual (tok)", spans("occ_cg", _int)))
     out.append(("  file-access residual (tok)", spans("occ_file", _int)))
@@ -108,7 +123,7 @@ def _rows(
     out.append(("  → share of final context", spans("occ_share", _p)))
     if explore:
         out += _explore_rows(arms, spans)
-    out += ["", f"  contamination — the CLI must never be how {tool} is reached"]
+    out += ["", REFERENCE_TITLES["contamination"].replace("codegraph", tool)]
     out.append(("  CLI calls that RETURNED output", [str(a.cli_contaminated) for a in arms]))
     out.append(("  CLI attempts blocked", [str(a.cli_calls) for a in arms]))
     return out
@@ -116,16 +131,13 @@ def _rows(
 
 def _explore_rows(arms, spans) -> list[tuple[str, list[str]] | str]:
     """The explore sufficiency (CG-8) and allocation (CG-9) sections of §8.4."""
-    out: list[tuple[str, list[str]] | str] = [
-        "",
-        "  explore sufficiency (CG-8) — pooled over every answered explore call",
-    ]
+    out: list[tuple[str, list[str]] | str] = ["", REFERENCE_TITLES["sufficiency"]]
     out.append(("  answered explore calls", [str(a.answered) for a in arms]))
     for b in BUCKETS:
         out.append(("  " + BUCKET_LABELS[b][0], [_bucket_cell(a, b) for a in arms]))
     if any(a.errors for a in arms):
         out.append(("  errored/unanswered (not bucketed)", [str(a.errors) for a in arms]))
-    out += ["", "  explore allocation efficiency (CG-9) — share of returned bytes the answer cited"]
+    out += ["", REFERENCE_TITLES["allocation"]]
     out.append(("  explore calls with source", [str(a.alloc_calls) for a in arms]))
     out.append(
         (
@@ -136,6 +148,30 @@ def _explore_rows(arms, spans) -> list[tuple[str, list[str]] | str]:
     out.append(("  per-run efficiency", spans("efficiency", _p)))
     out.append(("  envelope (chars)", [_int(a.alloc_envelope) for a in arms]))
     return out
+
+
+# The table's sections in plain words (the printed titles carry the project's metric labels).
+_SECTIONS = ("runs", "behavior", "occupancy", "sufficiency", "allocation", "contamination")
+
+
+def comparison_frame(cmp: Comparison):
+    """The table as a DataFrame: `section`, `row`, then one column of printed cells per arm,
+    rows in the printed order (the section names are those of the published sample)."""
+    import pandas as pd
+
+    section, rows = 0, []
+    for item in _rows(cmp)[1:]:
+        if isinstance(item, str):
+            section += item == ""  # each empty line opens the next section
+            continue
+        rows.append(
+            {
+                "section": _SECTIONS[section],
+                "row": item[0].strip(),
+                **dict(zip([a.label for a in cmp.arms], item[1], strict=True)),
+            }
+        )
+    return pd.DataFrame(rows, columns=["section", "row", *(a.label for a in cmp.arms)])
 
 
 def comparison_cells(cmp: Comparison) -> dict[str, list[str]]:
