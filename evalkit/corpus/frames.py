@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalkit.corpus.columns import build_frame
-from evalkit.corpus.discover import SessionRef, ref_for_files
+from evalkit.corpus.discover import SessionRef, identity, ref_for_files
 from evalkit.ecma import utf16_len
 from evalkit.errors import EvalkitError, TranscriptError
 from evalkit.formats.claude_code.transcripts import is_explore, tool_results
@@ -128,30 +128,7 @@ def _has_subagents(path: str) -> bool:
     return os.path.isdir(os.path.join(head, name[: -len(".jsonl")], "subagents"))
 
 
-# --- identity ---------------------------------------------------------------------------------
-
-
-def identity(ref: SessionRef, *, kind: str | None = None) -> dict[str, Any]:
-    """The identity columns of a session (every frame's first columns), `question` excluded.
-
-    `group` is never missing: `pass/repo` where the path gives them, else the session's parent
-    directory (`.` for a session at the top of the corpus).
-    """
-    named = [p for p in (ref.pass_, ref.repo) if p]
-    parent = ref.log.rpartition("/")[0]
-    return {
-        "log": ref.log,
-        "pass": ref.pass_,
-        "repo": ref.repo,
-        "arm": ref.arm,
-        "run": ref.run,
-        "suite": ref.suite,
-        "task": ref.task,
-        "trial": ref.trial,
-        "slice": "multi-turn" if len(ref.segments) > 1 else "single-question",
-        "kind": kind or ("interactive" if ref.layout == "interactive" else "headless"),
-        "group": "/".join(named) if named else (parent or "."),
-    }
+# --- which session a row belongs to ---------------------------------------------------------
 
 
 def _ref_of(s: AnySession) -> SessionRef:

@@ -14,6 +14,7 @@ reported in `errors` (or raised with `strict=True`) while the rest still loads.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -168,7 +169,8 @@ class LoadedCorpus:
                 else:
                     df.to_csv(target, index=False)
                 written.append(target)
-            doc = {"format": fmt, "frames": dictionary_json()}
+            frames = dictionary_json()
+            doc = {"format": fmt, "frames": {name: frames[name] for name in FRAME_NAMES}}
             targets[-1].write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
             written.append(targets[-1])
         except OSError as exc:
@@ -189,6 +191,16 @@ def _layout_skip(ref: SessionRef, layout: str) -> dict[str, Any]:
         "status": "skipped",
         "reason": f"not read: found by the {ref.layout} layout rule, and layout={layout} was asked",
     }
+
+
+def _why(log: str, reason: str | None) -> str:
+    """A crash reason without the session's own name in front (the error names it once)."""
+    if not reason:
+        return "could not be read"
+    m = re.match(re.escape(log) + r"(?::(\d+))?: (.*)", reason, re.S)
+    if m is None:
+        return reason
+    return f"line {m[1]}: {m[2]}" if m[1] else m[2]
 
 
 def load_corpus_frames(
@@ -257,7 +269,7 @@ def load_corpus_frames(
     errors: list[SessionError] = []
     for ref, payload in zip(found.sessions, payloads, strict=True):
         if payload["status"] == "crash":
-            errors.append(SessionError(ref.log, payload.get("reason") or "could not be read"))
+            errors.append(SessionError(ref.log, _why(ref.log, payload.get("reason"))))
             continue
         if "rows_error" in payload:
             errors.append(SessionError(ref.log, payload["rows_error"]))

@@ -69,6 +69,7 @@ class SessionRecord:
         log: First segment, relative to the swept directory.
         segments: Every segment file, relative to the swept directory.
         pass_, repo, arm, run, layout: Labels from the path (`SessionRef`).
+        suite, task, trial: Labels a `--layout` reads from the path (None otherwise).
         status: `parsed` (in the sweep), `no-explore` (parsed, no allocation call), `crash`,
             or `skipped` (not a Claude Code transcript).
         reason: Why a session is not in the sweep (None when parsed).
@@ -108,6 +109,9 @@ class SessionRecord:
     explore_results: int = 0
     tool_calls: int = 0
     damage: tuple[tuple[str, str], ...] = ()
+    suite: str | None = None
+    task: str | None = None
+    trial: str | None = None
     figures: RunFigures | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -280,6 +284,9 @@ def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionReco
         arm=ref.arm,
         run=ref.run,
         layout=ref.layout,
+        suite=ref.suite,
+        task=ref.task,
+        trial=ref.trial,
         status=payload["status"],
         reason=payload.get("reason"),
         calls=calls,
