@@ -116,33 +116,6 @@ def test_session_is_a_lookup_and_interactive_sessions_are_accepted(bundled):
         bundled.session("no/such.jsonl")
 
 
-def test_missing_means_missing():
-    from evalkit.corpus.columns import build_frame
-
-    df = build_frame("sessions", [{"log": "a", "efficiency": float("nan"), "success": None}])
-    assert df["efficiency"].dtype == "Float64" and df["efficiency"].isna().all()
-    assert str(df["success"].dtype) == "boolean" and df["success"].isna().all()
-    assert df["group"].isna().all()  # build_frame never invents a value
-    with pytest.raises(ValueError, match="undeclared"):
-        build_frame("calls", [{"log": "a", "bucket": "x"}])
-
-
-def test_frames_follow_the_dictionary_both_ways(bundled, swept):
-    built = {name: bundled.frame(name) for name in FRAME_NAMES}
-    built |= {"sweep_sessions": swept.sessions_frame(), "sweep_calls": swept.calls_frame()}
-    for name, cols in FRAMES.items():
-        df = built[name]
-        assert list(df.columns) == [c.name for c in cols], name
-        assert [str(t) for t in df.dtypes] == [c.dtype for c in cols], name
-
-
-def test_a_frame_with_an_undeclared_or_missing_column_fails_the_check(bundled):
-    df = bundled.frame("calls")
-    declared = [c.name for c in FRAMES["calls"]]
-    assert list(df.assign(extra=1).columns) != declared
-    assert list(df.drop(columns="efficiency").columns) != declared
-
-
 # --- a Claude Code projects directory -----------------------------------------------------
 
 
