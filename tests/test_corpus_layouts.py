@@ -90,6 +90,11 @@ def test_trial_results(tmp_path):
     )
     assert read_trial_result(str(touch(tmp_path, "e.json", "{oops"))).problem == "not valid JSON"
     assert read_trial_result(str(tmp_path / "none.json")).problem.startswith("cannot read")
+    void = {"verifier_result": {"rewards": {"reward": 1.0}}, "reward_valid": False}
+    assert (
+        "reward_valid"
+        in read_trial_result(str(touch(tmp_path, "g.json", json.dumps(void)))).problem
+    )
     text = touch(tmp_path, "f.json", json.dumps({"verifier_result": {"rewards": {"reward": "1"}}}))
     assert read_trial_result(str(text)).problem == "rewards.reward is not a number"
 

@@ -52,6 +52,10 @@ def read_trial_result(path: str) -> TrialResult:
         return TrialResult(None, problem="not a harbor trial result (not a JSON object)")
     info = doc.get("exception_info")
     exception = info.get("exception_type") if isinstance(info, dict) else None
+    if doc.get("reward_valid") is False:  # harbor 0.25: a policy voided the reward (§4.4)
+        return TrialResult(
+            None, exception=exception, problem="reward marked invalid (reward_valid)"
+        )
     verifier = doc.get("verifier_result")
     rewards = verifier.get("rewards") if isinstance(verifier, dict) else None
     if not isinstance(rewards, dict) or not rewards:
