@@ -160,11 +160,21 @@ def render_trials_text(t: TrialSweep, *, every_file: bool = False) -> str:
         f"{', '.join(t.arms) or 'none'}; suites: "
         f"{', '.join(sorted({r.suite or '(none)' for r in parsed})) or 'none'}",
     ]
+    prof = f"tool profile {t.profile.name}"
+    if t.comparisons:
+        out += [
+            "",
+            f"Arm comparison per suite ({prof}; the harness's ARM COMPARISON block):",
+        ]
     for cmp in t.comparisons:
         explore = bool(t.profile.explore.globs)
         text = format_comparison(cmp, tool=t.profile.label, explore=explore)
         out.append(text.rstrip("\n"))
-    out += ["", f"Outcomes — per task, {t.candidate or DASH} against {t.baseline or DASH}:"]
+    out += [
+        "",
+        f"Outcomes — per task, {t.candidate or DASH} against {t.baseline or DASH} ({prof}, a run "
+        f"passes at reward >= {fix(t.pass_threshold, 2)}):",
+    ]
     if t.outcomes is None:
         out.append("  (two arms are needed for the outcome table; see --arms)")
     else:
@@ -173,7 +183,7 @@ def render_trials_text(t: TrialSweep, *, every_file: bool = False) -> str:
         "",
         "Read allocation — evalkit's own metric, not the reference's explore allocation: the share",
         "of chars of file reads (tool calls whose input names one file) that went to files the",
-        "final answer cites by path:",
+        f"final answer cites by path ({prof}):",
     ]
     rh = [
         "arm",
