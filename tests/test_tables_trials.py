@@ -265,3 +265,27 @@ def test_cli_markdown(corpus, tmp_path, capsys):
     assert "| t2 | 1.00 | 2 | 0.50 | 2 | -0.50 | hurts |" in text
     assert "| baseline | 8 | 75.0% | 3,200 | 2,400 | 320 |" in text
     assert str(tmp_path) not in text
+
+
+def test_evalkit_compare_with_a_profile(corpus, capsys):
+    root, _ = corpus
+    suite = root / "suite"
+    # evalkit compare reads the harness's run-<label>-<i>.jsonl files: lay two runs out that way.
+    for arm in ("baseline", "mcp"):
+        for i, n in enumerate((1, 2), start=1):
+            src = suite / arm / "t1" / f"t1_{n}" / "agent" / "claude-code.txt"
+            text = src.read_text(encoding="utf-8")
+            if text.lstrip().startswith("["):  # the JSON-array trial: write it as JSONL
+                text = "".join(json.dumps(e) + "\n" for e in json.loads(text))
+            (root / f"run-{arm}-{i}.jsonl").write_text(text, encoding="utf-8")
+    assert main(["compare", str(root), "baseline", "mcp", "--profile", "sourcegraph"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Tool profile: sourcegraph (preset)\n")
+    assert (
+        "    sourcegraph calls                                        0                       2"
+        in out
+    )
+    assert "explore sufficiency" not in out
+    assert main(["compare", str(root), "baseline", "mcp"]) == 0
+    plain = capsys.readouterr().out
+    assert "    codegraph calls " in plain and "Tool profile" not in plain
