@@ -91,7 +91,8 @@ def register(subparsers) -> None:
         "--arms",
         metavar="A,B",
         help="arm labels for the arm table, in column order "
-        "(default: baseline,new when present, else every arm found)",
+        "(default: baseline,new when present, else every arm found); in a trial sweep "
+        "BASELINE,CANDIDATE of the outcome table (default: baseline, then the other arm)",
     )
     p.add_argument(
         "--full",
