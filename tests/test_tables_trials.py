@@ -289,3 +289,14 @@ def test_evalkit_compare_with_a_profile(corpus, capsys):
     assert main(["compare", str(root), "baseline", "mcp"]) == 0
     plain = capsys.readouterr().out
     assert "    codegraph calls " in plain and "Tool profile" not in plain
+
+
+def test_a_task_name_in_two_suites_is_two_tasks(corpus):
+    import shutil
+
+    root, csv = corpus
+    shutil.copytree(root / "suite", root / "other")
+    t = sweep(root, outcomes=csv)
+    names = [r.task for r in t.outcomes.tasks]
+    assert names[:2] == ["other/t1", "other/t2"] and "suite/t4" in names and len(names) == 8
+    assert len(t.comparisons) == 2

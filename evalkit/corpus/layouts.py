@@ -224,7 +224,8 @@ def discover_layout(root: str | os.PathLike[str], layout: str | CorpusLayout) ->
     assert spec is not None
     root = Path(root)
     if not root.is_dir():
-        raise UsageError(f"{os.fspath(root)}: no such directory")
+        what = "not a directory" if root.exists() else "no such directory"
+        raise UsageError(f"{os.fspath(root)}: {what}")
     entries: list[FileEntry] = []
     files = sorted(_walk(root, entries), key=lambda p: natural_key("/".join(p)))
     if spec.name == HARBOR:

@@ -150,6 +150,10 @@ class TrialSweep:
         if self.baseline is None or self.candidate is None:
             return None
         runs = [r.outcome_row() for r in self.parsed]
+        if len({r.suite for r in self.parsed}) > 1:  # the same task name in two suites is two tasks
+            for run, r in zip(runs, self.parsed, strict=True):
+                if r.task is not None:
+                    run["task"] = f"{r.suite or NO_SUITE}/{r.task}"
         return outcome_table(
             runs, self.baseline, self.candidate, pass_threshold=self.pass_threshold
         )

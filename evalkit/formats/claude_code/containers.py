@@ -19,6 +19,7 @@ Kept apart from `transcripts.read_segment`, which calls these functions at two p
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -39,13 +40,13 @@ CAPTURE_KEY = "evalkit_capture_timestamp"
 READ_TYPES = frozenset({"system", "assistant", "user", "result"})
 NO_TYPE = "(no type)"
 _WRAPPER_KEYS = frozenset({"raw", "timestamp"})
-_WS = b" \t\n\r"
+_LEADING_WS = re.compile(rb"[ \t\n\r]*")
 
 
 def starts_with_array(data: bytes) -> bool:
     """The first byte that is not JSON whitespace is `[` (§5.2 detection order)."""
-    stripped = data.lstrip(_WS)
-    return stripped[:1] == b"["
+    i = _LEADING_WS.match(data).end()  # type: ignore[union-attr]  # no copy of a large file
+    return data[i : i + 1] == b"["
 
 
 def read_array(
