@@ -300,3 +300,10 @@ def test_a_task_name_in_two_suites_is_two_tasks(corpus):
     names = [r.task for r in t.outcomes.tasks]
     assert names[:2] == ["other/t1", "other/t2"] and "suite/t4" in names and len(names) == 8
     assert len(t.comparisons) == 2
+    assert (
+        "runs-outcomes.csv:2 (task=t4 arm=mcp trial=t4_1; it matches 2 runs, add a suite column)"
+        in (t.join.unmatched_rows)
+    )
+    csv.write_text("suite,task,arm,trial,reward\nother,t4,mcp,t4_1,1.0\n", encoding="utf-8")
+    t = sweep(root, outcomes=csv)
+    assert t.join.unmatched_rows == () and len(t.join.outcomes) == 29  # 28 from result.json

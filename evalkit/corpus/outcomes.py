@@ -5,7 +5,8 @@ unless the CSV gives `passed` itself). Sources, in order (a later one wins for a
 
 1. a harbor trial's `result.json` (`verifier_result.rewards.reward`, `evalkit.formats.harbor`);
 2. a CSV file with a `log` column (the session's log, as `evalkit sweep` lists it) or the
-   columns `task`, `arm`, `trial`, plus `reward` and/or `passed`.
+   columns `task`, `arm`, `trial` (and `suite` when a task name occurs in several suites), plus
+   `reward` and/or `passed`.
 
 Unmatched rows are reported in both directions: CSV rows that name no session, and sessions
 that got no outcome (with the reason, when a `result.json` could not give one).
@@ -44,6 +45,7 @@ class OutcomeRow:
 
     line: int
     log: str | None
+    suite: str | None
     task: str | None
     arm: str | None
     trial: str | None
@@ -125,6 +127,7 @@ def read_outcomes_csv(path: str | os.PathLike[str]) -> list[OutcomeRow]:
             OutcomeRow(
                 line=i,
                 log=row.get("log", "").strip() or None if by_log else None,
+                suite=row.get("suite", "").strip() or None,
                 task=row.get("task", "").strip() or None,
                 arm=row.get("arm", "").strip() or None,
                 trial=row.get("trial", "").strip() or None,
@@ -166,21 +169,25 @@ def join_outcomes(
     if csv_path is not None:
         name = os.path.basename(os.fspath(csv_path))
         by_log = {ref.log: ref for ref in refs}
-        by_key = {(r.task, r.arm, r.trial): r for r in refs if r.task is not None}
+        by_key: dict[tuple, list[SessionRef]] = {}
+        for r in refs:
+            if r.task is not None:
+                by_key.setdefault((r.task, r.arm, r.trial), []).append(r)
         for row in read_outcomes_csv(csv_path):
-            ref = (
-                by_log.get(row.log)
-                if row.log is not None
-                else by_key.get((row.task, row.arm, row.trial))
-            )
-            if ref is None:
-                what = (
-                    row.log
-                    if row.log is not None
-                    else f"task={row.task} arm={row.arm} trial={row.trial}"
-                )
-                unmatched.append(f"{name}:{row.line} ({what})")
+            if row.log is not None:
+                found = [by_log[row.log]] if row.log in by_log else []
+                what = row.log
+            else:
+                found = by_key.get((row.task, row.arm, row.trial), [])
+                if row.suite is not None:
+                    found = [r for r in found if r.suite == row.suite]
+                what = f"task={row.task} arm={row.arm} trial={row.trial}"
+                what = what if row.suite is None else f"suite={row.suite} {what}"
+            if len(found) != 1:
+                why = "" if not found else f"; it matches {len(found)} runs, add a suite column"
+                unmatched.append(f"{name}:{row.line} ({what}{why})")
                 continue
+            ref = found[0]
             if row.reward is None and row.passed is None:
                 continue
             outcomes[ref.log] = Outcome(
