@@ -135,3 +135,15 @@ def test_load_corpus_with_the_harbor_layout_fills_the_identity_columns(tmp_path)
     assert len(c.accounting()) == 50
     with pytest.raises(UsageError, match="unknown layout 'nonsense'"):
         evalkit.load_corpus(tmp_path / "runs", layout="nonsense")
+
+
+def test_a_harbor_trial_without_a_claude_code_transcript_is_said_so(tmp_path):
+    touch(tmp_path, "s/arm/task/task_1/agent/codex.txt")
+    touch(tmp_path, "s/arm/task/task_1/result.json")
+    d = discover_layout(tmp_path, "harbor")
+    assert d.sessions == ()
+    reasons = {f.path: f.reason for f in d.files}
+    assert reasons["s/arm/task/task_1/result.json"].startswith(
+        "harbor trial without agent/claude-code.txt"
+    )
+    assert reasons["s/arm/task/task_1/agent/codex.txt"] == reasons["s/arm/task/task_1/result.json"]

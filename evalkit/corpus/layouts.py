@@ -158,13 +158,28 @@ def _harbor(files: list[tuple[str, ...]], entries: list[FileEntry]) -> list[Sess
                     outcome="/".join(outcome) if outcome in present else None,
                 )
             )
+    # §4.7: a directory holding result.json and agent/ is a trial even without a Claude Code
+    # transcript (another agent, or a run that wrote none): said so, its outcome not counted.
+    with_agent = {p[:i] for p in files for i, c in enumerate(p[:-1]) if c == "agent"}
+    agentless = {
+        p[:-1]
+        for p in files
+        if p[-1] == "result.json" and p[:-1] not in trials and p[:-1] in with_agent
+    }
     for parts in files:
         rel = "/".join(parts)
         owner = next((parts[:k] for k in range(len(parts) - 1, 0, -1) if parts[:k] in trials), None)
         if owner is None:
-            entries.append(
-                FileEntry(rel, None, "not in a harbor trial directory (no agent/claude-code.txt)")
+            bare = next(
+                (parts[:k] for k in range(len(parts) - 1, 0, -1) if parts[:k] in agentless), None
             )
+            why = (
+                "harbor trial without agent/claude-code.txt (another agent, or no transcript): "
+                "not read, its outcome not counted"
+                if bare is not None
+                else "not in a harbor trial directory (no agent/claude-code.txt)"
+            )
+            entries.append(FileEntry(rel, None, why))
             continue
         log, inside = trials[owner], parts[len(owner) :]
         if rel == log:
