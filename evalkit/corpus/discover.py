@@ -46,10 +46,10 @@ __all__ = [
     "discover",
     "natural_key",
     "ref_for_files",
+    "identity",
     "ArmRun",
     "discover_runs",
     "turn_files",
-    "identity",
 ]
 
 Layout = Literal["ab-arm", "campaign", "interactive", "generic"]
