@@ -51,7 +51,7 @@ class CorpusError(EvalkitError):
     """`strict=True`: a session of the corpus could not be read (the message names it)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class LoadedCorpus:
     """A loaded corpus directory: every discovered session once, its frames, its accounting.
 
@@ -70,6 +70,14 @@ class LoadedCorpus:
     rows: dict[str, tuple[dict[str, Any], ...]] = field(repr=False)
     cache_hits: int = 0
     cache_misses: int = 0
+
+    def __repr__(self) -> str:
+        # Short, and without the absolute path: a notebook shows it as output.
+        skipped = sum(1 for f in self.discovery.files if f.session is None)
+        return (
+            f"<{type(self).__name__} {self.root.name}/: {len(self.records)} sessions, "
+            f"{len(self.errors)} unreadable, {skipped} files skipped>"
+        )
 
     @cached_property
     def _refs(self) -> dict[str, SessionRef]:
@@ -281,7 +289,10 @@ def load_corpus_frames(
         for name in FRAME_NAMES:
             rows[name].extend({**ident, **r} for r in got[name])
     if strict and errors:
-        raise CorpusError(f"{errors[0]} (strict: {len(errors)} unreadable in {root.name}/)")
+        raise CorpusError(
+            f"{errors[0]} ({len(errors)} unreadable in {root.name}/; strict=False loads the "
+            "rest and lists them in errors)"
+        )
     return LoadedCorpus(
         root=root,
         discovery=found,

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["Corpus", "load_corpus"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Corpus(LoadedCorpus):
     """A loaded corpus (`LoadedCorpus`: frames, `session(log)`, `accounting()`, `errors`,
     export) with the sweep over the same records."""
