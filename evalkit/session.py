@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalkit.errors import NotATranscript, TranscriptError
+from evalkit.errors import NotATranscript, TranscriptError, unexpected_error
 from evalkit.formats.claude_code.events import in_segment
 from evalkit.formats.claude_code.interactive import (
     SubagentTranscript,
+    find_project_log_dir,
     newest_session_log,
-    project_log_dir,
     read_subagents,
     tool_counts,
     usage_totals,
@@ -31,14 +31,19 @@ from evalkit.formats.claude_code.transcripts import (
     read_segment,
     read_transcript,
 )
+from evalkit.formats.profiles import CODEGRAPH, ToolProfile
 from evalkit.metrics.allocation import Allocation, compute_allocation
 from evalkit.metrics.answer import FinalAnswer, final_answer
 from evalkit.metrics.occupancy import DEFAULT_WINDOW_TOKENS, Occupancy, compute_occupancy
+from evalkit.metrics.read_allocation import ReadAllocation, compute_read_allocation
 from evalkit.metrics.sufficiency import Sufficiency, classify_sufficiency
 from evalkit.metrics.summary import PROCESSED_RESULT_USAGE, ProcessedDefinition, Summary, summarize
+from evalkit.metrics.tokens import ClaudeCodeTokens, claude_code_tokens
 
 __all__ = [
     "Session",
+    "RunFigures",
+    "run_figures",
     "parse_session",
     "session_from_transcript",
     "InteractiveSession",
@@ -63,6 +68,10 @@ class Session:
         sufficiency: Explore sufficiency: what the agent did next after each explore (§5).
         occupancy: Residual context occupancy per tool family at the end (§6).
         summary: Tool calls, turns, duration, cost, tokens processed, race, CLI use (§1.11).
+        tokens: Tokens, cost and timing done right (evalkit's own; agent-formats §5.3).
+        read_allocation: File-attributed read allocation (evalkit's own metric, never the
+            reference's explore allocation).
+        profile: The tool profile the families and counts follow.
     """
 
     log: str
@@ -73,6 +82,9 @@ class Session:
     sufficiency: Sufficiency = field(repr=False)
     occupancy: Occupancy = field(repr=False)
     summary: Summary = field(repr=False)
+    tokens: ClaudeCodeTokens = field(repr=False, default=None)  # type: ignore[assignment]
+    read_allocation: ReadAllocation | None = field(default=None, repr=False)
+    profile: ToolProfile = field(default=CODEGRAPH, repr=False)
 
     @property
     def segments(self) -> int:
@@ -83,6 +95,115 @@ class Session:
         """Decision 7: more than one segment file."""
         return self.segments > 1
 
+    @property
+    def figures(self) -> RunFigures:
+        """The run's figures as the arm comparison and the campaign tables read them."""
+        return run_figures(self)
+
+
+@dataclass(frozen=True)
+class RunFigures:
+    """One run as `compare-arms.mjs` and `parse-bench-readme.mjs` read it (§8.4, §8.5).
+
+    Every field comes from one metric of the session (§1.11, §3, §5, §6); the arm and campaign
+    tables aggregate these and nothing else.
+
+    Attributes:
+        dur: Σ result `duration_ms` / 1000.
+        tools, reads, grep, bash, cg: Tool calls (not ToolSearch), Read, Grep + Glob, Bash,
+            calls of tools whose name contains `codegraph` (§1.11).
+        turns: Requests (distinct assistant message ids).
+        ctx, ctx_base: Final and first request's context (§6.7).
+        occ_cg, occ_file: Residual codegraph and file-access tokens at the end (§6.7).
+        answered, counts, errors: Sufficiency: answered explore calls, calls per bucket,
+            errored or unanswered calls (§5.7).
+        alloc_used, alloc_envelope, alloc_calls: Allocation: cited chars, returned chars and
+            calls with a file section (§3.5).
+        cli_calls, cli_contaminated: codegraph CLI attempts via Bash, and those that returned
+            output (§1.11).
+        ok: Every result event succeeded (and there is one).
+        raced: A tool result hit the MCP cold-start race.
+        processed, processed_message_usage: Tokens processed, reference and later definition.
+        cost: Σ `total_cost_usd` (the reference's sum).
+        segments: Segment files.
+    """
+
+    dur: float
+    tools: int
+    reads: int
+    grep: int
+    bash: int
+    cg: int
+    turns: int
+    ctx: float
+    ctx_base: float
+    occ_cg: int
+    occ_file: int
+    answered: int
+    counts: dict[str, int]
+    errors: int
+    alloc_used: int
+    alloc_envelope: int
+    alloc_calls: int
+    cli_calls: int
+    cli_contaminated: int
+    ok: bool
+    raced: bool
+    processed: float
+    processed_message_usage: float
+    cost: float
+    segments: int
+
+    @property
+    def occ_self(self) -> int:
+        """The retrieval residual: codegraph + file-access residual tokens (§8.4)."""
+        return self.occ_cg + self.occ_file
+
+    @property
+    def occ_share(self) -> float:
+        """`occ_self / ctx × 100`, 0 when the final context is 0 (§8.4)."""
+        return (self.occ_self / self.ctx) * 100 if self.ctx else 0
+
+    def to_payload(self) -> dict[str, Any]:
+        """A JSON-able dict (the sweep cache stores it)."""
+        return {f: getattr(self, f) for f in self.__dataclass_fields__}
+
+    @classmethod
+    def from_payload(cls, payload: dict[str, Any]) -> RunFigures:
+        return cls(**{f: payload[f] for f in cls.__dataclass_fields__})
+
+
+def run_figures(session: Session) -> RunFigures:
+    """The figures of one run (§8.4 "Per run")."""
+    s, o, u, a = session.summary, session.occupancy, session.sufficiency, session.allocation
+    return RunFigures(
+        dur=s.dur,
+        tools=s.tools,
+        reads=s.reads,
+        grep=s.grep,
+        bash=s.bash,
+        cg=s.cg,
+        turns=s.turns,
+        ctx=o.final_context,
+        ctx_base=o.base_context,
+        occ_cg=o.residual[o.tool_family],
+        occ_file=o.residual_file_access,
+        answered=u.answered,
+        counts=dict(u.counts),
+        errors=u.errors,
+        alloc_used=a.used,
+        alloc_envelope=a.envelope,
+        alloc_calls=len(a.calls),
+        cli_calls=s.cli_calls,
+        cli_contaminated=s.cli_contaminated,
+        ok=s.ok,
+        raced=s.raced,
+        processed=s.processed_result_usage,
+        processed_message_usage=s.processed_message_usage,
+        cost=s.cost,
+        segments=session.segments,
+    )
+
 
 def session_from_transcript(
     transcript: Transcript,
@@ -90,6 +211,7 @@ def session_from_transcript(
     log: str | None = None,
     window_tokens: float = DEFAULT_WINDOW_TOKENS,
     processed: ProcessedDefinition = PROCESSED_RESULT_USAGE,
+    profile: ToolProfile = CODEGRAPH,
 ) -> Session:
     """Compute every metric of a transcript already read.
 
@@ -98,27 +220,40 @@ def session_from_transcript(
         log: The session's name in tables (default: the first segment's path).
         window_tokens: The nominal window of the occupancy share-of-window column (§6.7).
         processed: Which `tokens processed` definition `summary.processed` uses (§1.11).
+        profile: The tool profile (default codegraph: the reference's rules).
     """
     path = transcript.paths[0]
     events = transcript.events
     try:
-        texts = tuple(explore_texts(events, path=path))
+        texts = tuple(explore_texts(events, path=path, profile=profile))
         answer = final_answer(events, path=path)
-        sufficiency = classify_sufficiency(events, path=path)
-        occupancy = compute_occupancy(events, window_tokens=window_tokens, path=path)
-        summary = summarize(events, processed=processed, path=path)
+        sufficiency = classify_sufficiency(events, path=path, profile=profile)
+        occupancy = compute_occupancy(
+            events, window_tokens=window_tokens, path=path, profile=profile
+        )
+        summary = summarize(events, processed=processed, path=path, profile=profile)
+        reads = compute_read_allocation(events, answer.text, profile=profile, path=path)
     except TranscriptError as exc:
         # Name the segment file that holds the offending event, not the first one.
         raise in_segment(exc, transcript.paths, transcript.segment_starts) from None
+    except Exception as exc:  # noqa: BLE001 — hostile input never becomes a traceback
+        raise unexpected_error(path, exc) from exc
+    try:
+        allocation = compute_allocation(texts, answer.text)
+    except Exception as exc:  # noqa: BLE001
+        raise unexpected_error(path, exc) from exc
     return Session(
         log=log if log is not None else path,
         transcript=transcript,
         answer=answer,
         explore_texts=texts,
-        allocation=compute_allocation(texts, answer.text),
+        allocation=allocation,
         sufficiency=sufficiency,
         occupancy=occupancy,
         summary=summary,
+        tokens=claude_code_tokens(events, transcript.segment_starts),
+        read_allocation=reads,
+        profile=profile,
     )
 
 
@@ -128,17 +263,22 @@ def parse_session(
     log: str | None = None,
     window_tokens: float = DEFAULT_WINDOW_TOKENS,
     processed: ProcessedDefinition = PROCESSED_RESULT_USAGE,
+    profile: ToolProfile = CODEGRAPH,
 ) -> Session:
     """Read the segment files of one session, in order, and compute its metrics.
 
-    `window_tokens` and `processed` are passed to `session_from_transcript`.
+    `window_tokens`, `processed` and `profile` are passed to `session_from_transcript`.
 
     Raises:
         TranscriptError: A file is missing, unreadable or not a regular file, or holds input the
             reference crashes on (§9.1).
     """
     return session_from_transcript(
-        read_transcript(paths), log=log, window_tokens=window_tokens, processed=processed
+        read_transcript(paths),
+        log=log,
+        window_tokens=window_tokens,
+        processed=processed,
+        profile=profile,
     )
 
 
@@ -226,7 +366,7 @@ def read_interactive_session(
         TranscriptError: A log holds input the reference crashes on (§9.1).
     """
     if log_dir is None:
-        log_dir = project_log_dir(
+        log_dir = find_project_log_dir(
             project_dir if project_dir is not None else os.getcwd(), projects_dir
         )
     return read_session_file(newest_session_log(log_dir))
@@ -252,9 +392,16 @@ def read_session_file(path: str, *, log: str | None = None) -> InteractiveSessio
         events.extend(sub.events)
         for tool, n in tool_counts(sub.events).items():
             sub_counts[tool] = sub_counts.get(tool, 0) + n
-    gen, fresh, cached = usage_totals(events, path)
-    answer = final_answer(events, path=path)
-    texts = tuple(explore_texts(events, path=path, any_type=True))
+    try:
+        gen, fresh, cached = usage_totals(events, path)
+        answer = final_answer(events, path=path)
+        texts = tuple(explore_texts(events, path=path, any_type=True))
+        sufficiency = classify_sufficiency(events, path=path)
+        allocation = compute_allocation(texts, answer.text)
+    except TranscriptError:
+        raise
+    except Exception as exc:  # noqa: BLE001 — hostile input never becomes a traceback
+        raise unexpected_error(path, exc) from exc
     return InteractiveSession(
         session_id=session_id,
         path=path,
@@ -267,8 +414,8 @@ def read_session_file(path: str, *, log: str | None = None) -> InteractiveSessio
         cached_tokens=cached,
         answer=answer,
         explore_texts=texts,
-        sufficiency=classify_sufficiency(events, path=path),
-        allocation=compute_allocation(texts, answer.text),
+        sufficiency=sufficiency,
+        allocation=allocation,
         segment_reads=(main_read, *(sub.read for sub in subagents if sub.read is not None)),
         log=log or path,
     )

@@ -139,6 +139,7 @@ def _row(s: AgentSession, log: str) -> dict[str, Any]:
         "codegraph_calls": fam.get("codegraph", 0),
         "duration_s": s.duration_s,
         "cost_usd": s.cost_usd,
+        "context_window": s.context_window,
         "model": s.model,
         "turns": s.turns,
         "aborted_turns": s.aborted_turns,
@@ -192,14 +193,10 @@ def _tool_call_rows(s: AgentSession, log: str) -> list[dict[str, Any]]:
 
 def agent_rows(sessions: list[AgentSession], file_log: str) -> dict[str, list[dict[str, Any]]]:
     """The frame rows of a file's sessions (identity overrides included: `log`, `agent`,
-    `kind`, `question`, `slice`); the explore frames get none."""
-    out: dict[str, list[dict[str, Any]]] = {
-        "sessions": [],
-        "calls": [],
-        "sections": [],
-        "files": [],
-        "tool_calls": [],
-    }
+    `kind`, `question`, `slice`); the explore frames and the Claude Code models frame get none."""
+    from evalkit.corpus.frames import FRAME_NAMES
+
+    out: dict[str, list[dict[str, Any]]] = {name: [] for name in FRAME_NAMES}
     for s in sessions:
         log = session_log(file_log, s)
         out["sessions"].append(_row(s, log))
@@ -237,7 +234,18 @@ def agent_payload(root: str, first: str, log: str, fmt: str | None, frames: bool
     damage = []
     read = sessions[0].read
     if read is not None and (text := read.damage()):
-        damage.append([log, text])
+        # As `FileDamage` fields: file, what, malformed, non_object, invalid_utf8, cut gzip.
+        damage.append(
+            [
+                log,
+                text,
+                read.malformed,
+                read.non_object,
+                read.invalid_utf8,
+                read.truncated_gzip,
+                None,
+            ]
+        )
     payload: dict[str, Any] = {
         "status": "no-explore",
         "reason": AGENT_REASON[agent],

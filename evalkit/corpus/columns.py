@@ -1,7 +1,7 @@
 """The column dictionary: every column of every corpus frame, declared once.
 
-Each frame (`sessions`, `calls`, `sections`, `files`, `tool_calls`) is a tuple of `Column`s in
-display order: the identity columns first (the same nine in every frame), then the frame's own.
+Each frame (`sessions`, `calls`, `sections`, `files`, `tool_calls` of a loaded corpus, and the
+sweep's `sweep_sessions`, `sweep_calls`) is a tuple of `Column`s in display order: the identity columns first (the same nine in every frame), then the frame's own.
 `build_frame` is the one place a list of row dicts becomes a DataFrame: it keeps exactly the
 declared columns, in order, with the declared (nullable) dtype, so a value the transcript does
 not carry is `<NA>`, never 0 or False. `evalkit columns [FRAME]`, the exports' `columns.json`
@@ -81,7 +81,25 @@ IDENTITY: tuple[Column, ...] = (
     _c("repo", "string", "label", "the repository the path names (express), else <NA>"),
     _c("arm", "string", "label", "the arm the file name gives (baseline, new, headless-with)"),
     _c("run", "string", "label", "the run the path names (1 for run-new-1, run2 for a campaign)"),
-    _c("question", "Int64", "count", "which question (segment turn, 1-based) the row belongs to"),
+    _c("suite", "string", "label", "the benchmark suite a --layout path names, else <NA>"),
+    _c(
+        "task",
+        "string",
+        "label",
+        "the task a --layout path names (a harbor task folder), else <NA>",
+    ),
+    _c(
+        "trial",
+        "string",
+        "label",
+        "the trial a --layout path names (a harbor trial folder), else <NA>",
+    ),
+    _c(
+        "question",
+        "Int64",
+        "count",
+        "the question (segment turn, 1-based) of the row; <NA> when it spans several",
+    ),
     _c("slice", "string", "label", "single-question (one segment file) or multi-turn (several)"),
     _c("kind", "string", "label", "headless (claude -p stream-json) or interactive (project log)"),
     _c("agent", "string", "label", "the agent that wrote the log: claude-code, codex or inspect"),
@@ -191,38 +209,125 @@ _SESSIONS: tuple[Column, ...] = (
     ),
     _c("cli_calls", "Int64", "count", "Bash calls that ran the codegraph command line"),
     _c("cli_contaminated", "Int64", "count", "of those, results that entered the context"),
-    # Every agent (issue 15). Claude-Code-only metrics above are <NA> for Codex and Inspect.
-    _c("model", "string", "label", "the model that served the session (Codex, Inspect)"),
-    _c("turns", "Int64", "count", "user turns (prompts sent); Codex and Inspect"),
-    _c("aborted_turns", "Int64", "count", "turns interrupted or failed; Codex"),
+    # the arm comparison's derived figures (§8.4)
+    _c(
+        "retrieval_residual",
+        "Float64",
+        "tokens",
+        "codegraph + file-access tokens still in the window at the end",
+    ),
+    _c("retrieval_residual_share", "Float64", "fraction", "retrieval_residual / final_context"),
+    # tokens and cost done right (evalkit's own; agent-formats §5.3): the token ledger
     _c(
         "prompt_tokens",
         "Float64",
         "tokens",
-        "every input token of every request, cached or not (the token ledger)",
+        "every input token of every request, cached or not (Claude Code: each message id once)",
     ),
-    _c("cache_read_tokens", "Float64", "tokens", "part of prompt_tokens read from a prompt cache"),
+    _c("cache_read_tokens", "Float64", "tokens", "the part of prompt_tokens read from the cache"),
     _c(
         "cache_write_tokens",
         "Float64",
         "tokens",
-        "part of prompt_tokens written to a prompt cache; <NA> where the format has none",
+        "the part of prompt_tokens written to the cache; <NA> where the log has none (Codex)",
     ),
-    _c("uncached_prompt_tokens", "Float64", "tokens", "prompt_tokens minus cache_read_tokens"),
-    _c("output_tokens", "Float64", "tokens", "every generated token, reasoning included"),
+    _c("uncached_prompt_tokens", "Float64", "tokens", "prompt_tokens - cache_read_tokens"),
+    _c(
+        "output_tokens",
+        "Float64",
+        "tokens",
+        "generated tokens, reasoning included (Claude Code: result.modelUsage, else "
+        "result.usage; <NA> without a result)",
+    ),
     _c(
         "reasoning_tokens",
         "Float64",
         "tokens",
-        "part of output_tokens spent on reasoning; <NA> where unknown",
+        "the part of output_tokens spent on reasoning; <NA> where the log has none apart "
+        "(Claude Code, codex exec --json)",
     ),
-    _c("reward", "Float64", "score", "the task outcome as a number (Inspect: first numeric score)"),
-    _c("passed", "boolean", "flag", "the task outcome as pass/fail (Inspect: C/I or true/false)"),
+    # Other agents (issue 15): Codex CLI and Inspect AI sessions; <NA> for Claude Code.
+    _c("model", "string", "label", "the model that served the session (Codex, Inspect)"),
+    _c("turns", "Int64", "count", "user turns, prompts sent (Codex, Inspect)"),
+    _c("aborted_turns", "Int64", "count", "turns interrupted or failed (Codex)"),
+    _c("reward", "Float64", "score", "the sample's outcome as a number: its first numeric score"),
+    _c("passed", "boolean", "flag", "the sample's outcome as pass/fail: a C/I or true/false score"),
     _c(
         "parent_copy_included",
         "boolean",
         "flag",
         "a forked Codex session whose copied parent lines could not be left out",
+    ),
+    _c("requests_main", "Int64", "count", "distinct message ids of the main thread"),
+    _c("requests_subagent", "Int64", "count", "distinct message ids of subagent threads"),
+    _c("prompt_tokens_main", "Float64", "tokens", "prompt_tokens of the main thread"),
+    _c("prompt_tokens_subagent", "Float64", "tokens", "prompt_tokens of subagent threads"),
+    _c(
+        "repeated_message_ids",
+        "Int64",
+        "count",
+        "messages a later segment repeated (counted once)",
+    ),
+    _c("num_turns", "Float64", "count", "result num_turns summed over result events"),
+    _c("duration_api_ms", "Float64", "ms", "result duration_api_ms summed over result events"),
+    _c("cost_usd_last", "Float64", "USD", "total_cost_usd of the last result event"),
+    _c(
+        "totals_carried_over",
+        "boolean",
+        "flag",
+        "later segments' cost and modelUsage already include the earlier ones (--resume)",
+    ),
+    _c(
+        "session_cost_usd",
+        "Float64",
+        "USD",
+        "the session's cost: cost_usd_last when carried over, else cost_usd",
+    ),
+    _c(
+        "model_usage",
+        "string",
+        "label",
+        "where models come from: last (one total), sum (added over segments) or none",
+    ),
+    _c("models", "Int64", "count", "models in result.modelUsage (see the models frame)"),
+    _c(
+        "context_window",
+        "Float64",
+        "tokens",
+        "the model's context window (Claude Code: modelUsage contextWindow of the model with "
+        "the largest prompt; Codex: model_context_window); <NA> without",
+    ),
+    _c(
+        "final_context_window_share",
+        "Float64",
+        "fraction",
+        "final_context / context_window (the nominal 200k when the log gives none)",
+    ),
+    _c(
+        "retrieval_residual_window_share",
+        "Float64",
+        "fraction",
+        "retrieval_residual / context_window (the nominal 200k when the log gives none)",
+    ),
+)
+
+_MODELS: tuple[Column, ...] = (
+    _c("model", "string", "label", "the model id (message.model, or a result.modelUsage key)"),
+    _c("requests", "Int64", "count", "assistant messages of this model (each id once)"),
+    _c("prompt_tokens", "Float64", "tokens", "prompt tokens of those messages (the token ledger)"),
+    _c("input_tokens", "Float64", "tokens", "inputTokens: uncached input"),
+    _c("output_tokens", "Float64", "tokens", "outputTokens (thinking included)"),
+    _c("cache_read_tokens", "Float64", "tokens", "cacheReadInputTokens"),
+    _c("cache_creation_tokens", "Float64", "tokens", "cacheCreationInputTokens"),
+    _c("cost_usd", "Float64", "USD", "costUSD (an estimate, not a bill)"),
+    _c("context_window", "Float64", "tokens", "contextWindow"),
+    _c("web_search_requests", "Float64", "count", "webSearchRequests"),
+    _c(
+        "source",
+        "string",
+        "label",
+        "modelUsage totals: last (the last segment's, carried over) or sum (added over "
+        "segments); <NA> when the results carry no modelUsage",
     ),
 )
 
@@ -273,12 +378,50 @@ _TOOL_CALLS: tuple[Column, ...] = (
     _c("is_error", "boolean", "flag", "the last result was an error; <NA> when never answered"),
 )
 
+# The sweep's own frames (`SweepResult.sessions_frame()` / `.calls_frame()`): every discovered
+# session with its sweep status, and the allocation calls of the sessions in the sweep.
+_SWEEP_SESSIONS: tuple[Column, ...] = (
+    _c(
+        "layout",
+        "string",
+        "label",
+        "the discovery rule that found the session (ab-arm, campaign, interactive, generic)",
+    ),
+    _c("status", "string", "label", "parsed (in the sweep), no-explore, crash or skipped"),
+    _c("segments", "Int64", "count", "segment files of the session (one per question)"),
+    _c("explore_calls", "Int64", "count", "explore calls with at least one file section"),
+    _c("sections", "Int64", "count", "file sections returned over those calls"),
+    _c("chars", "Int64", "chars", "chars the explore calls returned (the envelope)"),
+    _c("cited_chars", "Int64", "chars", "chars of returned files the answer cited"),
+    _c("path_cited_chars", "Int64", "chars", "chars of returned files the answer cited by path"),
+    _c("efficiency", "Float64", "fraction", "allocation efficiency; <NA> outside the sweep"),
+    _c(
+        "path_efficiency", "Float64", "fraction", "path_cited_chars / chars; <NA> outside the sweep"
+    ),
+    _c("files_returned", "Int64", "count", "distinct files the explore calls returned"),
+    _c("files_cited", "Int64", "count", "distinct returned files the final answer cited"),
+    _c("has_answer", "boolean", "flag", "the final answer is not empty; <NA> when not read"),
+    _c("reason", "string", "text", "why the session is not in the sweep"),
+)
+_SWEEP_CALLS: tuple[Column, ...] = (
+    _c("call", "Int64", "count", "1-based number of the explore call in the session"),
+    _c("chars", "Int64", "chars", "chars the call returned"),
+    _c("cited_chars", "Int64", "chars", "chars of cited files"),
+    _c("path_cited_chars", "Int64", "chars", "chars of files cited by path"),
+    _c("sections", "Int64", "count", "file sections the call returned"),
+    _c("cited_sections", "Int64", "count", "of those, sections whose file the answer cited"),
+    _c("efficiency", "Float64", "fraction", "cited_chars / chars of this call"),
+)
+
 FRAMES: dict[str, tuple[Column, ...]] = {
     "sessions": IDENTITY + _SESSIONS,
     "calls": IDENTITY + _CALLS,
     "sections": IDENTITY + _SECTIONS,
     "files": IDENTITY + _FILES,
     "tool_calls": IDENTITY + _TOOL_CALLS,
+    "models": IDENTITY + _MODELS,
+    "sweep_sessions": IDENTITY + _SWEEP_SESSIONS,
+    "sweep_calls": IDENTITY + _SWEEP_CALLS,
 }
 
 
@@ -312,10 +455,9 @@ def build_frame(frame: str, rows: list[dict[str, Any]]) -> pd.DataFrame:
     cols = columns_of(frame)
     names = [c.name for c in cols]
     known = set(names)
-    for row in rows[:1]:
-        extra = [k for k in row if k not in known]
-        if extra:
-            raise ValueError(f"frame {frame}: undeclared columns {extra}")
+    extra = set().union(*rows) - known if rows else set()
+    if extra:
+        raise ValueError(f"frame {frame}: undeclared columns {sorted(extra)}")
     data = {}
     for c in cols:
         values = [r.get(c.name) for r in rows]

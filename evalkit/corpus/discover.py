@@ -38,22 +38,36 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from evalkit.ecma import listing_key
 from evalkit.errors import UsageError
-from evalkit.formats.detect import detect_format
+from evalkit.formats.detect import AGENT_OF, detect_format
 
-__all__ = ["SessionRef", "FileEntry", "Discovery", "discover", "natural_key", "ref_for_files"]
+__all__ = [
+    "SessionRef",
+    "FileEntry",
+    "Discovery",
+    "discover",
+    "natural_key",
+    "ref_for_files",
+    "identity",
+    "ArmRun",
+    "discover_runs",
+    "turn_files",
+]
 
 Layout = Literal["ab-arm", "campaign", "interactive", "generic"]
+# Sessions found by a `--layout` (evalkit.corpus.layouts) rather than the harness's rules.
+LayoutFound = Literal["harbor", "pattern"]
 
 # `X.jsonl`, `X.tN.jsonl`, each optionally `.gz`.
-_TRANSCRIPT = re.compile(r"^(?P<stem>.+?)(?:\.t(?P<turn>\d+))?\.jsonl(?P<gz>\.gz)?$")
-_INDEXED_RUN = re.compile(r"^run-(?P<label>.+)-(?P<index>\d+)$")  # §7.2 step 2
-_SINGLE_RUN = re.compile(r"^run-(?P<label>.+)$")  # §7.2 step 1
-_SIDECAR = re.compile(r"^explore-(?P<label>.+)\.jsonl(?:\.gz)?$")  # §7.1, CG-4
-_AB_DIR = re.compile(r"^ab-(?P<repo>.+)$")
+# re.S and \Z: a name holding a line break is a transcript like any other (issue 11).
+_TRANSCRIPT = re.compile(r"^(?P<stem>.+?)(?:\.t(?P<turn>\d+))?\.jsonl(?P<gz>\.gz)?\Z", re.S)
+_INDEXED_RUN = re.compile(r"^run-(?P<label>.+)-(?P<index>\d+)\Z", re.S)  # §7.2 step 2
+_SINGLE_RUN = re.compile(r"^run-(?P<label>.+)\Z", re.S)  # §7.2 step 1
+_SIDECAR = re.compile(r"^explore-(?P<label>.+)\.jsonl(?:\.gz)?\Z", re.S)  # §7.1, CG-4
+_AB_DIR = re.compile(r"^ab-(?P<repo>.+)\Z", re.S)
 _CAMPAIGN_RUN_DIR = re.compile(r"^run\d+$")  # §7.3
 # §1.10, §7.4: Claude Code names a project's log directory after its escaped absolute path
 # (`-private-tmp-repo`) and each session file after its UUID.
@@ -79,10 +93,13 @@ class SessionRef:
         repo: The repo (`express`), when the path names it; else None.
         arm: The arm label (`new`, `baseline`, `headless-with`), when the file name gives it.
         run: The run (`1` for `run-new-1`, `run2` for a campaign run directory), when given.
-        layout: Which rule found it: `ab-arm`, `campaign`, `interactive` or `generic`.
+        layout: Which rule found it: `ab-arm`, `campaign`, `interactive` or `generic`; or
+            `harbor` / `pattern` when a `--layout` found it (`evalkit.corpus.layouts`).
         subagents: Interactive sessions only: the subagent transcripts (§1.10 step 3).
         problem: Set when the reference would crash on this session before reading it (a
             zero-padded run index, §7.2); such a session is reported as a crash.
+        suite, task, trial: Labels a `--layout` reads from the path (None otherwise).
+        outcome: A harbor trial's `result.json`, relative to the root (None otherwise).
         format: The file format when discovery already knows it from the content (Inspect
             logs); None = decided when the file is parsed.
     """
@@ -93,9 +110,13 @@ class SessionRef:
     repo: str | None = None
     arm: str | None = None
     run: str | None = None
-    layout: Layout = "generic"
+    layout: Layout | LayoutFound = "generic"
     subagents: tuple[str, ...] = ()
     problem: str | None = None
+    suite: str | None = None
+    task: str | None = None
+    trial: str | None = None
+    outcome: str | None = None
     format: str | None = None
 
     @property
@@ -201,6 +222,31 @@ def ref_for_files(
         run=run,
         layout=layout,
     )
+
+
+def identity(ref: SessionRef, *, kind: str | None = None) -> dict[str, Any]:
+    """The identity columns of a session (every frame's first columns), `question` excluded.
+
+    `group` is never missing: `pass/repo` where the path gives them, else the session's parent
+    directory (`.` for a session at the top of the corpus).
+    """
+    named = [p for p in (ref.pass_, ref.repo) if p]
+    parent = ref.log.rpartition("/")[0]
+    return {
+        "log": ref.log,
+        "pass": ref.pass_,
+        "repo": ref.repo,
+        "arm": ref.arm,
+        "run": ref.run,
+        "suite": ref.suite,
+        "task": ref.task,
+        "trial": ref.trial,
+        "slice": "multi-turn" if len(ref.segments) > 1 else "single-question",
+        "kind": kind or ("interactive" if ref.layout == "interactive" else "headless"),
+        # Codex and Inspect rows override it with the agent read from the content (issue 15).
+        "agent": AGENT_OF.get(ref.format or "claude-code", "claude-code"),
+        "group": "/".join(named) if named else (parent or "."),
+    }
 
 
 def discover(root: str | os.PathLike[str]) -> Discovery:
@@ -424,3 +470,73 @@ def _classify_dir(
                 )
             )
     return sessions
+
+
+# --- runs of one arm in one directory (§7.2, compare-arms.mjs) ----------------------------------
+
+_JS_REGEX_SPECIAL = re.compile(r"[.*+?^${}()|\[\]\\]")
+
+
+@dataclass(frozen=True)
+class ArmRun:
+    """One run of an arm, as `compare-arms.mjs`'s `discoverRuns` finds it (§7.2).
+
+    Attributes:
+        name: `<label>` for a single run, `<label>-<i>` for an indexed one.
+        segments: The segment files (paths under the directory), in reading order.
+        problem: Set when the reference crashes on this run before reading it: a zero-padded
+            index points at a file that does not exist (§7.2 quirk).
+    """
+
+    name: str
+    segments: tuple[str, ...]
+    problem: str | None = None
+
+
+def turn_files(names: list[str], stem: str) -> list[str]:
+    """The `<stem>.t<N>.jsonl` names among `names`, sorted numerically by N (§7.2, §7.3)."""
+    pat = re.compile("^" + _JS_REGEX_SPECIAL.sub(r"\\\g<0>", stem) + r"\.t(\d+)\.jsonl$")
+    found = [(int(m[1]), n) for n in names if (m := pat.match(n))]
+    return [n for _, n in sorted(found, key=lambda t: t[0])]
+
+
+def discover_runs(directory: str | os.PathLike[str], label: str) -> tuple[ArmRun, ...]:
+    """`discoverRuns(dir, label)` of `compare-arms.mjs` (§7.2).
+
+    `run-<label>.jsonl` makes the arm exactly one run (its `.tN` files follow, sorted
+    numerically) and the indexed files are ignored; otherwise every `run-<label>-<i>.jsonl` is a
+    run, indices sorted numerically. The label is regex-escaped inside the patterns.
+
+    Raises:
+        UsageError: The directory does not exist or cannot be listed.
+    """
+    directory = Path(directory)
+    try:
+        names = sorted(os.listdir(directory), key=listing_key)
+    except FileNotFoundError:
+        raise UsageError(f"{os.fspath(directory)}: no such directory") from None
+    except NotADirectoryError:
+        raise UsageError(f"{os.fspath(directory)}: not a directory") from None
+    except OSError as exc:
+        raise UsageError(f"{os.fspath(directory)}: cannot list ({exc.strerror})") from None
+    single = f"run-{label}.jsonl"
+    if single in names:
+        segs = [single, *turn_files(names, f"run-{label}")]
+        return (ArmRun(label, tuple(os.fspath(directory / n) for n in segs)),)
+    indexed = re.compile("^run-" + _JS_REGEX_SPECIAL.sub(r"\\\g<0>", label) + r"-(\d+)\.jsonl$")
+    found = sorted(((int(m[1]), n) for n in names if (m := indexed.match(n))), key=lambda t: t[0])
+    runs = []
+    for index, name in found:
+        stem = f"run-{label}-{index}"  # rebuilt from the number, as the reference does
+        first = f"{stem}.jsonl"
+        problem = None
+        if first not in names:
+            problem = (
+                f"{name}: the run index is zero-padded, so the reference looks for {first}, "
+                "which does not exist (compare-arms.mjs crashes here)"
+            )
+        segs = [first, *turn_files(names, stem)]
+        runs.append(
+            ArmRun(f"{label}-{index}", tuple(os.fspath(directory / n) for n in segs), problem)
+        )
+    return tuple(runs)

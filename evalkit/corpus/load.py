@@ -14,6 +14,7 @@ reported in `errors` (or raised with `strict=True`) while the rest still loads.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -23,6 +24,7 @@ from evalkit.corpus.cache import SweepCache, code_fingerprint, default_cache_dir
 from evalkit.corpus.columns import build_frame, dictionary_json
 from evalkit.corpus.discover import Discovery, Layout, SessionRef, discover
 from evalkit.corpus.frames import FRAME_NAMES, SessionError, identity
+from evalkit.corpus.layouts import discover_layout, parse_layout
 from evalkit.corpus.parse import Progress, analyse_payloads
 from evalkit.corpus.records import (
     Accounting,
@@ -32,6 +34,7 @@ from evalkit.corpus.records import (
     record_from_payload,
 )
 from evalkit.errors import EvalkitError, UsageError
+from evalkit.formats.profiles import load_profile
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -49,7 +52,7 @@ class CorpusError(EvalkitError):
     """`strict=True`: a session of the corpus could not be read (the message names it)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class LoadedCorpus:
     """A loaded corpus directory: every discovered session once, its frames, its accounting.
 
@@ -68,6 +71,14 @@ class LoadedCorpus:
     rows: dict[str, tuple[dict[str, Any], ...]] = field(repr=False)
     cache_hits: int = 0
     cache_misses: int = 0
+
+    def __repr__(self) -> str:
+        # Short, and without the absolute path: a notebook shows it as output.
+        skipped = sum(1 for f in self.discovery.files if f.session is None)
+        return (
+            f"<{type(self).__name__} {self.root.name}/: {len(self.records)} sessions, "
+            f"{len(self.errors)} unreadable, {skipped} files skipped>"
+        )
 
     @cached_property
     def _refs(self) -> dict[str, SessionRef]:
@@ -105,6 +116,10 @@ class LoadedCorpus:
     def tool_calls_df(self) -> pd.DataFrame:
         """One row per tool_use block."""
         return self.frame("tool_calls")
+
+    def models_df(self) -> pd.DataFrame:
+        """One row per session × model of `result.modelUsage` (see `frames.models_df`)."""
+        return self.frame("models")
 
     def session(self, log: str) -> Session | InteractiveSession | AgentSession:
         """The session whose log is `log`, parsed in full (a lookup: no discovery is re-run).
@@ -174,7 +189,8 @@ class LoadedCorpus:
                 else:
                     df.to_csv(target, index=False)
                 written.append(target)
-            doc = {"format": fmt, "frames": dictionary_json()}
+            frames = dictionary_json()
+            doc = {"format": fmt, "frames": {name: frames[name] for name in FRAME_NAMES}}
             targets[-1].write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
             written.append(targets[-1])
         except OSError as exc:
@@ -197,6 +213,16 @@ def _layout_skip(ref: SessionRef, layout: str) -> dict[str, Any]:
     }
 
 
+def _why(log: str, reason: str | None) -> str:
+    """A crash reason without the session's own name in front (the error names it once)."""
+    if not reason:
+        return "could not be read"
+    m = re.match(re.escape(log) + r"(?::(\d+))?: (.*)", reason, re.S)
+    if m is None:
+        return reason
+    return f"line {m[1]}: {m[2]}" if m[1] else m[2]
+
+
 def load_corpus_frames(
     path: str | os.PathLike[str],
     *,
@@ -206,6 +232,7 @@ def load_corpus_frames(
     cache_dir: str | os.PathLike[str] | None = None,
     progress: bool | None = None,
     strict: bool = False,
+    profile: Any = None,
 ) -> LoadedCorpus:
     """Discover, parse and keep every session of a corpus directory (see the module docstring).
 
@@ -213,6 +240,11 @@ def load_corpus_frames(
         path: The corpus directory.
         layout: Keep only sessions found by one layout rule (`ab-arm`, `campaign`,
             `interactive`, `generic`); the others are listed as skipped. None = every session.
+            Or find the sessions by a layout of their own: `harbor` (harbor trial folders) or
+            a pattern such as `{suite}/{arm}/{task}/{trial}/agent/claude-code.txt`
+            (`evalkit.corpus.layouts`); the frames' `suite`, `task`, `trial` come from it.
+        profile: A tool profile (`ToolProfile`, preset name or TOML file) the sessions are
+            parsed with; None = codegraph (the reference's rules).
         jobs: Worker processes (default: every core); 1 parses in this process.
         cache: Use the parsed-session cache (it never changes a number, only the time taken).
         cache_dir: Cache location (default `$XDG_CACHE_HOME/evalkit` or `~/.cache/evalkit`).
@@ -224,20 +256,29 @@ def load_corpus_frames(
         UsageError: `path` is not a directory, or `layout` is unknown.
         CorpusError: `strict=True` and a session could not be read.
     """
+    spec = None
     if layout is not None and layout not in LAYOUTS:
-        raise UsageError(f"unknown layout {layout!r} (one of {', '.join(LAYOUTS)})")
+        if layout != "harbor" and "{" not in layout:
+            raise UsageError(
+                f"unknown layout {layout!r} (one of {', '.join(LAYOUTS)}, harbor, or a pattern "
+                "with placeholders such as {arm}/{task}/{trial}.jsonl)"
+            )
+        spec = parse_layout(layout)
+    prof = load_profile(profile) if profile is not None else None
     if jobs is not None and jobs < 1:
         raise UsageError(f"jobs must be at least 1, got {jobs}")
     root = Path(path)
-    found = discover(root)
-    wanted = [r for r in found.sessions if layout is None or r.layout == layout]
+    found = discover(root) if spec is None else discover_layout(root, spec)
+    wanted = [r for r in found.sessions if spec is not None or layout is None or r.layout == layout]
     # Frame payloads hold more than the sweep's: their own cache entries, same machinery.
     store = SweepCache(
         (cache_dir or default_cache_dir()) if cache else None,
-        fingerprint=code_fingerprint() + ":frames",
+        fingerprint=code_fingerprint() + ":frames" + (f":{prof.fingerprint()}" if prof else ""),
     )
     bar = None if progress is False else Progress(len(wanted), enabled=progress)
-    parsed = analyse_payloads(root, wanted, cache=store, jobs=jobs, progress=bar, frames=True)
+    parsed = analyse_payloads(
+        root, wanted, cache=store, jobs=jobs, progress=bar, frames=True, profile=prof
+    )
     by_log = {r.log: p for r, p in zip(wanted, parsed, strict=True)}
     payloads = [by_log.get(r.log) or _layout_skip(r, layout or "") for r in found.sessions]
 
@@ -248,7 +289,7 @@ def load_corpus_frames(
     errors: list[SessionError] = []
     for ref, payload in zip(found.sessions, payloads, strict=True):
         if payload["status"] == "crash":
-            errors.append(SessionError(ref.log, payload.get("reason") or "could not be read"))
+            errors.append(SessionError(ref.log, _why(ref.log, payload.get("reason"))))
             continue
         if "rows_error" in payload:
             errors.append(SessionError(ref.log, payload["rows_error"]))
@@ -260,7 +301,10 @@ def load_corpus_frames(
         for name in FRAME_NAMES:
             rows[name].extend({**ident, **r} for r in got[name])
     if strict and errors:
-        raise CorpusError(f"{errors[0]} (strict: {len(errors)} unreadable in {root.name}/)")
+        raise CorpusError(
+            f"{errors[0]} ({len(errors)} unreadable in {root.name}/; strict=False loads the "
+            "rest and lists them in errors)"
+        )
     return LoadedCorpus(
         root=root,
         discovery=found,

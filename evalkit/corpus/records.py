@@ -8,16 +8,20 @@ payload with the labels discovery read from the path.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit.corpus.discover import Discovery, SessionRef
 from evalkit.errors import NOT_A_TRANSCRIPT, NotATranscript, TranscriptError
 from evalkit.formats.detect import detect_format
 
+if TYPE_CHECKING:
+    from evalkit.session import RunFigures
+
 __all__ = [
     "Accounting",
     "CallRecord",
+    "FileDamage",
     "SessionRecord",
     "account_files",
     "analyse_session",
@@ -28,7 +32,7 @@ __all__ = [
 Status = Literal["parsed", "no-explore", "crash", "skipped"]
 
 # Bump when the payload's shape or meaning changes; part of every cache key.
-PAYLOAD_VERSION = 3
+PAYLOAD_VERSION = 5  # 2: damage line counts; 3: tool calls, skipped; 4: run figures; 5: agents
 
 NO_EXPLORE = "no answered explore call with file sections (not in the sweep, Decision 4)"
 
@@ -60,6 +64,46 @@ class CallRecord:
 
 
 @dataclass(frozen=True)
+class FileDamage:
+    """What reading one damaged file lost (the sweep's `--json` damage account).
+
+    Attributes:
+        file: The file, relative to the swept directory.
+        what: The same account in words, as the text report prints it.
+        malformed: Lines that are not valid JSON, skipped.
+        non_object: Valid JSON lines that are not objects, ignored.
+        invalid_utf8: Lines holding bytes that are not UTF-8 (decoded with U+FFFD).
+        truncated_gzip: The gzip stream ended early.
+        unreadable: Why the file could not be read at all (a subagent file), else None.
+    """
+
+    file: str
+    what: str
+    malformed: int = 0
+    non_object: int = 0
+    invalid_utf8: int = 0
+    truncated_gzip: bool = False
+    unreadable: str | None = None
+
+    @property
+    def skipped(self) -> int:
+        """Non-blank lines that did not become events."""
+        return self.malformed + self.non_object
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "skipped": self.skipped,
+            "malformed": self.malformed,
+            "non_object": self.non_object,
+            "invalid_utf8": self.invalid_utf8,
+            "truncated_gzip": self.truncated_gzip,
+            "unreadable": self.unreadable,
+            "what": self.what,
+        }
+
+
+@dataclass(frozen=True)
 class SessionRecord:
     """A discovered session with its allocation totals (fractions, not percents).
 
@@ -67,6 +111,7 @@ class SessionRecord:
         log: First segment, relative to the swept directory.
         segments: Every segment file, relative to the swept directory.
         pass_, repo, arm, run, layout: Labels from the path (`SessionRef`).
+        suite, task, trial: Labels a `--layout` reads from the path (None otherwise).
         status: `parsed` (in the sweep), `no-explore` (parsed, no allocation call), `crash`,
             or `skipped` (not a Claude Code transcript).
         reason: Why a session is not in the sweep (None when parsed).
@@ -82,6 +127,10 @@ class SessionRecord:
         tool_calls: tool_use blocks over every thread (0 for a corpus of no agent work).
         damage: `(segment, what was lost)` for each damaged segment file (skipped lines,
             invalid UTF-8, a cut gzip stream); the numbers are over what survived.
+        damage_counts: One `FileDamage` per damaged file, the same files as `damage`.
+        subagents: Interactive sessions only: the subagent files merged into the session.
+        figures: The run's ARM COMPARISON figures (§8.4) for a headless session; None for an
+            interactive one (no occupancy) or a session that was not read.
         agent: Which agent wrote the file: `claude-code`, `codex` or `inspect` (issue 15).
         agent_sessions: For a Codex or Inspect file, a summary of each of its sessions (an
             Inspect log holds one per sample and epoch): `log`, `agent`, `format`,
@@ -109,6 +158,12 @@ class SessionRecord:
     explore_results: int = 0
     tool_calls: int = 0
     damage: tuple[tuple[str, str], ...] = ()
+    damage_counts: tuple[FileDamage, ...] = ()
+    subagents: tuple[str, ...] = ()
+    suite: str | None = None
+    task: str | None = None
+    trial: str | None = None
+    figures: RunFigures | None = field(default=None, repr=False, compare=False)
     agent: str = "claude-code"
     agent_sessions: tuple[dict[str, Any], ...] = ()
 
@@ -151,6 +206,7 @@ def analyse_session(
     problem: str | None = None,
     interactive: bool = False,
     frames: bool = False,
+    profile: Any = None,
     fmt: str | None = None,
 ) -> dict[str, Any]:
     """Parse one session and reduce it to its allocation numbers (§8.2 steps 1–2).
@@ -159,9 +215,11 @@ def analyse_session(
     naming the file relative to `root`; a file that is not a Claude Code transcript at all is a
     `skipped` payload. `interactive` reads the session as §1.10 does (its `<id>/subagents/`
     merged, falsy lines dropped). `frames` adds `rows`: the rows of every corpus frame
-    (`evalkit.corpus.frames.session_rows`), from the same parse. A Codex or Inspect file
-    (`fmt`, or detected from the content of a one-file session) is read by its own reader
-    (`evalkit.corpus.agents.agent_payload`).
+    (`evalkit.corpus.frames.session_rows`), from the same parse. `profile` (a `ToolProfile`)
+    parses with that tool profile and adds `run`: the figures the trial sweep reads
+    (`run_payload`); give such a run a cache of its own, keyed by the profile. A Codex or
+    Inspect file (`fmt`, or detected from the content of a one-file session) is read by its own
+    reader (`evalkit.corpus.agents.agent_payload`).
     """
     if problem is not None:
         return {"status": "crash", "reason": problem}
@@ -169,6 +227,7 @@ def analyse_session(
     from evalkit.session import parse_session, read_session_file
 
     paths = [os.path.join(root, s) for s in segments]
+    extra_figures: dict[str, Any] = {}
     try:
         if fmt is None and not interactive and len(paths) == 1:
             fmt = detect_format(paths[0])
@@ -186,12 +245,28 @@ def analyse_session(
             tool_calls = sum(isession.main_counts.values()) + sum(isession.subagent_counts.values())
             parsed: Any = isession
         else:
-            session = parse_session(paths, log=log)
+            if profile is not None:
+                session = parse_session(paths, log=log, profile=profile)
+            else:
+                session = parse_session(paths, log=log)
             allocation, texts = session.allocation, session.explore_texts
             reads = session.transcript.segments
             tool_calls = len(session.summary.calls)
             parsed = session
-        damage = [[_relative(seg.path, root), text] for seg in reads if (text := seg.damage())]
+            extra_figures = {"figures": session.figures.to_payload()}
+        damage = [
+            [
+                _relative(seg.path, root),
+                text,
+                seg.malformed,
+                seg.non_object,
+                seg.invalid_utf8,
+                seg.truncated_gzip,
+                seg.unreadable,
+            ]
+            for seg in reads
+            if (text := seg.damage())
+        ]
     except NotATranscript as exc:
         where = _relative(exc.path, root)
         reason = NOT_A_TRANSCRIPT if where == segments[0] else f"{where}: {NOT_A_TRANSCRIPT}"
@@ -208,6 +283,8 @@ def analyse_session(
             "reason": f"unexpected {type(exc).__name__} while parsing: {exc}",
         }
     extra: dict[str, Any] = {}
+    if profile is not None and not interactive:
+        extra["run"] = run_payload(parsed)
     if frames:
         # Rows are built apart from the sweep's numbers: a failure here loses the session's
         # frame rows (reported as an error), never its place in the sweep.
@@ -237,12 +314,41 @@ def analyse_session(
         "explore_results": len(texts),
         "tool_calls": tool_calls,
         "damage": damage,
+        **extra_figures,
         **extra,
+    }
+
+
+def run_payload(session: Any) -> dict[str, Any]:
+    """What the trial sweep keeps of one parsed session (JSON-able, cached): the arm
+    comparison's figures, read allocation, tool calls, tokens, cost, duration, event types."""
+    s, tokens = session.summary, session.tokens
+    ledger = tokens.ledger if tokens is not None else None
+    total = None
+    if ledger is not None and ledger.prompt_tokens is not None:
+        total = ledger.prompt_tokens + (ledger.output_tokens or 0)
+    other: dict[str, int] = {}
+    for seg in session.transcript.segments:
+        for name, n in seg.other_types:
+            other[name] = other.get(name, 0) + n
+    return {
+        "figures": session.figures.to_payload(),
+        "read_allocation": session.read_allocation.to_dict(),
+        "tool_calls": len(s.calls),
+        "tool_under_test_calls": s.cg,
+        "cost_usd": tokens.cost if tokens is not None else s.cost,
+        "tokens": total,
+        "duration_s": s.dur,
+        "other_types": other,
+        "containers": sorted({seg.container for seg in session.transcript.segments}),
+        "wrapped": sum(seg.wrapped for seg in session.transcript.segments),
     }
 
 
 def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionRecord:
     """Join a session's labels with its analysed numbers."""
+    from evalkit.session import RunFigures
+
     calls = tuple(CallRecord(*c) for c in payload.get("calls", ()))
     return SessionRecord(
         log=ref.log,
@@ -252,6 +358,9 @@ def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionReco
         arm=ref.arm,
         run=ref.run,
         layout=ref.layout,
+        suite=ref.suite,
+        task=ref.task,
+        trial=ref.trial,
         status=payload["status"],
         reason=payload.get("reason"),
         calls=calls,
@@ -264,7 +373,10 @@ def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionReco
         has_answer=payload.get("has_answer", False),
         explore_results=payload.get("explore_results", 0),
         tool_calls=payload.get("tool_calls", 0),
-        damage=tuple(tuple(d) for d in payload.get("damage", ())),
+        damage=tuple((d[0], d[1]) for d in payload.get("damage", ())),
+        damage_counts=tuple(FileDamage(*d) for d in payload.get("damage", ())),
+        subagents=ref.subagents,
+        figures=RunFigures.from_payload(payload["figures"]) if payload.get("figures") else None,
         agent=payload.get("agent", "claude-code"),
         agent_sessions=tuple(payload.get("agent_sessions", ())),
     )

@@ -24,6 +24,8 @@ from evalkit.ecma import (
     fix,
     grp,
     jround,
+    js_add,
+    js_div,
     js_json,
     js_truthy,
     lj,
@@ -35,6 +37,7 @@ from evalkit.ecma import (
 from evalkit.errors import TranscriptError
 from evalkit.formats.claude_code.events import at_event
 from evalkit.formats.claude_code.transcripts import family, id_key, message_key, result_text
+from evalkit.formats.profiles import CODEGRAPH, ToolProfile
 
 __all__ = [
     "FAMILIES",
@@ -49,8 +52,9 @@ __all__ = [
     "request_count",
 ]
 
-# §1.4: the occupancy families, in the order they are tested and printed.
-FAMILIES: tuple[str, ...] = ("codegraph", "read", "search", "bash", "other")
+# §1.4: the occupancy families, in the order they are tested and printed (the default profile's;
+# another profile puts its own tool-under-test label first: `ToolProfile.families`).
+FAMILIES: tuple[str, ...] = CODEGRAPH.families
 FILE_ACCESS: tuple[str, ...] = ("read", "search", "bash")
 DEFAULT_WINDOW_TOKENS = 200000
 FALLBACK_CHARS_PER_TOKEN = 3.0
@@ -86,7 +90,7 @@ def _usage_tokens(usage: Any, fields: Sequence[str], path: str) -> float:
         if not isinstance(value, int | float):
             # The reference would concatenate strings here; evalkit refuses to invent a number.
             raise TranscriptError(path, f"usage.{name} is not a number: {js_json(value)}")
-        total += value
+        total = js_add(total, value)  # a double sum, rounded past 2^53 as in ECMAScript
     return total
 
 
@@ -124,7 +128,9 @@ def _block_chars(block: Any, path: str) -> float:
     return utf16_len(js_json(block))
 
 
-def _timeline(events: Sequence[dict[str, Any]], path: str) -> tuple[list[Any], int]:
+def _timeline(
+    events: Sequence[dict[str, Any]], path: str, profile: ToolProfile = CODEGRAPH
+) -> tuple[list[Any], int]:
     entries: list[Any] = []
     compactions = 0
     seen: set[Any] = set()
@@ -177,7 +183,7 @@ def _timeline(events: Sequence[dict[str, Any]], path: str) -> tuple[list[Any], i
                         if isinstance(block, dict) and block.get("type") == "tool_result":
                             name = names.get(id_key(block.get("tool_use_id")), "")
                             text = result_text(block.get("content"), path=path)
-                            entries.append(_Add(utf16_len(text), family(name or "")))
+                            entries.append(_Add(utf16_len(text), family(name or "", profile)))
                         else:
                             entries.append(_Add(utf16_len(result_text([block], path=path)), None))
                 elif isinstance(content, str):
@@ -222,7 +228,11 @@ def _gaps(entries: list[Any]) -> tuple[list[Gap], list[float]]:
             if reqs:
                 gaps.append(
                     Gap(
-                        entry.ctx - reqs[-1], chars, tool_chars, tuple(by_family.items()), compacted
+                        js_add(entry.ctx, -reqs[-1]),
+                        chars,
+                        tool_chars,
+                        tuple(by_family.items()),
+                        compacted,
                     )
                 )
             reqs.append(entry.ctx)
@@ -244,25 +254,28 @@ def _calibrate(gaps: list[Gap]) -> tuple[float, bool]:
     clean = [
         g
         for g in gaps
-        if not g.compacted and g.delta > 0 and g.chars > 500 and g.tool_chars / g.chars >= 0.8
+        if not g.compacted
+        and g.delta > 0
+        and g.chars > 500
+        and js_div(g.tool_chars, g.chars) >= 0.8
     ]
-    ratios = sorted(g.tool_chars / g.delta for g in clean)
+    ratios = sorted(js_div(g.tool_chars, g.delta) for g in clean)
     lower_median = ratios[(len(ratios) - 1) // 2] if ratios else 0
     sum_d: float = 0
     sum_c: float = 0
     for g in clean:
         # A gap in which the window also shed content pushes the ratio up: leave it out.
-        if lower_median > 0 and g.tool_chars / g.delta > 1.5 * lower_median:
+        if lower_median > 0 and js_div(g.tool_chars, g.delta) > 1.5 * lower_median:
             continue
-        sum_d += g.delta
-        sum_c += g.tool_chars
+        sum_d = js_add(sum_d, g.delta)
+        sum_c = js_add(sum_c, g.tool_chars)
     if sum_d == 0:
         for g in gaps:
             if not g.compacted and g.delta > 0 and g.chars > 0:
-                sum_d += g.delta
-                sum_c += g.chars
+                sum_d = js_add(sum_d, g.delta)
+                sum_c = js_add(sum_c, g.chars)
     if sum_d > 0:
-        return sum_c / sum_d, True  # true even in the all-chars fallback (§9.2 row 7)
+        return js_div(sum_c, sum_d), True  # true even in the all-chars fallback (§9.2 row 7)
     return FALLBACK_CHARS_PER_TOKEN, False
 
 
@@ -271,18 +284,18 @@ def _dispersion(gaps: list[Gap], chars_per_token: float) -> float | None:
     errs = []
     for g in gaps:
         # Written as skip tests, so a NaN `chars` gap stays in (§9.1): every NaN comparison is false.
-        if g.compacted or g.delta <= 0 or g.chars <= 500 or g.tool_chars / g.chars < 0.95:
+        if g.compacted or g.delta <= 0 or g.chars <= 500 or js_div(g.tool_chars, g.chars) < 0.95:
             continue
-        errs.append(abs(g.tool_chars / chars_per_token - g.delta) / g.delta)
+        errs.append(js_div(abs(js_div(g.tool_chars, chars_per_token) - g.delta), g.delta))
     errs.sort()
     return errs[(len(errs) - 1) >> 1] if errs else None
 
 
 def _attribute(
-    gaps: list[Gap], chars_per_token: float
+    gaps: list[Gap], chars_per_token: float, families: tuple[str, ...] = FAMILIES
 ) -> tuple[dict[str, float], dict[str, float], float]:
     """§6.6: contributed tokens per family, the FIFO residual and the evicted total (unrounded)."""
-    contributed: dict[str, float] = dict.fromkeys(FAMILIES, 0)
+    contributed: dict[str, float] = dict.fromkeys(families, 0)
     queue: list[list[Any]] = []  # [family, tokens], one entry per family per gap
     evicted: float = 0
     for g in gaps:
@@ -294,7 +307,7 @@ def _attribute(
             queue = []
         tool_tokens: float = 0
         for fam, ch in g.by_family:
-            tok = ch / chars_per_token
+            tok = js_div(ch, chars_per_token)
             tool_tokens += tok
             contributed[fam] += tok
             queue.append([fam, tok])
@@ -312,7 +325,7 @@ def _attribute(
                     head[1] -= left
                     evicted += left
                     left = 0
-    residual: dict[str, float] = dict.fromkeys(FAMILIES, 0)
+    residual: dict[str, float] = dict.fromkeys(families, 0)
     for fam, tok in queue:
         residual[fam] += tok
     return contributed, residual, evicted
@@ -345,6 +358,7 @@ class Occupancy:
         turns: Requests (distinct assistant `message.id`s).
         window_tokens: The window the share-of-window column uses.
         gaps: The gaps between consecutive requests.
+        families: The families, tool under test first (its label names the first row).
     """
 
     final_context: float
@@ -365,18 +379,25 @@ class Occupancy:
     residual_exact: dict[str, float]
     contributed_exact: dict[str, float]
     gaps: tuple[Gap, ...]
+    families: tuple[str, ...] = FAMILIES
+
+    @property
+    def tool_family(self) -> str:
+        """The tool under test's family (`codegraph` by default)."""
+        return self.families[0]
 
     @property
     def base_tokens(self) -> float:
         """The `base (prompt+prose)` row: what the rounded residuals leave of the final context."""
-        return max(0, self.final_context - sum(self.residual[f] for f in FAMILIES))
+        return max(0, self.final_context - sum(self.residual[f] for f in self.families))
 
     @property
     def dropped(self) -> int:
         """Rounded tokens contributed but no longer resident (decides the `evicted` note)."""
+        tool = self.tool_family
         return (
-            self.contributed["codegraph"] + self.contributed_file_access + self.contributed["other"]
-        ) - (self.residual["codegraph"] + self.residual_file_access + self.residual["other"])
+            self.contributed[tool] + self.contributed_file_access + self.contributed["other"]
+        ) - (self.residual[tool] + self.residual_file_access + self.residual["other"])
 
     def to_dict(self) -> dict[str, Any]:
         """The `occupancy` object of `evalkit run --json`."""
@@ -400,6 +421,7 @@ def compute_occupancy(
     *,
     window_tokens: float = DEFAULT_WINDOW_TOKENS,
     path: str = "(transcript)",
+    profile: ToolProfile = CODEGRAPH,
 ) -> Occupancy:
     """§6.2–6.7: residual and contributed tokens per tool family at the end of the session.
 
@@ -408,18 +430,20 @@ def compute_occupancy(
         window_tokens: The nominal window for the share-of-window column (§10.7); use
             `window_tokens_from_env()` to honour `CG_WINDOW_TOKENS` as the reference does.
         path: Named in errors.
+        profile: Forms the families (default: the reference's, `codegraph` first).
 
     Raises:
         TranscriptError: On inputs the reference crashes on (§9.1 cases 2 and 4), and on a
             non-numeric usage count.
     """
-    entries, compactions = _timeline(events, path)
+    families = profile.families
+    entries, compactions = _timeline(events, path, profile)
     gaps, reqs = _gaps(entries)
     chars_per_token, calibrated = _calibrate(gaps)
     dispersion = _dispersion(gaps, chars_per_token)
-    contributed, residual, evicted = _attribute(gaps, chars_per_token)
-    chars: dict[str, int] = dict.fromkeys(FAMILIES, 0)
-    results: dict[str, int] = dict.fromkeys(FAMILIES, 0)
+    contributed, residual, evicted = _attribute(gaps, chars_per_token, families)
+    chars: dict[str, int] = dict.fromkeys(families, 0)
+    results: dict[str, int] = dict.fromkeys(families, 0)
     for entry in entries:
         if isinstance(entry, _Add) and entry.family is not None:
             chars[entry.family] += entry.chars
@@ -430,8 +454,8 @@ def compute_occupancy(
         chars_per_token=chars_per_token,
         calibrated=calibrated,
         dispersion=dispersion,
-        residual={f: jround(residual[f]) for f in FAMILIES},
-        contributed={f: jround(contributed[f]) for f in FAMILIES},
+        residual={f: jround(residual[f]) for f in families},
+        contributed={f: jround(contributed[f]) for f in families},
         residual_file_access=jround(_sum(residual[f] for f in FILE_ACCESS)),
         contributed_file_access=jround(_sum(contributed[f] for f in FILE_ACCESS)),
         chars=chars,
@@ -443,6 +467,7 @@ def compute_occupancy(
         residual_exact=residual,
         contributed_exact=contributed,
         gaps=tuple(gaps),
+        families=families,
     )
 
 
@@ -500,21 +525,12 @@ def window_tokens_from_env(environ: Mapping[str, str] | None = None) -> float:
 # --- printed block (§6.8) -----------------------------------------------------------------------
 
 
-def _div(a: float, b: float) -> float:
-    """ECMAScript division: x/0 is ±Infinity, 0/0 is NaN (only reachable via CG_WINDOW_TOKENS)."""
-    if b == 0 or math.isnan(b):
-        if math.isnan(b) or a == 0 or math.isnan(a):
-            return math.nan
-        return math.copysign(math.inf, a) * math.copysign(1, b)
-    return a / b
-
-
 def _js_round(x: float) -> float:
     return x if not math.isfinite(x) else jround(x)
 
 
 _ROWS = (
-    ("codegraph", ("codegraph",)),
+    (None, None),  # the tool under test: its family label names the row
     ("Read", ("read",)),
     ("Grep/Glob", ("search",)),
     ("Bash", ("bash",)),
@@ -535,14 +551,14 @@ def format_occupancy(
     """
     i = indent
     win = result.window_tokens if window_tokens is None else window_tokens
-    w_k = number_str(_js_round(_div(win, 1000)))
+    w_k = number_str(_js_round(js_div(win, 1000)))
     ctx = result.final_context
 
     def pct_ctx(t: float) -> str:
-        return fix((t / ctx) * 100, 1) if ctx > 0 else "0.0"
+        return fix(js_div(t, ctx) * 100, 1) if ctx > 0 else "0.0"
 
     def pct_win(t: float) -> str:
-        return fix(_div(t, win) * 100, 1)
+        return fix(js_div(t, win) * 100, 1)
 
     def tok(t: float) -> str:
         return rj(grp(t) + " tok", 12)
@@ -554,6 +570,8 @@ def format_occupancy(
         "question, before any tool answered",
     ]
     for label, fams in _ROWS:
+        if fams is None:
+            label, fams = result.tool_family, (result.tool_family,)
         t = result.residual_file_access if fams == FILE_ACCESS else result.residual[fams[0]]
         ch = sum(result.chars[f] for f in fams)
         n = sum(result.results[f] for f in fams)

@@ -12,16 +12,15 @@ option, and `format_run_header` says so on the `tokens processed` line when it i
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from evalkit.ecma import (
-    NOT_WS,
-    WS,
     fix,
     grp,
+    js_add,
+    js_div,
     js_json,
     js_string,
     js_truthy,
@@ -29,7 +28,7 @@ from evalkit.ecma import (
     printable,
     utf16_prefix,
 )
-from evalkit.errors import TranscriptError
+from evalkit.errors import TranscriptError, one_line
 from evalkit.formats.claude_code.events import at_event
 from evalkit.formats.claude_code.transcripts import (
     family,
@@ -38,6 +37,7 @@ from evalkit.formats.claude_code.transcripts import (
     thread_of,
     tool_results,
 )
+from evalkit.formats.profiles import CODEGRAPH, ToolProfile
 from evalkit.metrics.occupancy import request_count
 
 __all__ = [
@@ -93,8 +93,13 @@ def _concat(x: Any) -> str:
     return "undefined" if x is _MISSING else js_string(x)
 
 
-def tool_call_display(block: dict[str, Any], *, path: str = "(transcript)") -> str:
+def tool_call_display(
+    block: dict[str, Any], *, path: str = "(transcript)", profile: ToolProfile = CODEGRAPH
+) -> str:
     """§1.11: `name + detail` for one tool_use block, as the reference lists it.
+
+    The tool under test's calls show their first `query`/`task`/`symbol` input (the reference's
+    rule for names containing `codegraph`; `profile` says which names those are).
 
     Raises:
         TranscriptError: A `Task` description or `Bash` command that is a number, boolean or
@@ -110,7 +115,7 @@ def tool_call_display(block: dict[str, Any], *, path: str = "(transcript)") -> s
         return f"{name} [subagent_type={kind}] " + _cut(
             inp.get("description"), 40, path, "Task input.description"
         )
-    if "codegraph" in name:
+    if profile.is_tool_under_test(name):
         first = next((inp[k] for k in ("query", "task", "symbol") if inp.get(k) is not None), "")
         # The cut can drop the closing quote (§9.2 row 19).
         return f"{name} " + utf16_prefix(js_json(first), 60)
@@ -124,17 +129,10 @@ def tool_call_display(block: dict[str, Any], *, path: str = "(transcript)") -> s
     return name
 
 
-_CLI = re.compile(
-    r"(^|[;&|(]|&&|\|\||\$\(|`)" + WS + r"*(?:[A-Za-z_]\w*=" + NOT_WS + "*" + WS + r"+)*"
-    r"[\w./~-]*codegraph(" + WS + r"|\Z)",
-    re.ASCII,
-)
-
-
-def is_cli_call(command: Any) -> bool:
-    """§1.11: the command invokes the codegraph CLI in some command position."""
+def is_cli_call(command: Any, profile: ToolProfile = CODEGRAPH) -> bool:
+    """§1.11: the command invokes the tool's CLI (by default codegraph's) in a command position."""
     text = "undefined" if command is _MISSING else js_string(command)
-    return _CLI.search(text) is not None
+    return profile.is_cli_call(text)
 
 
 @dataclass(frozen=True)
@@ -179,7 +177,9 @@ class Summary:
         tool_calls: Their display strings.
         counts: Calls per tool name, in first-seen order.
         tools: Display strings not starting with `ToolSearch`.
-        reads / grep / bash / cg: `Read`; `Grep` + `Glob`; `Bash`; names containing `codegraph`.
+        reads / grep / bash / cg: `Read`; `Grep` + `Glob`; `Bash`; the tool under test's calls
+            (names containing `codegraph` by default). The profile's `counts` name the first
+            three.
         turns: Distinct assistant `message.id`s.
         dur: Σ `duration_ms` over result events, in seconds.
         cost: Σ `total_cost_usd`.
@@ -190,10 +190,11 @@ class Summary:
         raced: Some tool result says `No such tool available`.
         cli_calls: Bash calls that invoke the codegraph CLI.
         cli_contaminated: Non-error results of those calls (output that entered the window).
-        init_tools: Tool names containing `codegraph` from the last `system/init`, or None.
+        init_tools: The tool under test's names from the last `system/init`, or None.
         subtypes: The `subtype` of every result event, in order (an absent one is a sentinel
             that prints as `undefined`; a JSON null prints as `null`).
         results: Number of result events.
+        tool_label: The tool under test's family label (`codegraph` by default).
     """
 
     calls: tuple[ToolCall, ...] = field(repr=False)
@@ -217,6 +218,7 @@ class Summary:
     cli_contaminated: int = 0
     init_tools: tuple[str, ...] | None = None
     subtypes: tuple[Any, ...] = ()
+    tool_label: str = "codegraph"
 
     @property
     def results(self) -> int:
@@ -238,7 +240,7 @@ def _usage_sum(usage: Any, path: str, what: str) -> float:
     total: float = 0
     if isinstance(usage, dict):
         for name in _PROCESSED_FIELDS:
-            total += _number(usage.get(name), f"{what}.{name}", path)
+            total = js_add(total, _number(usage.get(name), f"{what}.{name}", path))
     return total
 
 
@@ -247,6 +249,7 @@ def summarize(
     *,
     processed: ProcessedDefinition = PROCESSED_RESULT_USAGE,
     path: str = "(transcript)",
+    profile: ToolProfile = CODEGRAPH,
 ) -> Summary:
     """§1.11: the per-session summary fields.
 
@@ -254,6 +257,7 @@ def summarize(
         events: Every event of the session.
         processed: `PROCESSED_RESULT_USAGE` (reference default) or `PROCESSED_MESSAGE_USAGE`.
         path: Named in errors.
+        profile: Which tools are the tool under test and form the families and counts.
 
     Raises:
         TranscriptError: On the crash cases of §9.1 that concern these fields (5, 6, and a
@@ -284,13 +288,18 @@ def summarize(
                         "system/init tools is not an array (the reference harness crashes here)",
                     )
                 init_tools = tuple(
-                    js_string(t) for t in (tools or []) if "codegraph" in js_string(t)
+                    js_string(t) for t in (tools or []) if profile.is_tool_under_test(js_string(t))
                 )
             elif etype == "result":
                 subtypes.append(event.get("subtype", _MISSING))
-                dur += _number(event.get("duration_ms"), "result duration_ms", path)
-                cost += _number(event.get("total_cost_usd"), "result total_cost_usd", path)
-                processed_results += _usage_sum(event.get("usage"), path, "result usage")
+                # Every `+` is a double addition, rounded past 2^53 as in ECMAScript (§10.4).
+                dur = js_add(dur, _number(event.get("duration_ms"), "result duration_ms", path))
+                cost = js_add(
+                    cost, _number(event.get("total_cost_usd"), "result total_cost_usd", path)
+                )
+                processed_results = js_add(
+                    processed_results, _usage_sum(event.get("usage"), path, "result usage")
+                )
             elif etype == "assistant":
                 message = event.get("message")
                 if not isinstance(message, dict):
@@ -299,7 +308,9 @@ def summarize(
                 key = message_key(msg_id)
                 if key is not None and key not in seen_ids:
                     seen_ids.add(key)
-                    processed_messages += _usage_sum(message.get("usage"), path, "message usage")
+                    processed_messages = js_add(
+                        processed_messages, _usage_sum(message.get("usage"), path, "message usage")
+                    )
                 content = message.get("content")
                 if not isinstance(content, list):
                     continue
@@ -315,8 +326,8 @@ def summarize(
                             thread=thread,
                             message_id=msg_id,
                             name=name,
-                            family=family(block.get("name") or ""),
-                            display=tool_call_display(block, path=path),
+                            family=family(block.get("name") or "", profile),
+                            display=tool_call_display(block, path=path, profile=profile),
                             event=index,
                         )
                     )
@@ -326,7 +337,7 @@ def summarize(
                         command = (
                             inp.get("command", _MISSING) if isinstance(inp, dict) else _MISSING
                         )
-                        if is_cli_call(command):
+                        if is_cli_call(command, profile):
                             cli_calls += 1  # every attempt counts, even with a repeated id
                             cli_ids.add(id_key(block.get("id")))
     except TranscriptError as exc:
@@ -345,12 +356,12 @@ def summarize(
         tool_calls=tuple(c.display for c in calls),
         counts=counts,
         tools=sum(1 for c in calls if not c.display.startswith("ToolSearch")),
-        reads=counts.get("Read", 0),
-        grep=counts.get("Grep", 0) + counts.get("Glob", 0),
-        bash=counts.get("Bash", 0),
-        cg=sum(n for name, n in counts.items() if "codegraph" in name),
+        reads=sum(n for name, n in counts.items() if profile.count_read(name)),
+        grep=sum(n for name, n in counts.items() if profile.count_search(name)),
+        bash=sum(n for name, n in counts.items() if profile.count_bash(name)),
+        cg=sum(n for name, n in counts.items() if profile.is_tool_under_test(name)),
         turns=request_count(events),
-        dur=dur / 1000,
+        dur=js_div(dur, 1000),
         cost=cost,
         ok=bool(subtypes) and all(s == "success" for s in subtypes),
         processed=total,
@@ -362,6 +373,7 @@ def summarize(
         cli_contaminated=contaminated,
         init_tools=init_tools,
         subtypes=tuple(subtypes),
+        tool_label=profile.label,
     )
 
 
@@ -381,22 +393,24 @@ def format_run_header(summary: Summary, paths: Sequence[str], *, brief: bool = F
         paths: The segment files, in order (only their basenames are printed).
         brief: Drop the numbered tool-call listing (`--brief`).
     """
-    names = " + ".join(os.fspath(p).split("/")[-1] for p in paths)
+    # A file name is escaped where it holds a line break, a control character or bytes that
+    # are not UTF-8 (`\n`, `\x1b`, `\udcff`): it cannot split or recolour the report.
+    names = " + ".join(one_line(os.fspath(p).split("/")[-1]) for p in paths)
     exposed = "?" if summary.init_tools is None else str(len(summary.init_tools))
     race = (
         '  [MCP COLD-START RACE — tool call hit "No such tool available"]' if summary.raced else ""
     )
-    out = ["", f"=== {names} ===", f"codegraph tools exposed: {exposed}{race}"]
+    out = ["", f"=== {names} ===", f"{summary.tool_label} tools exposed: {exposed}{race}"]
     n = summary.cli_contaminated
     if n > 0:
         out.append(
-            f"!! {n} codegraph CLI {pl(n, 'call')} RETURNED OUTPUT via Bash — if this is a "
+            f"!! {n} {summary.tool_label} CLI {pl(n, 'call')} RETURNED OUTPUT via Bash — if this is a "
             "without-arm, the run is CONTAMINATED"
         )
     elif summary.cli_calls > 0:
         m = summary.cli_calls
         out.append(
-            f"   ({m} codegraph CLI {pl(m, 'attempt')} blocked — no output entered the window)"
+            f"   ({m} {summary.tool_label} CLI {pl(m, 'attempt')} blocked — no output entered the window)"
         )
     out.append("")
     out.append(f"Tool calls ({len(summary.tool_calls)}):")

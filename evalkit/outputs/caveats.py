@@ -15,6 +15,13 @@ __all__ = [
     "SIGNAL_IN_TAIL",
     "SMALL_N",
     "SWEEP_CAVEATS",
+    "COMPARISON_SCOPE",
+    "CAMPAIGN_CALIBRATION",
+    "CAMPAIGN_FIXED_TEXT",
+    "TOKENS_OWN",
+    "READ_ALLOCATION_OWN",
+    "SYNTHETIC_HARBOR_CORPUS",
+    "READ_ALLOCATION_CAVEATS",
 ]
 
 SYNTHETIC_CORPUS = (
@@ -49,6 +56,29 @@ SMALL_N = (
     "not the median of three."
 )
 
+COMPARISON_SCOPE = (
+    "Occupancy shares are Claude Code on its window and do not transfer to another host; "
+    "compare the arms' ratio, not the absolute share."
+)
+
+CAMPAIGN_CALIBRATION = (
+    "The bundled campaign is calibrated to the published explore sufficiency and allocation "
+    "figures only: its throughput, token and occupancy numbers are whatever the synthetic "
+    "transcripts give, not the published ones."
+)
+
+CAMPAIGN_FIXED_TEXT = (
+    "The campaign's explanatory paragraphs (why a residual is higher, the fixed-overhead note, "
+    "the single-turn caveat, how to read the last table) are evalkit's wording: the harness's "
+    "own text is not published; every figure and table line is the harness's."
+)
+
+TOKENS_OWN = (
+    "Token and cost columns beyond tokens_processed and cost_usd are evalkit's own: each "
+    "request counted once by message id, output from result.modelUsage, totals carried over "
+    "--resume not added twice. They never change a number the harness prints."
+)
+
 # In the order `evalkit sweep` prints them.
 SWEEP_CAVEATS = (
     RELATIVE_METRIC,
@@ -57,3 +87,19 @@ SWEEP_CAVEATS = (
     SIGNAL_IN_TAIL,
     SMALL_N,
 )
+
+READ_ALLOCATION_OWN = (
+    "Read allocation is evalkit's own figure, not the reference harness's: it charges the chars "
+    "of every call that names one file (Read, or a file field a tool profile declares) to that "
+    "file, so an arm without an explore tool gets a figure too; it never enters the explore "
+    "allocation numbers."
+)
+
+SYNTHETIC_HARBOR_CORPUS = (
+    "This corpus was written by evalkit's synthetic harbor-corpus generator: every transcript, "
+    "reward and number in it is invented. It demonstrates the pipeline and says nothing about "
+    "any real tool."
+)
+
+# Beside every read-allocation figure: what it is, and the allocation caveats that apply to it.
+READ_ALLOCATION_CAVEATS = (READ_ALLOCATION_OWN, RELATIVE_METRIC, UNCITED_IS_NOT_UNUSED)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from evalkit.ecma import fix, pl, printable, rj
+from evalkit.errors import one_line
 from evalkit.metrics.allocation import Allocation, format_allocation
 from evalkit.metrics.envelope import envelope_view, format_envelope
 from evalkit.metrics.occupancy import format_occupancy
@@ -25,7 +26,7 @@ __all__ = ["format_run", "allocation_json", "run_json", "format_interactive"]
 
 
 def format_run(
-    session: Session,
+    session: Session | InteractiveSession,
     *,
     brief: bool = False,
     envelope: bool = False,
@@ -36,7 +37,13 @@ def format_run(
     Header and tool listing (its numbered lines dropped under `brief`), occupancy, sufficiency and allocation blocks,
     then the envelope block when asked for (`envelope` or `answer_globs`). The first line is
     empty, as in the reference.
+
+    An `InteractiveSession` gets the reference's session report instead (`format_interactive`,
+    §1.10): the reference computes no occupancy and no envelope view for it, so `brief`,
+    `envelope` and `answer_globs` do not apply.
     """
+    if isinstance(session, InteractiveSession):
+        return format_interactive(session)
     blocks = [
         format_run_header(session.summary, session.transcript.paths, brief=brief),
         format_occupancy(session.occupancy),
@@ -104,7 +111,7 @@ def format_interactive(s: InteractiveSession) -> str:
     n = len(s.subagents)
     assert s.sufficiency is not None and s.allocation is not None
     out = [
-        f"session: {s.session_id}",
+        f"session: {one_line(s.session_id)}",  # a hostile file name stays one line
         "",
         "MAIN thread tools:",
         _fmt_counts(s.main_counts),

@@ -10,9 +10,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from evalkit.corpus.discover import natural_key
+from evalkit.corpus.columns import build_frame
+from evalkit.corpus.discover import identity, natural_key
 from evalkit.corpus.records import CallRecord, SessionRecord
 from evalkit.ecma import fix, jround
+from evalkit.tables.compare import ArmFigures, Span, arm_figures, select_runs
 from evalkit.tables.quantile import median, quantile
 
 if TYPE_CHECKING:
@@ -38,6 +40,7 @@ __all__ = [
     "calls_frame",
     "slices_frame",
     "arm_frame",
+    "full_arm_frame",
     "arm_changes_frame",
 ]
 
@@ -106,6 +109,9 @@ class ArmCell:
         pooled: Σ cited chars / Σ chars over the arm's sessions.
         values: `(run, efficiency)` per session with an envelope, in run order.
         logs: The sessions' logs, aligned with `values`.
+        figures: Every ARM COMPARISON figure of the arm (§8.4) over its headless runs (None
+            when it has none, e.g. only interactive sessions).
+        dropped: Runs each run-hygiene rule dropped (`exclude` of `arm_table`).
     """
 
     pass_: str | None
@@ -119,6 +125,8 @@ class ArmCell:
     pooled: float | None
     values: tuple[tuple[str | None, float], ...] = field(default=())
     logs: tuple[str, ...] = field(default=())
+    figures: ArmFigures | None = field(default=None, repr=False, compare=False)
+    dropped: dict[str, int] = field(default_factory=dict, compare=False)
 
     @property
     def percents(self) -> list[float]:
@@ -193,7 +201,10 @@ def _group_key(r: SessionRecord) -> tuple:
 
 
 def arm_table(
-    records: Sequence[SessionRecord], arms: Sequence[str] | None = None
+    records: Sequence[SessionRecord],
+    arms: Sequence[str] | None = None,
+    *,
+    exclude: Sequence[str] = (),
 ) -> tuple[tuple[str, ...], tuple[ArmRow, ...]]:
     """The pass/repo × arm table of per-session allocation efficiency (§8.4 allocation rows).
 
@@ -202,6 +213,8 @@ def arm_table(
             runs but contribute no value, as in compare-arms.mjs).
         arms: Arm labels to compare, in column order. Default: `baseline`, `new` when any session
             has one of them, else every arm label found (sorted).
+        exclude: Run-hygiene rules (`evalkit.tables.compare.EXCLUDE_RULES`: `failed`, `raced`,
+            `contaminated`) dropping runs from the arm table; default none (the reference).
 
     Returns:
         `(arms, rows)`: rows for every pass/repo with a run in one of the arms, passes and repos in
@@ -230,6 +243,8 @@ def arm_table(
             if not recs:
                 cells.append(None)
                 continue
+            recs, dropped = _hygiene(recs, exclude)
+            headless = [(r.run or r.log, r.figures) for r in recs if r.figures is not None]
             swept = [r for r in recs if r.chars > 0]
             effs = [r.efficiency for r in swept]
             cells.append(
@@ -245,10 +260,24 @@ def arm_table(
                     pooled=_ratio(sum(r.cited_chars for r in swept), sum(r.chars for r in swept)),
                     values=tuple((r.run, r.efficiency) for r in swept),
                     logs=tuple(r.log for r in swept),
+                    figures=arm_figures(arm, headless, dropped=dropped) if headless else None,
+                    dropped=dropped,
                 )
             )
         rows.append(ArmRow(pass_, repo, tuple(cells)))
     return arms, tuple(rows)
+
+
+def _hygiene(
+    recs: list[SessionRecord], exclude: Sequence[str]
+) -> tuple[list[SessionRecord], dict[str, int]]:
+    """Drop the runs the rules name (a run without figures is never dropped)."""
+    if not exclude:
+        return recs, {}
+    with_figs = [(r.log, r.figures) for r in recs if r.figures is not None]
+    kept, dropped = select_runs(with_figs, exclude)
+    keep = {log for log, _ in kept}
+    return [r for r in recs if r.figures is None or r.log in keep], dropped
 
 
 def tail(records: Sequence[SessionRecord], n: int = 5) -> tuple[SessionRecord, ...]:
@@ -276,39 +305,25 @@ def span(
     `f(median) + " [" + f(min) + "–" + f(max) + "]"`, or just `f(median)` when the two ends
     format the same.
     """
-    import math
-
-    vals = [v for v in values if v is not None and math.isfinite(v)]
-    if not vals:
-        return "—"
-    mid = f(median(vals))  # type: ignore[arg-type]
-    if len(vals) == 1:
-        return mid
-    lo, hi = f(min(vals)), f(max(vals))
-    return mid if lo == hi else f"{mid} [{lo}–{hi}]"
+    return Span.of(values).cell(f)  # one span rule (compare-arms.mjs `span`)
 
 
 # --- DataFrames for notebooks ---------------------------------------------------------------
 
 
 def sessions_frame(records: Sequence[SessionRecord]) -> pd.DataFrame:
-    """One row per discovered session (all statuses), id columns first; fractions.
+    """One row per discovered session (all statuses), identity columns first; fractions.
 
-    Column names are those of `evalkit.corpus.frames.sessions_df` for the same quantities.
+    The `sweep_sessions` frame of the column dictionary (`evalkit columns sweep_sessions`);
+    names are those of `evalkit.corpus.frames.sessions_df` for the same quantities.
     """
-    import pandas as pd
-
     rows = [
         {
-            "log": r.log,
-            "pass": r.pass_,
-            "repo": r.repo,
-            "arm": r.arm,
-            "run": r.run,
+            **identity(r),  # a record has the labels of its SessionRef
+            "question": 1 if len(r.segments) == 1 else None,
             "layout": r.layout,
             "status": r.status,
             "segments": len(r.segments),
-            "multi_turn": r.multi_turn,
             "explore_calls": len(r.calls),
             "sections": r.sections,
             "chars": r.chars,
@@ -318,52 +333,24 @@ def sessions_frame(records: Sequence[SessionRecord]) -> pd.DataFrame:
             "path_efficiency": r.path_efficiency if r.in_sweep else None,
             "files_returned": r.files_returned,
             "files_cited": r.files_used,
-            "has_answer": r.has_answer,
+            "has_answer": r.has_answer if r.status in ("parsed", "no-explore") else None,
             "reason": r.reason,
         }
         for r in records
     ]
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "log",
-            "pass",
-            "repo",
-            "arm",
-            "run",
-            "layout",
-            "status",
-            "segments",
-            "multi_turn",
-            "explore_calls",
-            "sections",
-            "chars",
-            "cited_chars",
-            "path_cited_chars",
-            "efficiency",
-            "path_efficiency",
-            "files_returned",
-            "files_cited",
-            "has_answer",
-            "reason",
-        ],
-    )
+    return build_frame("sweep_sessions", rows)
 
 
 def calls_frame(records: Sequence[SessionRecord]) -> pd.DataFrame:
-    """One row per allocation call of the sessions in the sweep; fractions.
+    """One row per allocation call of the sessions in the sweep, identity columns first.
 
-    Column names are those of `evalkit.corpus.frames.calls_df` for the same quantities.
+    The `sweep_calls` frame of the column dictionary; names are those of
+    `evalkit.corpus.frames.calls_df` for the same quantities.
     """
-    import pandas as pd
-
     rows = [
         {
-            "log": r.log,
-            "pass": r.pass_,
-            "repo": r.repo,
-            "arm": r.arm,
-            "run": r.run,
+            **identity(r),
+            "question": 1 if len(r.segments) == 1 else None,
             "call": c.index,
             "chars": c.envelope,
             "cited_chars": c.used,
@@ -374,23 +361,7 @@ def calls_frame(records: Sequence[SessionRecord]) -> pd.DataFrame:
         }
         for r, c in all_calls(records)
     ]
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "log",
-            "pass",
-            "repo",
-            "arm",
-            "run",
-            "call",
-            "chars",
-            "cited_chars",
-            "path_cited_chars",
-            "sections",
-            "cited_sections",
-            "efficiency",
-        ],
-    )
+    return build_frame("sweep_calls", rows)
 
 
 def slices_frame(rows: Sequence[SliceRow]) -> pd.DataFrame:
@@ -458,12 +429,29 @@ def arm_frame(rows: Sequence[ArmRow], *, per_run: bool = False) -> pd.DataFrame:
     )
 
 
+def full_arm_frame(rows: Sequence[ArmRow]) -> pd.DataFrame:
+    """`arm_frame(rows)` followed by every ARM COMPARISON figure of each cell (§8.4)."""
+    import pandas as pd
+
+    from evalkit.tables.compare import arms_frame
+
+    base = arm_frame(rows)
+    cells = [c for row in rows for c in row.cells if c is not None]
+    extra = arms_frame(
+        ({"pass": c.pass_, "repo": c.repo}, c.figures) for c in cells if c.figures is not None
+    )
+    if extra.empty:
+        return base
+    return pd.merge(base, extra, on=["pass", "repo", "arm"], how="left")
+
+
 def arm_changes_frame(rows: Sequence[ArmRow], arms: Sequence[str]) -> pd.DataFrame:
     """Per pass/repo, the second arm against the first (new against baseline).
 
     Columns: `pass, repo`, then for each of the two arms `<arm>_median`, `<arm>_min`,
-    `<arm>_max`, `<arm>_n`, then `change_pt` (median difference in percentage points) and
-    `direction` (`up`, `down`, `same`; None when an arm is missing). Sorted as the arm table.
+    `<arm>_max`, `<arm>_n`, then `change` (the second median minus the first, a difference of
+    fractions: 0.05 is five percentage points) and `direction` (`up`, `down`, `same`; None when
+    an arm is missing). Sorted as the arm table. Every value is a fraction, as in every frame.
     """
     import pandas as pd
 
@@ -477,8 +465,8 @@ def arm_changes_frame(rows: Sequence[ArmRow], arms: Sequence[str]) -> pd.DataFra
             for stat in ("median", "min", "max", "n"):
                 rec[f"{arm}_{stat}"] = getattr(c, stat) if c is not None else None
         a, b = rec[f"{first}_median"], rec[f"{second}_median"]
-        change = None if a is None or b is None else (b - a) * 100
-        rec["change_pt"] = change
+        change = None if a is None or b is None else b - a
+        rec["change"] = change
         rec["direction"] = (
             None if change is None else "up" if change > 0 else "down" if change < 0 else "same"
         )

@@ -15,11 +15,13 @@ no `message` content array and are ignored; `isSidechain` is not consulted (§1.
 from __future__ import annotations
 
 import os
+import re
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalkit.ecma import js_json, js_string, js_truthy, listing_key
+from evalkit.ecma import js_add, js_json, js_string, js_truthy, listing_key
 from evalkit.errors import EvalkitError, TranscriptError, UsageError
 from evalkit.formats.claude_code.transcripts import SegmentRead, parse_line, read_segment
 
@@ -28,6 +30,8 @@ __all__ = [
     "SubagentTranscript",
     "default_projects_dir",
     "project_log_dir",
+    "claude_code_log_dir",
+    "find_project_log_dir",
     "newest_session_log",
     "read_subagents",
     "tool_counts",
@@ -58,9 +62,59 @@ def project_log_dir(project_dir: str | os.PathLike[str], projects_dir: str | Non
     return os.path.join(projects_dir or default_projects_dir(), escaped)
 
 
+def claude_code_log_dir(
+    project_dir: str | os.PathLike[str], projects_dir: str | None = None
+) -> str:
+    """The log directory Claude Code itself uses: every character of the project's real path
+    that is not an ASCII letter or digit becomes `-` (so `/src/my_app.v2` is `-src-my-app-v2`).
+
+    The reference replaces only `/` (`project_log_dir`); for a path with `.`, `_` or any other
+    such character the two names differ, and only this one exists on disk.
+
+    Raises:
+        UsageError: The project directory does not exist.
+    """
+    try:
+        real = os.path.realpath(project_dir, strict=True)
+    except OSError:
+        raise UsageError(f"no such project directory: {os.fspath(project_dir)}") from None
+    escaped = re.sub(r"[^A-Za-z0-9]", "-", real)
+    return os.path.join(projects_dir or default_projects_dir(), escaped)
+
+
+def find_project_log_dir(
+    project_dir: str | os.PathLike[str], projects_dir: str | None = None
+) -> str:
+    """The project's log directory: the reference's name (`project_log_dir`) when it exists,
+    else Claude Code's own escaping (`claude_code_log_dir`) when that exists, else the
+    reference's name (so the error names what the reference looks for).
+
+    Raises:
+        UsageError: The project directory does not exist.
+    """
+    reference = project_log_dir(project_dir, projects_dir)
+    if os.path.isdir(reference):
+        return reference
+    claude = claude_code_log_dir(project_dir, projects_dir)
+    return claude if os.path.isdir(claude) else reference
+
+
+def _jsonl_names(directory: str) -> list[str]:
+    """Every `*.jsonl` entry of `directory`, in listing order (§10.5).
+
+    Raises:
+        TranscriptError: The directory cannot be listed (permissions, say): one line naming it.
+    """
+    try:
+        names = os.listdir(directory)
+    except OSError as exc:
+        reason = f"cannot read the directory ({exc.strerror or exc})"
+        raise TranscriptError(directory, reason) from None
+    return sorted((n for n in names if n.endswith(".jsonl")), key=listing_key)
+
+
 def _jsonl_files(directory: str) -> list[str]:
-    names = [n for n in os.listdir(directory) if n.endswith(".jsonl")]
-    return [n for n in sorted(names, key=listing_key) if os.path.isfile(os.path.join(directory, n))]
+    return [n for n in _jsonl_names(directory) if os.path.isfile(os.path.join(directory, n))]
 
 
 def newest_session_log(log_dir: str) -> str:
@@ -74,12 +128,16 @@ def newest_session_log(log_dir: str) -> str:
     names = _jsonl_files(log_dir)
     if not names:
         raise NoSessionLogs(f"no .jsonl sessions in {log_dir}")
-    best = names[0]
-    best_mtime = os.stat(os.path.join(log_dir, best)).st_mtime_ns
-    for name in names[1:]:
-        mtime = os.stat(os.path.join(log_dir, name)).st_mtime_ns
-        if mtime > best_mtime:  # strictly newer: ties keep the earlier name
+    best, best_mtime = None, 0
+    for name in names:
+        try:
+            mtime = os.stat(os.path.join(log_dir, name)).st_mtime_ns
+        except OSError:
+            continue  # vanished since the listing
+        if best is None or mtime > best_mtime:  # strictly newer: ties keep the earlier name
             best, best_mtime = name, mtime
+    if best is None:
+        raise NoSessionLogs(f"no .jsonl sessions in {log_dir}")
     return os.path.join(log_dir, best)
 
 
@@ -101,13 +159,19 @@ class SubagentTranscript:
     read: SegmentRead | None = field(default=None, repr=False)
 
 
+_MAX_META_BYTES = 1 << 20  # a `.meta.json` holds one small object
+
+
 def _parent_id(jsonl_path: str) -> Any:
     name = os.path.basename(jsonl_path)
     fallback = f"subagent:{name}"
     meta = jsonl_path[: -len(".jsonl")] + ".meta.json"
     try:
-        with open(meta, "rb") as fh:
-            text = fh.read().decode("utf-8", "replace")
+        if not stat.S_ISREG(os.stat(meta).st_mode):  # a FIFO would block the read
+            return fallback
+        fd = os.open(meta, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as fh:
+            text = fh.read(_MAX_META_BYTES).decode("utf-8", "replace")
     except OSError:
         return fallback
     ok, value = parse_line(text)
@@ -122,9 +186,14 @@ def read_subagents(log_dir: str, session_id: str) -> list[SubagentTranscript]:
     if not os.path.isdir(sub_dir):
         return []
     out = []
-    for name in _jsonl_files(sub_dir):
+    for name in _jsonl_names(sub_dir):
         path = os.path.join(sub_dir, name)
-        events, account = read_segment(path, drop_falsy=True)
+        try:
+            events, account = read_segment(path, drop_falsy=True)
+        except TranscriptError as exc:
+            # Reported, not dropped: the session is measured without it and says so.
+            out.append(SubagentTranscript(path, None, [], SegmentRead(path, unreadable=exc.reason)))
+            continue
         parent = _parent_id(path)
         if js_truthy(parent):
             for event in events:
@@ -168,7 +237,10 @@ def usage_totals(events: Sequence[dict[str, Any]], path: str) -> tuple[float, fl
         usage = message.get("usage") if isinstance(message, dict) else None
         if not js_truthy(usage) or not isinstance(usage, dict):
             continue
-        gen += num(usage, "output_tokens")
-        fresh += num(usage, "input_tokens") + num(usage, "cache_creation_input_tokens")
-        cached += num(usage, "cache_read_input_tokens")
+        # Double additions, rounded past 2^53 as in ECMAScript (§10.4).
+        gen = js_add(gen, num(usage, "output_tokens"))
+        fresh = js_add(
+            fresh, js_add(num(usage, "input_tokens"), num(usage, "cache_creation_input_tokens"))
+        )
+        cached = js_add(cached, num(usage, "cache_read_input_tokens"))
     return gen, fresh, cached
