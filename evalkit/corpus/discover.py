@@ -243,8 +243,10 @@ def identity(ref: SessionRef, *, kind: str | None = None) -> dict[str, Any]:
         "trial": ref.trial,
         "slice": "multi-turn" if len(ref.segments) > 1 else "single-question",
         "kind": kind or ("interactive" if ref.layout == "interactive" else "headless"),
-        # Codex and Inspect rows override it with the agent read from the content (issue 15).
-        "agent": AGENT_OF.get(ref.format or "claude-code", "claude-code"),
+        # A record knows its agent; a ref only for Inspect logs, and Codex and Inspect rows
+        # override it with the agent read from the content (issue 15).
+        "agent": getattr(ref, "agent", None)
+        or AGENT_OF.get(getattr(ref, "format", None) or "claude-code", "claude-code"),
         "group": "/".join(named) if named else (parent or "."),
     }
 
