@@ -28,6 +28,10 @@ Any other *.jsonl(.gz) is a session labelled only as far as its path says.
 run-<label>.jsonl beside run-<label>-<i>.jsonl makes the indexed runs ignored,
 and a zero-padded index (run-new-01) is a crash, as in compare-arms.mjs (§7.2).
 A session whose parse raises is a crash: counted, reported, excluded.
+Codex CLI rollouts and `codex exec --json` captures (*.jsonl) and Inspect AI
+logs (*.eval, *.json) are recognised by their content: listed with the other
+files, kept out of the explore tables (Claude Code metrics), and summarised in
+an agent table (sessions, tool calls, tokens, outcomes per agent and arm).
 
 With no DIR, sweeps the bundled synthetic corpus (data/corpus), whose numbers
 demonstrate the pipeline and say nothing about any real tool.
