@@ -192,3 +192,18 @@ def test_the_dictionary_declares_the_ledger_and_agent_columns():
     assert names.index("agent") < names.index("segments")
     units = {c.name: c.unit for c in columns_of("sessions")}
     assert {units[c] for c in LEDGER} == {"tokens"}
+
+
+def test_a_broken_codex_file_is_a_crash_and_the_rest_still_loads(mixed):
+    lines_ = codex_session_lines()[1:]  # the session_meta line lost
+    write_rollout(mixed / "codex" / "rollout-cut.jsonl", lines_)
+    (mixed / "codex" / "broken.eval").write_bytes(b"PK\x03\x04 cut")
+    corpus = evalkit.load_corpus(mixed, cache=False, jobs=1)
+    status = {a.path: (a.status, a.reason) for a in corpus.accounting()}
+    assert status["codex/rollout-cut.jsonl"] == (
+        "crash",
+        "codex/rollout-cut.jsonl: not a Codex rollout file (no session_meta line)",
+    )
+    assert status["codex/broken.eval"][0] == "skipped"  # not a readable zip: not a log
+    assert [e.log for e in corpus.errors] == ["codex/rollout-cut.jsonl"]
+    assert ROLLOUT in set(corpus.sessions_df()["log"])

@@ -229,12 +229,8 @@ def analyse_session(
     paths = [os.path.join(root, s) for s in segments]
     extra_figures: dict[str, Any] = {}
     try:
-        if fmt is None and not interactive and len(paths) == 1:
-            fmt = detect_format(paths[0])
         if fmt not in (None, "claude-code"):
-            from evalkit.corpus.agents import agent_payload
-
-            return agent_payload(root, paths[0], log, fmt, frames)
+            return _agent_payload(root, paths[0], log, fmt, frames)
         if interactive:  # §1.10: subagent files merged, falsy lines dropped
             isession = read_session_file(paths[0], log=log)
             allocation, texts, reads = (
@@ -268,6 +264,12 @@ def analyse_session(
             if (text := seg.damage())
         ]
     except NotATranscript as exc:
+        # Not Claude Code: another agent's log, told by its content (only then is it looked
+        # at, so a Claude Code corpus pays nothing for the other readers).
+        if fmt is None and not interactive and len(paths) == 1:
+            other = detect_format(paths[0])
+            if other != "claude-code":
+                return _agent_payload(root, paths[0], log, other, frames)
         where = _relative(exc.path, root)
         reason = NOT_A_TRANSCRIPT if where == segments[0] else f"{where}: {NOT_A_TRANSCRIPT}"
         return {"status": "skipped", "reason": reason}
@@ -317,6 +319,23 @@ def analyse_session(
         **extra_figures,
         **extra,
     }
+
+
+def _agent_payload(root: str, path: str, log: str, fmt: str, frames: bool) -> dict[str, Any]:
+    """A Codex or Inspect file's payload; an unreadable one is a crash naming the file."""
+    from evalkit.corpus.agents import agent_payload
+
+    try:
+        return agent_payload(root, path, log, fmt, frames)
+    except TranscriptError as exc:
+        where = _relative(exc.path, root)
+        line = f":{exc.line}" if exc.line is not None else ""
+        return {"status": "crash", "reason": f"{where}{line}: {exc.reason}"}
+    except Exception as exc:  # noqa: BLE001 — a crash is counted and reported, never fatal
+        return {
+            "status": "crash",
+            "reason": f"unexpected {type(exc).__name__} while reading: {exc}",
+        }
 
 
 def run_payload(session: Any) -> dict[str, Any]:
