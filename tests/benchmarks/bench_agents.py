@@ -12,7 +12,9 @@ Prints, side by side in one run:
 * a `codex exec --json` stream of the same size: events per second of `read_exec_json`;
 * an Inspect `.eval` log of `--samples` samples written with Inspect's API (when the `inspect`
   extra is installed): samples per second of `read_inspect_log`;
-* `detect_format` per file on the bundled corpus: the time it adds to reading every session once.
+* `detect_format` per file on the bundled corpus, beside reading every file once: what `evalkit
+  run FILE` spends telling formats apart (a sweep runs it only on files Claude Code's reader
+  refused, so a Claude Code corpus pays nothing).
 
 Nothing is asserted; the figures are read off the output (best of `--repeat`).
 """
@@ -140,7 +142,7 @@ def main() -> None:
         f"  detect_format     {t_detect * 1000:8.1f} ms  ({t_detect / len(files) * 1e6:.0f} us a file)"
     )
     print(f"  read_segment      {t_read * 1000:8.1f} ms  (reading every file once)")
-    print(f"  detection adds    {t_detect / t_read * 100:8.1f}% of the reading time")
+    print(f"  detection is      {t_detect / t_read * 100:8.1f}% of the reading time")
 
 
 if __name__ == "__main__":
