@@ -128,7 +128,8 @@ def test_other_agents_stay_out_of_the_explore_tables(mixed):
     assert rows[("codex", None)].sessions == 2
     assert rows[("codex", None)].prompt_tokens == 2750  # median of 3000 (rollout) and 2500 (exec)
     assert rows[("claude-code", "baseline")].tool_calls == 1
-    assert rows[("claude-code", "baseline")].prompt_tokens is None  # not in the sweep's records
+    # Claude Code: input + cache read + cache creation once per message id (ASST: ctx, 0, 0).
+    assert rows[("claude-code", "baseline")].prompt_tokens == 10 + 20
 
 
 def test_a_claude_code_corpus_has_no_agent_table(tmp_path, capsys):

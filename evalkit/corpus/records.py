@@ -136,6 +136,8 @@ class SessionRecord:
             Inspect log holds one per sample and epoch): `log`, `agent`, `format`,
             `tool_calls`, `prompt_tokens`, `output_tokens`, `duration_s`, `cost_usd`,
             `reward`, `passed`. Empty for Claude Code.
+        ledger: A headless Claude Code session's `(prompt_tokens, output_tokens)` from the
+            token ledger, for the agent table; None otherwise.
     """
 
     log: str
@@ -166,6 +168,7 @@ class SessionRecord:
     figures: RunFigures | None = field(default=None, repr=False, compare=False)
     agent: str = "claude-code"
     agent_sessions: tuple[dict[str, Any], ...] = ()
+    ledger: tuple[float | None, float | None] | None = None
 
     @property
     def in_sweep(self) -> bool:
@@ -250,6 +253,10 @@ def analyse_session(
             tool_calls = len(session.summary.calls)
             parsed = session
             extra_figures = {"figures": session.figures.to_payload()}
+            # The agent table's ledger figures (issue 15), computed with the session already.
+            ledger = session.tokens.ledger if session.tokens is not None else None
+            if ledger is not None:
+                extra_figures["ledger"] = [ledger.prompt_tokens, ledger.output_tokens]
         damage = [
             [
                 _relative(seg.path, root),
@@ -398,6 +405,7 @@ def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionReco
         figures=RunFigures.from_payload(payload["figures"]) if payload.get("figures") else None,
         agent=payload.get("agent", "claude-code"),
         agent_sessions=tuple(payload.get("agent_sessions", ())),
+        ledger=tuple(payload["ledger"]) if payload.get("ledger") else None,
     )
 
 

@@ -65,7 +65,18 @@ def _sessions(records: Sequence[SessionRecord]) -> list[tuple[str | None, dict]]
         if r.agent_sessions:
             out += [(r.arm, s) for s in r.agent_sessions]
         else:
-            out.append((r.arm, {"agent": r.agent, "tool_calls": r.tool_calls}))
+            prompt, output = r.ledger if r.ledger is not None else (None, None)
+            out.append(
+                (
+                    r.arm,
+                    {
+                        "agent": r.agent,
+                        "tool_calls": r.tool_calls,
+                        "prompt_tokens": prompt,
+                        "output_tokens": output,
+                    },
+                )
+            )
     return out
 
 
