@@ -17,6 +17,7 @@ __all__ = [
     "JS_WHITESPACE",
     "LINE_START",
     "LINE_END",
+    "at_line_start",
     "DOT",
     "WS",
     "NOT_WS",
@@ -48,19 +49,33 @@ JS_WHITESPACE = (
 _TERMINATORS = "\\n\\r\\u2028\\u2029"
 LINE_START = f"(?<![^{_TERMINATORS}])"
 LINE_END = f"(?![^{_TERMINATORS}])"
+
+
+def at_line_start(literal: str) -> str:
+    """A regex fragment: `literal` at an ECMAScript line start (`LINE_START + literal`).
+
+    The line-start test is a lookbehind placed *after* the literal, so a pattern that begins with
+    it begins with a literal, which Python's engine searches for directly instead of trying a
+    lookbehind at every character. The matches are the same.
+    """
+    lit = re.escape(literal)
+    return f"{lit}(?<![^{_TERMINATORS}]{lit})"
+
+
 DOT = f"[^{_TERMINATORS}]"
 WS = "[\\t-\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]"
 NOT_WS = "[^\\t-\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]"
 
-_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
-
 
 def utf16_len(s: str) -> int:
-    """Length in UTF-16 code units, JavaScript's `s.length` (§10.1): an emoji counts 2."""
-    n = len(s)
+    """Length in UTF-16 code units, JavaScript's `s.length` (§10.1): an emoji counts 2.
+
+    ASCII text is its `len`; other text is measured by encoding it (one pass in C), which
+    counts a lone surrogate as one unit, as JavaScript does.
+    """
     if s.isascii():
-        return n
-    return n + len(_ASTRAL.findall(s))
+        return len(s)
+    return len(s.encode("utf-16-le", "surrogatepass")) >> 1
 
 
 def utf16_prefix(s: str, units: int) -> str:

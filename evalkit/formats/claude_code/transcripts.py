@@ -23,6 +23,7 @@ from typing import Any
 from evalkit.ecma import js_json, js_string, js_truthy, pl
 from evalkit.errors import TranscriptError
 from evalkit.formats.claude_code.events import at_event
+from evalkit.formats.claude_code.fastjson import NOT_EXACT, fast_loads
 
 __all__ = [
     "EXPLORE",
@@ -227,12 +228,16 @@ def read_segment(
         if not raw:
             blank += 1
             continue
-        try:
-            piece = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            piece = raw.decode("utf-8", "replace")
-            invalid += 1
-        ok, value = parse_line(piece)
+        value = fast_loads(raw)  # orjson where it is certainly exact, else NOT_EXACT
+        if value is not NOT_EXACT:
+            ok = True
+        else:
+            try:
+                piece = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                piece = raw.decode("utf-8", "replace")
+                invalid += 1
+            ok, value = parse_line(piece)
         if not ok:
             malformed += 1
         elif isinstance(value, dict):
