@@ -1,26 +1,40 @@
-"""Analysing every discovered session: cache first, then parallel parsing over the cores.
+"""Analysing every discovered session: the store first, then parallel parsing over the cores.
 
 The results come back in discovery order whatever order the workers finish in, so a sweep's
 output never depends on scheduling. A progress bar goes to stderr only when stderr is a terminal.
+
+Parallelism pays only when the work is worth a worker: the pool is started once per sweep,
+sessions are sent as their discovery references (a few hundred bytes) in chunks, largest
+first so no worker is left with a long tail, and each session comes back as its compact payload
+(numbers and paths, never a parsed session). Each finished chunk is stored as it arrives.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, TextIO
 
-from evalkit.corpus.cache import SweepCache
 from evalkit.corpus.discover import SessionRef
-from evalkit.corpus.records import SessionRecord, analyse_session, record_from_payload
+from evalkit.corpus.records import (
+    FileManifest,
+    SessionRecord,
+    analyse_with_files,
+    record_from_payload,
+    session_files,
+)
+from evalkit.corpus.store import CorpusStore
 
-__all__ = ["analyse_sessions", "Progress"]
+__all__ = ["analyse_sessions", "analyse_chunk", "plan_chunks", "Progress"]
 
-# Below this many cache misses a process pool costs more than it saves.
+# Below this much work (sessions, bytes) a process pool costs more than it saves.
 _MIN_PARALLEL = 4
+_MIN_PARALLEL_BYTES = 1_000_000
+_CHUNKS_PER_JOB = 6
+_MAX_CHUNK = 64
 
 
 class Progress:
@@ -50,38 +64,61 @@ class Progress:
             self.stream.flush()
 
 
-Work = tuple[str, tuple[str, ...], str, str | None, bool]
+Analysed = tuple[dict[str, Any], FileManifest | None]
 
 
-def _work_chunk(chunk: list[Work]) -> list[dict[str, Any]]:
-    return [analyse_session(*w) for w in chunk]
+def analyse_chunk(root: str, refs: Sequence[SessionRef]) -> list[Analysed]:
+    """The unit of parallel work: each session's payload and the manifest to store it under."""
+    return [analyse_with_files(root, ref) for ref in refs]
+
+
+def _size(root: str, ref: SessionRef) -> int:
+    total = 0
+    for f in session_files(ref):
+        try:
+            total += os.stat(os.path.join(root, f)).st_size
+        except OSError:
+            pass
+    return total
+
+
+def plan_chunks(root: str, refs: Sequence[SessionRef], todo: Sequence[int], jobs: int):
+    """Chunks of indices into `refs`, largest sessions first, and the bytes to parse."""
+    sizes = {i: _size(root, refs[i]) for i in todo}
+    order = sorted(todo, key=lambda i: -sizes[i])
+    size = max(1, min(_MAX_CHUNK, -(-len(order) // (jobs * _CHUNKS_PER_JOB))))
+    chunks = [order[k : k + size] for k in range(0, len(order), size)]
+    return chunks, sum(sizes.values())
 
 
 def analyse_sessions(
     root: str | os.PathLike[str],
     refs: Sequence[SessionRef],
     *,
-    cache: SweepCache | None = None,
+    cache: CorpusStore | None = None,
     jobs: int | None = None,
     progress: Progress | None = None,
+    engine: str = "local",
+    scheduler: Any = None,
 ) -> list[SessionRecord]:
     """One `SessionRecord` per ref, in the order of `refs`.
 
     Args:
         root: The swept directory the refs' paths are relative to.
         refs: Sessions from `discover`.
-        cache: Where analysed payloads are looked up and stored; None = no cache.
+        cache: The store analysed sessions are looked up in and written to; None = no store.
         jobs: Worker processes (default: the machine's cores); 1 parses in this process.
         progress: Optional progress display.
+        engine: `local` (processes on this machine) or `dask` (tasks on a Dask cluster).
+        scheduler: For `dask`: a `distributed.Client`, a scheduler address, or None for a
+            local cluster of `jobs` workers.
     """
     root = os.fspath(Path(root))
-    cache = cache if cache is not None else SweepCache(None)
+    store = cache if cache is not None else CorpusStore(None, root)
     payloads: list[dict[str, Any] | None] = [None] * len(refs)
-    keys: list[str | None] = [None] * len(refs)
     todo: list[int] = []
     for i, ref in enumerate(refs):
-        keys[i] = cache.key(root, ref.segments + ref.subagents)
-        hit = cache.get(keys[i])
+        hit = store.lookup(ref)
         if hit is not None:
             payloads[i] = hit
             if progress:
@@ -89,31 +126,50 @@ def analyse_sessions(
         else:
             todo.append(i)
 
-    jobs = jobs or os.cpu_count() or 1
-    work: list[Work] = [
-        (root, refs[i].segments, refs[i].log, refs[i].problem, refs[i].layout == "interactive")
-        for i in todo
-    ]
-    # Chunks of a few sessions keep inter-process traffic low; each chunk's payloads are cached
-    # as soon as it is done, so an interrupted sweep keeps what it parsed.
-    size = max(1, min(16, len(todo) // (jobs * 4)))
-    chunks = [(todo[k : k + size], work[k : k + size]) for k in range(0, len(todo), size)]
-
-    def finish(indices: list[int], results: list[dict[str, Any]]) -> None:
-        for i, payload in zip(indices, results, strict=True):
+    def finish(indices: list[int], results: list[Analysed]) -> None:
+        for i, (payload, _) in zip(indices, results, strict=True):
             payloads[i] = payload
-            cache.put(keys[i], payload)
+        store.put((refs[i], p, m) for i, (p, m) in zip(indices, results, strict=True))
         if progress:
             progress.advance(len(indices))
 
-    if jobs > 1 and len(todo) >= _MIN_PARALLEL:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(chunks))) as pool:
-            futures = {pool.submit(_work_chunk, w): idx for idx, w in chunks}
-            for fut in as_completed(futures):
-                finish(futures[fut], fut.result())
-    else:
-        for idx, w in chunks:
-            finish(idx, _work_chunk(w))
+    if todo:
+        run = _run_dask if engine == "dask" else _run_local
+        run(root, refs, todo, jobs or os.cpu_count() or 1, finish, scheduler)
+    store.finish(refs)
     if progress:
         progress.close()
     return [record_from_payload(ref, p) for ref, p in zip(refs, payloads, strict=True)]  # type: ignore[arg-type]
+
+
+Finish = Callable[[list[int], list[Analysed]], None]
+
+
+def _run_local(
+    root: str, refs: Sequence[SessionRef], todo: list[int], jobs: int, finish: Finish, _: Any
+) -> None:
+    chunks, nbytes = plan_chunks(root, refs, todo, jobs)
+    if jobs > 1 and len(todo) >= _MIN_PARALLEL and nbytes >= _MIN_PARALLEL_BYTES:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(chunks))) as pool:
+            futures = {
+                pool.submit(analyse_chunk, root, [refs[i] for i in idx]): idx for idx in chunks
+            }
+            for fut in as_completed(futures):
+                finish(futures[fut], fut.result())
+    else:
+        for idx in chunks:
+            finish(idx, analyse_chunk(root, [refs[i] for i in idx]))
+
+
+def _run_dask(
+    root: str,
+    refs: Sequence[SessionRef],
+    todo: list[int],
+    jobs: int,
+    finish: Finish,
+    scheduler: Any,
+) -> None:
+    from evalkit.corpus.dask_engine import run_chunks
+
+    chunks, _ = plan_chunks(root, refs, todo, jobs)
+    run_chunks(root, refs, chunks, finish, scheduler=scheduler, workers=jobs)

@@ -1,25 +1,79 @@
 """One row per session of a sweep: what parsing it gave (spec §8.2 steps 1–2).
 
 `analyse_session` is the unit of work the sweep runs in parallel and caches. It returns a small
-JSON-able payload (numbers only, no labels) so the cache can store it; `SessionRecord` joins that
+JSON-able payload (numbers only, no labels) so the store can keep it; `SessionRecord` joins that
 payload with the labels discovery read from the path.
+
+The payload's fields are declared once, in `PAYLOAD_FIELDS`: the store derives its columns and
+its validation from it, and `record_from_payload` its conversion. Adding a per-session number
+means adding one `PayloadField` (and the `SessionRecord` attribute of the same name).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from evalkit.corpus.discover import SessionRef
 from evalkit.errors import TranscriptError
 
-__all__ = ["CallRecord", "SessionRecord", "analyse_session", "record_from_payload"]
+__all__ = [
+    "CallRecord",
+    "SessionRecord",
+    "PayloadField",
+    "PAYLOAD_FIELDS",
+    "CALL_FIELDS",
+    "STATUSES",
+    "session_files",
+    "analyse_session",
+    "analyse_with_files",
+    "record_from_payload",
+]
 
 Status = Literal["parsed", "no-explore", "crash"]
 
 # Bump when the payload's shape or meaning changes; part of every cache key.
-PAYLOAD_VERSION = 1
+PAYLOAD_VERSION = 2
+
+Kind = Literal["str", "str?", "int", "float", "bool", "str-list", "calls", "damage"]
+
+
+@dataclass(frozen=True)
+class PayloadField:
+    """One field of an analysed session's payload.
+
+    Attributes:
+        name: The payload key, and the `SessionRecord` attribute it fills.
+        kind: Its shape: `str`, `str?` (or None), `int`, `float`, `bool`, `str-list`, `calls`
+            (rows of `CALL_FIELDS` ints) or `damage` (`(segment, what was lost)` pairs).
+        default: Its value in a crash payload, which carries only status and reason.
+    """
+
+    name: str
+    kind: Kind
+    default: Any = None
+
+
+# `CallRecord`'s fields, in the order a payload row of `calls` holds them.
+CALL_FIELDS = ("index", "envelope", "used", "used_path", "files", "cited_files")
+
+PAYLOAD_FIELDS: tuple[PayloadField, ...] = (
+    PayloadField("status", "str"),
+    PayloadField("reason", "str?"),
+    PayloadField("calls", "calls", ()),
+    PayloadField("chars", "int", 0),
+    PayloadField("cited_chars", "int", 0),
+    PayloadField("path_chars", "int", 0),
+    PayloadField("files_returned", "int", 0),
+    PayloadField("files_used", "int", 0),
+    PayloadField("cited_paths", "str-list", ()),
+    PayloadField("has_answer", "bool", False),
+    PayloadField("explore_results", "int", 0),
+    PayloadField("damage", "damage", ()),
+)
+STATUSES = ("parsed", "no-explore", "crash")
 
 NO_EXPLORE = "no answered explore call with file sections (not in the sweep, Decision 4)"
 
@@ -125,6 +179,16 @@ def _relative(path: str, root: str) -> str:
         return path
 
 
+def session_files(ref: SessionRef) -> tuple[str, ...]:
+    """Every file whose content a session's numbers depend on, relative to the swept directory.
+
+    Its segments; for an interactive session also its subagent files and each one's
+    `.meta.json` (which names the delegating call, §1.10 step 4) whether or not it exists.
+    """
+    metas = tuple(s[: -len(".jsonl")] + ".meta.json" for s in ref.subagents if s.endswith(".jsonl"))
+    return ref.segments + ref.subagents + metas
+
+
 def analyse_session(
     root: str,
     segments: tuple[str, ...],
@@ -138,8 +202,15 @@ def analyse_session(
     naming the file relative to `root`. `interactive` reads the session as §1.10 does (its
     `<id>/subagents/` merged, falsy lines dropped).
     """
+    return _analyse(root, segments, log, problem, interactive)[0]
+
+
+def _analyse(
+    root: str, segments: tuple[str, ...], log: str, problem: str | None, interactive: bool
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The payload, and the digest of every file the parse read (by path relative to root)."""
     if problem is not None:
-        return {"status": "crash", "reason": problem}
+        return {"status": "crash", "reason": problem}, {}
     # Imported here so discovery and aggregation load without the parsing stack.
     from evalkit.session import parse_session, read_session_file
 
@@ -160,19 +231,19 @@ def analyse_session(
     except TranscriptError as exc:
         where = _relative(exc.path, root)
         line = f":{exc.line}" if exc.line is not None else ""
-        return {"status": "crash", "reason": f"{where}{line}: {exc.reason}"}
+        return {"status": "crash", "reason": f"{where}{line}: {exc.reason}"}, {}
     except RecursionError:
-        return {"status": "crash", "reason": "input nested too deeply to parse"}
+        return {"status": "crash", "reason": "input nested too deeply to parse"}, {}
     except Exception as exc:  # noqa: BLE001 — a crash is counted and reported, never fatal (§8.2)
         return {
             "status": "crash",
             "reason": f"unexpected {type(exc).__name__} while parsing: {exc}",
-        }
+        }, {}
     a = allocation
     calls = [
         [c.index, c.envelope, c.used, c.used_path, len(c.files), c.cited_files] for c in a.calls
     ]
-    return {
+    payload = {
         "status": "parsed" if calls else "no-explore",
         "reason": None if calls else NO_EXPLORE,
         "calls": calls,
@@ -186,11 +257,108 @@ def analyse_session(
         "explore_results": len(texts),
         "damage": damage,
     }
+    return payload, {_relative(seg.path, root): seg.digest for seg in reads if seg.digest}
+
+
+FileState = tuple[int, int, int, int]  # size, mtime_ns, inode, ctime_ns; (-1, 0, 0, 0) = absent
+
+
+def file_state(path: str) -> FileState | None:
+    """What the store compares to decide "unchanged" without reading: None when the path
+    exists but is not a regular file (or cannot be examined), which is never stored."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return (-1, 0, 0, 0)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
+
+
+def regular_file_digest(path: str) -> str | None:
+    """`content_digest` of a regular file's bytes; "" when absent; None if unreadable."""
+    from evalkit.formats.claude_code.transcripts import content_digest
+
+    try:  # non-blocking: a FIFO is refused below instead of hanging the open
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return ""
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return content_digest(fh.read())
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class FileManifest:
+    """What a session's payload was computed from: for each file (relative to the root) its
+    state before the parse and the digest of the bytes read. `racy`: a file was modified so
+    recently that its modification time cannot tell a later same-size edit apart."""
+
+    files: tuple[str, ...]
+    states: tuple[FileState, ...]
+    digests: tuple[str, ...]
+    racy: bool
+
+
+# A file modified this close to when it was read could be modified again within the same
+# timestamp tick; the store re-hashes such a session on its next lookup.
+RACY_NS = 2_000_000_000
+
+
+def analyse_with_files(root: str, ref: SessionRef) -> tuple[dict[str, Any], FileManifest | None]:
+    """`analyse_session` plus the manifest to store it under; None when it must not be stored.
+
+    The files are examined before and after the parse: a file that is not regular, vanishes
+    or changes meanwhile leaves the payload unstored (it is still returned). Digests are those
+    of the bytes the parse read; a file the parse did not read (a crash before it, a
+    `.meta.json`) is hashed here, between the two examinations.
+    """
+    import time
+
+    files = session_files(ref)
+    paths = [os.path.join(root, f) for f in files]
+    before = [file_state(p) for p in paths]
+    payload, read = _analyse(root, ref.segments, ref.log, ref.problem, ref.layout == "interactive")
+    if any(s is None for s in before):
+        return payload, None
+    digests = []
+    for f, p in zip(files, paths, strict=True):
+        d = read.get(f)
+        if d is None:
+            d = regular_file_digest(p)
+            if d is None:
+                return payload, None
+        digests.append(d)
+    after = [file_state(p) for p in paths]
+    if after != before:
+        return payload, None
+    now = time.time_ns()
+    racy = any(s[0] >= 0 and now - s[1] < RACY_NS for s in before)  # type: ignore[index]
+    return payload, FileManifest(tuple(files), tuple(before), tuple(digests), racy)  # type: ignore[arg-type]
 
 
 def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionRecord:
     """Join a session's labels with its analysed numbers."""
-    calls = tuple(CallRecord(*c) for c in payload.get("calls", ()))
+    values: dict[str, Any] = {}
+    for f in PAYLOAD_FIELDS:
+        v = payload.get(f.name, f.default)
+        if f.kind == "calls":
+            v = tuple(CallRecord(*c) for c in v)
+        elif f.kind == "str-list":
+            v = tuple(v)
+        elif f.kind == "damage":
+            v = tuple(tuple(d) for d in v)
+        values[f.name] = v
     return SessionRecord(
         log=ref.log,
         segments=ref.segments,
@@ -199,16 +367,5 @@ def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionReco
         arm=ref.arm,
         run=ref.run,
         layout=ref.layout,
-        status=payload["status"],
-        reason=payload.get("reason"),
-        calls=calls,
-        chars=payload.get("chars", 0),
-        cited_chars=payload.get("cited_chars", 0),
-        path_chars=payload.get("path_chars", 0),
-        files_returned=payload.get("files_returned", 0),
-        files_used=payload.get("files_used", 0),
-        cited_paths=tuple(payload.get("cited_paths", ())),
-        has_answer=payload.get("has_answer", False),
-        explore_results=payload.get("explore_results", 0),
-        damage=tuple(tuple(d) for d in payload.get("damage", ())),
+        **values,
     )

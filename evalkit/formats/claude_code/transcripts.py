@@ -12,6 +12,7 @@ Errors (a missing, unreadable or non-regular path; a line the reference crashes 
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import stat
@@ -33,6 +34,7 @@ __all__ = [
     "read_transcript",
     "read_segment",
     "parse_line",
+    "content_digest",
     "is_explore",
     "family",
     "result_text",
@@ -62,6 +64,8 @@ class SegmentRead:
         invalid_utf8: Lines holding bytes that are not UTF-8, decoded with U+FFFD.
         gzip: The file was gzip-compressed.
         truncated_gzip: The gzip stream ended early; what was decompressed is kept.
+        digest: `content_digest` of the bytes read from the file (before any gunzip), taken
+            as they were read, so a cache keyed on it describes exactly what was parsed.
     """
 
     path: str
@@ -73,6 +77,7 @@ class SegmentRead:
     invalid_utf8: int = 0
     gzip: bool = False
     truncated_gzip: bool = False
+    digest: str = ""
 
     @property
     def skipped(self) -> int:
@@ -136,8 +141,14 @@ def _check_regular_file(path: str) -> None:
         raise TranscriptError(path, "not a regular file")
 
 
-def _read_bytes(path: str) -> tuple[bytes, bool, bool]:
-    """The file's bytes; a `*.gz` file is gunzipped (so `.jsonl.gz` just works).
+def content_digest(data: bytes) -> str:
+    """The digest the corpus store keys a file on: SHA-256 of its bytes, in hex."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def _read_bytes(path: str) -> tuple[bytes, bool, bool, str]:
+    """The file's bytes, whether it was gzip, whether the stream was cut, and the digest of the
+    bytes read; a `*.gz` file is gunzipped (so `.jsonl.gz` just works).
 
     Only the name decides, as the reference never decompresses: a gzip stream in a plain
     `.jsonl` file is read as the reference reads it (unparseable lines, counted as malformed).
@@ -148,8 +159,9 @@ def _read_bytes(path: str) -> tuple[bytes, bool, bool]:
             data = fh.read()
     except OSError as exc:
         raise TranscriptError(path, f"cannot read: {exc.strerror or exc}") from None
+    digest = content_digest(data)
     if not path.endswith(".gz"):
-        return data, False, False
+        return data, False, False, digest
     if not data.startswith(b"\x1f\x8b"):
         raise TranscriptError(path, "named .gz but not gzip-compressed")
     out = bytearray()
@@ -169,7 +181,7 @@ def _read_bytes(path: str) -> tuple[bytes, bool, bool]:
             truncated = True
             break
         rest = d.unused_data
-    return bytes(out), True, truncated
+    return bytes(out), True, truncated, digest
 
 
 def _reject_constant(name: str) -> Any:
@@ -220,7 +232,7 @@ def read_segment(
         TranscriptError: The path is missing, unreadable or not a regular file, or a line is JSON
             `null` (the reference crashes on it, §9.1 case 1) and `drop_falsy` is off.
     """
-    data, gz, truncated = _read_bytes(path)
+    data, gz, truncated, digest = _read_bytes(path)
     events: list[dict[str, Any]] = []
     blank = malformed = non_object = invalid = 0
     raw_lines = data.split(b"\n")  # 0x0A never occurs inside a UTF-8 sequence (§10.8)
@@ -258,6 +270,7 @@ def read_segment(
         invalid_utf8=invalid,
         gzip=gz,
         truncated_gzip=truncated,
+        digest=digest,
     )
     return events, account
 
