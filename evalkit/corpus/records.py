@@ -211,6 +211,17 @@ def _analyse(
     """The payload, and the digest of every file the parse read (by path relative to root)."""
     if problem is not None:
         return {"status": "crash", "reason": problem}, {}
+    from evalkit.metrics.envelope import forget_scans
+
+    try:
+        return _analyse_parsed(root, segments, log, interactive)
+    finally:
+        forget_scans()  # memory stays bounded by the largest session
+
+
+def _analyse_parsed(
+    root: str, segments: tuple[str, ...], log: str, interactive: bool
+) -> tuple[dict[str, Any], dict[str, str]]:
     # Imported here so discovery and aggregation load without the parsing stack.
     from evalkit.session import parse_session, read_session_file
 

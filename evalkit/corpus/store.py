@@ -32,6 +32,7 @@ import stat
 import tempfile
 import time
 import uuid
+from array import array
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -120,6 +121,61 @@ def _schema():
     ]
     fields += [pa.field("p_" + f.name, kinds[f.kind]) for f in PAYLOAD_FIELDS]
     return pa.schema(fields)
+
+
+def _bitmap(flags: Sequence[bool]) -> bytes:
+    """Arrow's bit-packed booleans (least significant bit first)."""
+    out = bytearray((len(flags) + 7) // 8)
+    for i, f in enumerate(flags):
+        if f:
+            out[i >> 3] |= 1 << (i & 7)
+    return bytes(out)
+
+
+_OFFSET = "i" if array("i").itemsize == 4 else "l"
+
+
+def _arrow(t: Any, values: Sequence[Any]) -> Any:
+    """An Arrow array of type `t` from Python values, built from its buffers.
+
+    Equivalent to `pa.array(values, t)`, which makes pyarrow import pandas (a quarter of a
+    second a sweep would pay for nothing) to check whether `values` is a pandas object.
+    """
+    import pyarrow as pa
+
+    n = len(values)
+    valid = [v is not None for v in values]
+    validity = None if all(valid) else pa.py_buffer(_bitmap(valid))
+    if pa.types.is_binary(t):
+        offsets, data, size = array(_OFFSET, [0]), [], 0
+        for v in values:
+            if v is not None:
+                data.append(v)
+                size += len(v)
+            offsets.append(size)
+        bufs = [validity, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))]
+        return pa.Array.from_buffers(t, n, bufs)
+    if pa.types.is_list(t):
+        offsets, flat = array(_OFFSET, [0]), []
+        for v in values:
+            if v is not None:
+                flat.extend(v)
+            offsets.append(len(flat))
+        child = _arrow(t.value_type, flat)
+        return pa.Array.from_buffers(t, n, [validity, pa.py_buffer(offsets)], children=[child])
+    if pa.types.is_boolean(t):
+        return pa.Array.from_buffers(t, n, [validity, pa.py_buffer(_bitmap(values))])
+    code = "q" if pa.types.is_int64(t) else "d"
+    data = array(code, [0 if v is None else v for v in values])
+    return pa.Array.from_buffers(t, n, [validity, pa.py_buffer(data)])
+
+
+def _table(rows: Sequence[dict[str, Any]]) -> Any:
+    import pyarrow as pa
+
+    schema = _schema()
+    columns = [_arrow(f.type, [r.get(f.name) for r in rows]) for f in schema]
+    return pa.Table.from_arrays(columns, schema=schema)
 
 
 def _encode(value: Any, kind: str) -> Any:
@@ -410,7 +466,7 @@ class CorpusStore:
         name = f"shard-{time.time_ns():016x}-{uuid.uuid4().hex}.parquet"
         try:
             with os.fdopen(fd, "wb") as fh:
-                pq.write_table(pa.Table.from_pylist(rows, schema=_schema()), fh)
+                pq.write_table(_table(rows), fh)
             os.replace(tmp, self.directory / name)
         except (OSError, pa.ArrowException):
             with contextlib.suppress(OSError):

@@ -25,6 +25,7 @@ __all__ = [
     "mentioned_paths",
     "PATH_TOKEN",
     "path_tokens",
+    "forget_scans",
     "glob_to_regex",
     "EnvelopeFile",
     "EnvelopeView",
@@ -150,6 +151,13 @@ def mentioned_paths(text: str | None) -> list[str]:
 @lru_cache(maxsize=_SCANS_KEPT)
 def _mentioned(text: str) -> tuple[str, ...]:
     return tuple(path_tokens(text))
+
+
+def forget_scans() -> None:
+    """Drop the remembered splits and path scans (the corpus reader calls it after each
+    session, so what is remembered never outlives the session it was computed for)."""
+    _split.cache_clear()
+    _mentioned.cache_clear()
 
 
 def path_tokens(text: str | None) -> list[str]:
