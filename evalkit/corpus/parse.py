@@ -4,17 +4,20 @@ The results come back in discovery order whatever order the workers finish in, s
 output never depends on scheduling. A progress bar goes to stderr only when stderr is a terminal.
 
 Parallelism pays only when the work is worth a worker: the pool is started once per sweep,
-sessions are sent as their discovery references (a few hundred bytes) in chunks, largest
-first so no worker is left with a long tail, and each session comes back as its compact payload
-(numbers and paths, never a parsed session). Each finished chunk is stored as it arrives.
+with one process fewer than `jobs` because this process parses too (it would otherwise sit
+idle waiting); sessions are sent as their discovery references (a few hundred bytes) in chunks,
+largest first so no worker is left with a long tail, and each session comes back as its
+compact payload (numbers and paths, never a parsed session). Each finished chunk is stored as
+it arrives.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -149,15 +152,32 @@ def _run_local(
     root: str, refs: Sequence[SessionRef], todo: list[int], jobs: int, finish: Finish, _: Any
 ) -> None:
     chunks, nbytes = plan_chunks(root, refs, todo, jobs)
+    pending = deque(chunks)  # largest first
     if jobs > 1 and len(todo) >= _MIN_PARALLEL and nbytes >= _MIN_PARALLEL_BYTES:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(chunks))) as pool:
-            futures = {
-                pool.submit(analyse_chunk, root, [refs[i] for i in idx]): idx for idx in chunks
-            }
-            for fut in as_completed(futures):
-                finish(futures[fut], fut.result())
+        # This process is one of the `jobs` workers: it takes the smallest chunks from the end of
+        # the queue and collects the others' results between two of its own.
+        workers = jobs - 1
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            inflight: dict[Any, list[int]] = {}
+
+            def collect(block: bool) -> None:
+                if block:
+                    wait(inflight, return_when=FIRST_COMPLETED)
+                for fut in [f for f in inflight if f.done()]:
+                    finish(inflight.pop(fut), fut.result())
+
+            while pending or inflight:
+                while pending and len(inflight) < 2 * workers:
+                    idx = pending.popleft()
+                    inflight[pool.submit(analyse_chunk, root, [refs[i] for i in idx])] = idx
+                collect(block=False)
+                if pending:
+                    idx = pending.pop()
+                    finish(idx, analyse_chunk(root, [refs[i] for i in idx]))
+                elif inflight:
+                    collect(block=True)
     else:
-        for idx in chunks:
+        for idx in pending:
             finish(idx, analyse_chunk(root, [refs[i] for i in idx]))
 
 
