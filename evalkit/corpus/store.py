@@ -57,9 +57,10 @@ __all__ = ["CorpusStore", "default_cache_dir", "code_fingerprint", "MAX_SHARD_BY
 _SUBDIR = "corpus-store-v1"
 _SHARD = re.compile(r"^shard-[0-9a-f]{16}-[0-9a-f]{32}\.parquet$")
 MAX_SHARD_BYTES = 256 * 1024 * 1024  # a larger file is not one of ours: refused and removed
-_ROWS_PER_SHARD = 100_000  # merged shards are cut at this many rows
+_ROWS_PER_SHARD = 20_000  # merged shards are cut at this many rows
+_SMALL_SHARD_BYTES = 4 * 1024 * 1024  # only shards smaller than this are merged again
 _MERGE_AT = 8  # merge a directory's shards when there are more than this many
-FLUSH_ROWS = 256  # rows gathered before a shard is written
+FLUSH_ROWS = 1024  # rows gathered before a shard is written
 _HEX64 = re.compile(rb"^[0-9a-f]{64}\Z")
 
 
@@ -476,10 +477,10 @@ class CorpusStore:
         return name
 
     def finish(self, live: Iterable[SessionRef]) -> None:
-        """After a sweep: write refreshed rows, and merge the shards when there are many.
+        """After a sweep: write refreshed rows, and merge small shards when there are many.
 
-        The merged shard keeps, for each session still in the corpus, its rows from the most
-        recent shards that hold it; shards merged are then removed.
+        A merged shard keeps, for each session still in the corpus, its rows from the most
+        recent shards that hold it; the shards merged are then removed.
         """
         if not self.enabled:
             return
@@ -489,24 +490,30 @@ class CorpusStore:
         names = self._shard_names()
         if len(names) <= _MERGE_AT:
             return
-        keep = {ref.log for ref in live}
-        merged: dict[tuple[bytes, tuple[bytes, ...]], dict[str, Any]] = {}
-        sources = []
-        for name in names:
-            rows = self._read_rows(name)
-            if rows is None:
-                continue
-            sources.append(name)
-            for row in rows:
-                if _s(row["session"]) in keep:
-                    merged[(row["session"], tuple(row["files"]))] = row  # later shards win
-        rows = list(merged.values())
-        for k in range(0, max(len(rows), 1), _ROWS_PER_SHARD):
-            if rows and self._write(rows[k : k + _ROWS_PER_SHARD]) is None:
-                return  # could not write: keep every source
         assert self.directory is not None
-        for name in sources:
-            self._remove(os.path.join(self.directory, name), refused=False)
+        small = []
+        for name in names:
+            with contextlib.suppress(OSError):
+                if os.lstat(self.directory / name).st_size < _SMALL_SHARD_BYTES:
+                    small.append(name)
+        keep = {ref.log for ref in live}
+        # Oldest first, in groups of at most _ROWS_PER_SHARD rows: memory stays bounded by a
+        # group, whatever the size of the store.
+        merged: dict[tuple[bytes, tuple[bytes, ...]], dict[str, Any]] = {}
+        sources: list[str] = []
+        for i, name in enumerate(small):
+            rows = self._read_rows(name)
+            if rows is not None:
+                sources.append(name)
+                for row in rows:
+                    if _s(row["session"]) in keep:
+                        merged[(row["session"], tuple(row["files"]))] = row  # later shards win
+            if len(merged) >= _ROWS_PER_SHARD or (i == len(small) - 1 and len(sources) > 1):
+                if merged and self._write(list(merged.values())) is None:
+                    return  # could not write: keep the sources
+                for source in sources:
+                    self._remove(os.path.join(self.directory, source), refused=False)
+                merged, sources = {}, []
 
     def _read_rows(self, name: str) -> list[dict[str, Any]] | None:
         """The raw rows of a valid shard, for merging (validated as `_read_shard` does)."""
