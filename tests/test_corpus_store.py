@@ -181,8 +181,8 @@ def test_a_file_changed_during_its_parse_is_never_stored(tmp_path, monkeypatch):
     target = root / "cg22/ab-express/run-new-1.jsonl"
     real = records._analyse
 
-    def analyse_then_edit(root_, segments, log, problem, interactive):
-        out = real(root_, segments, log, problem, interactive)
+    def analyse_then_edit(root_, segments, log, *rest):
+        out = real(root_, segments, log, *rest)
         if log.endswith("run-new-1.jsonl"):
             cited(root, "cg22/ab-express/run-new-1.jsonl", 10, 990)  # rewritten meanwhile
         return out
@@ -299,3 +299,22 @@ def test_many_shards_are_merged_and_rows_of_removed_sessions_dropped(tmp_path, m
     assert merged.cache_hits == 3 and len(shards(cache_dir)) == 1
     again = run_sweep(root, cache_dir=cache_dir, jobs=1)
     assert (again.cache_hits, again.cache_misses) == (3, 0)
+
+
+def test_warm_frames_of_load_corpus_come_from_the_store_without_reading(tmp_path, monkeypatch):
+    import evalkit
+    from evalkit.formats.claude_code import transcripts
+
+    root = aged(corpus(tmp_path / "c"))
+    cache_dir = tmp_path / "cache"
+    cold = evalkit.load_corpus(root, cache_dir=cache_dir, jobs=1)
+
+    def no_reading(*args, **kwargs):
+        raise AssertionError("a warm load read a transcript")
+
+    monkeypatch.setattr(transcripts, "_read_bytes", no_reading)
+    warm = evalkit.load_corpus(root, cache_dir=cache_dir, jobs=1)
+    assert (warm.cache_hits, warm.cache_misses) == (4, 0)
+    for name in ("sessions", "calls", "sections", "files", "tool_calls"):
+        assert warm.frame(name).equals(cold.frame(name)), name
+    assert warm.errors == cold.errors

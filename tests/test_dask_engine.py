@@ -50,18 +50,30 @@ def test_dask_results_are_stored_and_reused(tmp_path, client):
     assert warm.records == cold.records
 
 
-def test_sessions_as_a_dask_dataframe(tmp_path, client):
-    from evalkit.corpus.dask_engine import sessions_frame
+def test_frames_as_dask_dataframes_equal_load_corpus(tmp_path, client):
+    import evalkit
+    from evalkit.corpus.dask_engine import frame
 
     root = corpus(tmp_path / "c")
-    ddf = sessions_frame(root, sessions_per_partition=4)
-    assert ddf.npartitions == 4
-    df = ddf.compute()
-    local = run_sweep(root, cache=False, jobs=1)
-    assert list(df["log"]) == [r.log for r in local.records]
-    assert list(df["chars"]) == [r.chars for r in local.records]
-    assert list(df["status"]) == [r.status for r in local.records]
-    assert int(ddf["cited_chars"].sum().compute()) == sum(r.cited_chars for r in local.records)
+    loaded = evalkit.load_corpus(root, cache=False, jobs=1)
+    for name in ("sessions", "calls", "tool_calls"):
+        ddf = frame(root, name, sessions_per_partition=4)
+        assert ddf.npartitions == 4
+        got = ddf.compute().reset_index(drop=True)
+        want = loaded.frame(name).reset_index(drop=True)
+        assert got.equals(want), name
+    sessions = frame(root, "sessions", sessions_per_partition=4)
+    assert int(sessions["chars"].sum().compute()) == int(loaded.sessions_df()["chars"].sum())
+
+
+def test_load_corpus_on_dask_equals_local(tmp_path, client):
+    import evalkit
+
+    root = corpus(tmp_path / "c")
+    local = evalkit.load_corpus(root, cache=False, jobs=1)
+    remote = evalkit.load_corpus(root, cache=False, engine="dask", scheduler=client)
+    for name in ("sessions", "calls", "sections", "files", "tool_calls"):
+        assert remote.frame(name).equals(local.frame(name)), name
 
 
 def test_an_unreachable_scheduler_is_one_line_exit_2(tmp_path, capsys, monkeypatch):

@@ -8,8 +8,8 @@ written chunk by chunk here too. Only the process that runs the sweep touches th
 workers only read transcripts, so every worker must see the corpus at the same path (a shared
 file system, or the same mount on every node).
 
-`sessions_frame` builds the per-session table as a Dask DataFrame (`dask.dataframe.from_map`
-over chunks of sessions), for corpora whose frames do not fit in one process's memory.
+`frame` builds any frame of `load_corpus` as a Dask DataFrame (`dask.dataframe.from_map` over
+chunks of sessions), for corpora whose frames do not fit in one process's memory.
 """
 
 from __future__ import annotations
@@ -20,10 +20,9 @@ from typing import Any
 
 from evalkit.corpus.discover import SessionRef, discover
 from evalkit.corpus.parse import Analysed, analyse_chunk
-from evalkit.corpus.records import PAYLOAD_FIELDS, record_from_payload
 from evalkit.errors import UsageError
 
-__all__ = ["run_chunks", "client_for", "sessions_frame", "SESSION_COLUMNS", "CONNECT_TIMEOUT"]
+__all__ = ["run_chunks", "client_for", "frame", "CONNECT_TIMEOUT"]
 
 CONNECT_TIMEOUT = "20s"  # how long to wait for a --scheduler address to answer
 
@@ -82,6 +81,7 @@ def run_chunks(
     *,
     scheduler: Any = None,
     workers: int = 2,
+    frames: bool = False,
 ) -> None:
     """Run `analyse_chunk` for every chunk as a Dask task; `finish` each as it completes."""
     from evalkit.corpus.store import code_fingerprint
@@ -96,67 +96,60 @@ def run_chunks(
                 "command: install the same evalkit on every worker"
             )
         futures = {
-            client.submit(analyse_chunk, root, [refs[i] for i in idx], pure=False): idx
+            client.submit(analyse_chunk, root, [refs[i] for i in idx], frames, pure=False): idx
             for idx in chunks
         }
         for fut in distributed.as_completed(futures):
             finish(futures[fut], fut.result())
 
 
-# --- the session table as a Dask DataFrame -------------------------------------------------
-
-# Labels from the path, then the payload's scalar numbers (one declaration: PAYLOAD_FIELDS).
-_LABELS = ("log", "pass_", "repo", "arm", "run", "layout", "segments")
-SESSION_COLUMNS = _LABELS + tuple(
-    f.name for f in PAYLOAD_FIELDS if f.kind in ("str", "str?", "int", "float", "bool")
-)
+# --- the frames as Dask DataFrames ---------------------------------------------------------
 
 
-def _partition(root: str, refs: Sequence[SessionRef]):
-    import pandas as pd
+def _partition(root: str, refs: Sequence[SessionRef], name: str):
+    """One partition of frame `name`: its sessions parsed, their rows as `load_corpus` keeps
+    them (identity columns first; a session that cannot be read has no rows)."""
+    from evalkit.corpus.columns import build_frame
+    from evalkit.corpus.frames import identity
 
     rows = []
-    for ref, (payload, _) in zip(refs, analyse_chunk(root, refs), strict=True):
-        rec = record_from_payload(ref, payload)
-        row = {c: getattr(rec, c) for c in SESSION_COLUMNS}
-        row["segments"] = len(rec.segments)
-        rows.append(row)
-    return _typed(pd.DataFrame(rows, columns=list(SESSION_COLUMNS)))
+    for ref, (payload, _) in zip(refs, analyse_chunk(root, refs, frames=True), strict=True):
+        got = payload.get("rows")
+        if payload["status"] == "crash" or "rows_error" in payload or got is None:
+            continue
+        ident = identity(ref)
+        rows.extend({**ident, **r} for r in got[name])
+    return build_frame(name, rows)
 
 
-def _typed(df):
-    kinds = {f.name: f.kind for f in PAYLOAD_FIELDS}
-    dtypes = {c: "string" for c in _LABELS if c != "segments"} | {"segments": "int64"}
-    for c in SESSION_COLUMNS:
-        kind = kinds.get(c)
-        if kind in ("str", "str?"):
-            dtypes[c] = "string"
-        elif kind == "int":
-            dtypes[c] = "int64"
-        elif kind == "float":
-            dtypes[c] = "float64"
-        elif kind == "bool":
-            dtypes[c] = "bool"
-    return df.astype(dtypes)
+def frame(
+    root: str | os.PathLike[str], name: str = "sessions", *, sessions_per_partition: int = 256
+):
+    """Frame `name` of `load_corpus(root)` (`sessions`, `calls`, `sections`, `files`,
+    `tool_calls`) as a lazy `dask.dataframe.DataFrame`, built with `dask.dataframe.from_map`.
 
+    Each partition parses its own sessions when it is computed (on the cluster of the current
+    `distributed.Client`, if any), so the corpus is never in one process's memory at once. Its
+    rows and columns are those of `load_corpus(root).frame(name)`, partition after partition in
+    discovery order.
 
-def sessions_frame(root: str | os.PathLike[str], *, sessions_per_partition: int = 256):
-    """One row per discovered session as a lazy `dask.dataframe.DataFrame`.
-
-    Columns: the path labels (`log`, `pass_`, `repo`, `arm`, `run`, `layout`), `segments`
-    (how many segment files) and every scalar payload field (`status`, `reason`, `chars`,
-    `cited_chars`, `path_chars`, …), as `SweepResult.records` holds them. Each partition parses
-    its sessions when computed, so the corpus is never in memory at once.
+    Raises:
+        UsageError: Dask is not installed, or `name` is not a frame.
     """
+    from evalkit.corpus.columns import build_frame
+    from evalkit.corpus.frames import FRAME_NAMES
+
     try:
         import dask.dataframe as dd
     except ImportError:
         raise UsageError('the Dask engine needs Dask: pip install "evalkit[dask]"') from None
+    if name not in FRAME_NAMES:
+        raise UsageError(f"unknown frame {name!r} (one of {', '.join(FRAME_NAMES)})")
     root = os.fspath(root)
     refs = discover(root).sessions
     parts = [
         list(refs[k : k + sessions_per_partition])
         for k in range(0, len(refs), sessions_per_partition)
     ] or [[]]
-    meta = _typed(__import__("pandas").DataFrame(columns=list(SESSION_COLUMNS)))
-    return dd.from_map(_partition, [root] * len(parts), parts, meta=meta, enforce_metadata=False)
+    n = len(parts)
+    return dd.from_map(_partition, [root] * n, parts, [name] * n, meta=build_frame(name, []))

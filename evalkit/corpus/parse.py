@@ -14,6 +14,7 @@ it arrives.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -31,7 +32,7 @@ from evalkit.corpus.records import (
 )
 from evalkit.corpus.store import CorpusStore
 
-__all__ = ["analyse_sessions", "analyse_chunk", "plan_chunks", "Progress"]
+__all__ = ["analyse_sessions", "analyse_payloads", "analyse_chunk", "plan_chunks", "Progress"]
 
 # Below this much work (sessions, bytes) a process pool costs more than it saves.
 _MIN_PARALLEL = 4
@@ -70,9 +71,17 @@ class Progress:
 Analysed = tuple[dict[str, Any], FileManifest | None]
 
 
-def analyse_chunk(root: str, refs: Sequence[SessionRef]) -> list[Analysed]:
-    """The unit of parallel work: each session's payload and the manifest to store it under."""
-    return [analyse_with_files(root, ref) for ref in refs]
+def _ignore_interrupt() -> None:
+    # Workers leave Ctrl-C to the main process, which stops the pool and reports it once.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def analyse_chunk(root: str, refs: Sequence[SessionRef], frames: bool = False) -> list[Analysed]:
+    """The unit of parallel work: each session's payload and the manifest to store it under.
+
+    `frames` also builds every corpus frame's rows from the same parse (`analyse_session`).
+    """
+    return [analyse_with_files(root, ref, frames) for ref in refs]
 
 
 def _size(root: str, ref: SessionRef) -> int:
@@ -116,6 +125,26 @@ def analyse_sessions(
         scheduler: For `dask`: a `distributed.Client`, a scheduler address, or None for a
             local cluster of `jobs` workers.
     """
+    payloads = analyse_payloads(
+        root, refs, cache=cache, jobs=jobs, progress=progress, engine=engine, scheduler=scheduler
+    )
+    return [record_from_payload(ref, p) for ref, p in zip(refs, payloads, strict=True)]
+
+
+def analyse_payloads(
+    root: str | os.PathLike[str],
+    refs: Sequence[SessionRef],
+    *,
+    cache: CorpusStore | None = None,
+    jobs: int | None = None,
+    progress: Progress | None = None,
+    frames: bool = False,
+    engine: str = "local",
+    scheduler: Any = None,
+) -> list[dict[str, Any]]:
+    """One `analyse_session` payload per ref, in the order of `refs` (`analyse_sessions`'s
+    arguments; `frames` also builds every corpus frame's rows from the same parse — give such
+    a run a store of its own, as `evalkit.corpus.load` does)."""
     root = os.fspath(Path(root))
     store = cache if cache is not None else CorpusStore(None, root)
     payloads: list[dict[str, Any] | None] = [None] * len(refs)
@@ -138,18 +167,24 @@ def analyse_sessions(
 
     if todo:
         run = _run_dask if engine == "dask" else _run_local
-        run(root, refs, todo, jobs or os.cpu_count() or 1, finish, scheduler)
+        run(root, refs, todo, jobs or os.cpu_count() or 1, finish, scheduler, frames)
     store.finish(refs)
     if progress:
         progress.close()
-    return [record_from_payload(ref, p) for ref, p in zip(refs, payloads, strict=True)]  # type: ignore[arg-type]
+    return payloads  # type: ignore[return-value]
 
 
 Finish = Callable[[list[int], list[Analysed]], None]
 
 
 def _run_local(
-    root: str, refs: Sequence[SessionRef], todo: list[int], jobs: int, finish: Finish, _: Any
+    root: str,
+    refs: Sequence[SessionRef],
+    todo: list[int],
+    jobs: int,
+    finish: Finish,
+    _: Any,
+    frames: bool,
 ) -> None:
     chunks, nbytes = plan_chunks(root, refs, todo, jobs)
     pending = deque(chunks)  # largest first
@@ -157,7 +192,8 @@ def _run_local(
         # This process is one of the `jobs` workers: it takes the smallest chunks from the end of
         # the queue and collects the others' results between two of its own.
         workers = jobs - 1
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_interrupt)
+        try:
             inflight: dict[Any, list[int]] = {}
 
             def collect(block: bool) -> None:
@@ -169,16 +205,19 @@ def _run_local(
             while pending or inflight:
                 while pending and len(inflight) < 2 * workers:
                     idx = pending.popleft()
-                    inflight[pool.submit(analyse_chunk, root, [refs[i] for i in idx])] = idx
+                    work = [refs[i] for i in idx]
+                    inflight[pool.submit(analyse_chunk, root, work, frames)] = idx
                 collect(block=False)
                 if pending:
                     idx = pending.pop()
-                    finish(idx, analyse_chunk(root, [refs[i] for i in idx]))
+                    finish(idx, analyse_chunk(root, [refs[i] for i in idx], frames))
                 elif inflight:
                     collect(block=True)
+        finally:
+            pool.shutdown(cancel_futures=True)
     else:
         for idx in pending:
-            finish(idx, analyse_chunk(root, [refs[i] for i in idx]))
+            finish(idx, analyse_chunk(root, [refs[i] for i in idx], frames))
 
 
 def _run_dask(
@@ -188,8 +227,9 @@ def _run_dask(
     jobs: int,
     finish: Finish,
     scheduler: Any,
+    frames: bool,
 ) -> None:
     from evalkit.corpus.dask_engine import run_chunks
 
     chunks, _ = plan_chunks(root, refs, todo, jobs)
-    run_chunks(root, refs, chunks, finish, scheduler=scheduler, workers=jobs)
+    run_chunks(root, refs, chunks, finish, scheduler=scheduler, workers=jobs, frames=frames)

@@ -16,28 +16,31 @@ import stat
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from evalkit.corpus.discover import SessionRef
-from evalkit.errors import TranscriptError
+from evalkit.corpus.discover import Discovery, SessionRef
+from evalkit.errors import NOT_A_TRANSCRIPT, NotATranscript, TranscriptError
 
 __all__ = [
+    "Accounting",
     "CallRecord",
     "SessionRecord",
     "PayloadField",
     "PAYLOAD_FIELDS",
     "CALL_FIELDS",
     "STATUSES",
+    "account_files",
     "session_files",
     "analyse_session",
     "analyse_with_files",
+    "read_ref",
     "record_from_payload",
 ]
 
-Status = Literal["parsed", "no-explore", "crash"]
+Status = Literal["parsed", "no-explore", "crash", "skipped"]
 
 # Bump when the payload's shape or meaning changes; part of every cache key.
-PAYLOAD_VERSION = 2
+PAYLOAD_VERSION = 3
 
-Kind = Literal["str", "str?", "int", "float", "bool", "str-list", "calls", "damage"]
+Kind = Literal["str", "str?", "int", "float", "bool", "str-list", "calls", "damage", "rows"]
 
 
 @dataclass(frozen=True)
@@ -47,13 +50,17 @@ class PayloadField:
     Attributes:
         name: The payload key, and the `SessionRecord` attribute it fills.
         kind: Its shape: `str`, `str?` (or None), `int`, `float`, `bool`, `str-list`, `calls`
-            (rows of `CALL_FIELDS` ints) or `damage` (`(segment, what was lost)` pairs).
-        default: Its value in a crash payload, which carries only status and reason.
+            (rows of `CALL_FIELDS` ints), `damage` (`(segment, what was lost)` pairs) or
+            `rows` (frame name → rows of JSON scalars, or None).
+        default: Its value when the payload does not hold it (a crash or skipped payload
+            carries only status and reason; a sweep's payload has no frame rows).
+        record: Whether `SessionRecord` has an attribute of this name.
     """
 
     name: str
     kind: Kind
     default: Any = None
+    record: bool = True
 
 
 # `CallRecord`'s fields, in the order a payload row of `calls` holds them.
@@ -71,9 +78,13 @@ PAYLOAD_FIELDS: tuple[PayloadField, ...] = (
     PayloadField("cited_paths", "str-list", ()),
     PayloadField("has_answer", "bool", False),
     PayloadField("explore_results", "int", 0),
+    PayloadField("tool_calls", "int", 0),
     PayloadField("damage", "damage", ()),
+    # Only with `frames=True` (the corpus loader): every frame's rows, or why they failed.
+    PayloadField("rows", "rows", None, record=False),
+    PayloadField("rows_error", "str?", None, record=False),
 )
-STATUSES = ("parsed", "no-explore", "crash")
+STATUSES = ("parsed", "no-explore", "crash", "skipped")
 
 NO_EXPLORE = "no answered explore call with file sections (not in the sweep, Decision 4)"
 
@@ -112,7 +123,8 @@ class SessionRecord:
         log: First segment, relative to the swept directory.
         segments: Every segment file, relative to the swept directory.
         pass_, repo, arm, run, layout: Labels from the path (`SessionRef`).
-        status: `parsed` (in the sweep), `no-explore` (parsed, no allocation call) or `crash`.
+        status: `parsed` (in the sweep), `no-explore` (parsed, no allocation call), `crash`,
+            or `skipped` (not a Claude Code transcript).
         reason: Why a session is not in the sweep (None when parsed).
         calls: The allocation calls.
         chars: Σ chars returned (the pooled envelope).
@@ -123,6 +135,7 @@ class SessionRecord:
         cited_paths: The distinct paths with a verdict, largest first (§3.2 step 7 order).
         has_answer: The final answer is non-empty after trimming.
         explore_results: Answered explore results (§1.6), with or without sections.
+        tool_calls: tool_use blocks over every thread (0 for a corpus of no agent work).
         damage: `(segment, what was lost)` for each damaged segment file (skipped lines,
             invalid UTF-8, a cut gzip stream); the numbers are over what survived.
     """
@@ -145,6 +158,7 @@ class SessionRecord:
     cited_paths: tuple[str, ...] = ()
     has_answer: bool = False
     explore_results: int = 0
+    tool_calls: int = 0
     damage: tuple[tuple[str, str], ...] = ()
 
     @property
@@ -195,18 +209,26 @@ def analyse_session(
     log: str,
     problem: str | None = None,
     interactive: bool = False,
+    frames: bool = False,
 ) -> dict[str, Any]:
     """Parse one session and reduce it to its allocation numbers (§8.2 steps 1–2).
 
     Never raises for a bad session: a parse that raises is a crash payload with the reason,
-    naming the file relative to `root`. `interactive` reads the session as §1.10 does (its
-    `<id>/subagents/` merged, falsy lines dropped).
+    naming the file relative to `root`; a file that is not a Claude Code transcript at all is a
+    `skipped` payload. `interactive` reads the session as §1.10 does (its `<id>/subagents/`
+    merged, falsy lines dropped). `frames` adds `rows`: the rows of every corpus frame
+    (`evalkit.corpus.frames.session_rows`), from the same parse.
     """
-    return _analyse(root, segments, log, problem, interactive)[0]
+    return _analyse(root, segments, log, problem, interactive, frames)[0]
 
 
 def _analyse(
-    root: str, segments: tuple[str, ...], log: str, problem: str | None, interactive: bool
+    root: str,
+    segments: tuple[str, ...],
+    log: str,
+    problem: str | None,
+    interactive: bool,
+    frames: bool = False,
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """The payload, and the digest of every file the parse read (by path relative to root)."""
     if problem is not None:
@@ -214,13 +236,13 @@ def _analyse(
     from evalkit.metrics.envelope import forget_scans
 
     try:
-        return _analyse_parsed(root, segments, log, interactive)
+        return _analyse_parsed(root, segments, log, interactive, frames)
     finally:
         forget_scans()  # memory stays bounded by the largest session
 
 
 def _analyse_parsed(
-    root: str, segments: tuple[str, ...], log: str, interactive: bool
+    root: str, segments: tuple[str, ...], log: str, interactive: bool, frames: bool
 ) -> tuple[dict[str, Any], dict[str, str]]:
     # Imported here so discovery and aggregation load without the parsing stack.
     from evalkit.session import parse_session, read_session_file
@@ -228,17 +250,25 @@ def _analyse_parsed(
     paths = [os.path.join(root, s) for s in segments]
     try:
         if interactive:  # §1.10: subagent files merged, falsy lines dropped
-            isession = read_session_file(paths[0])
+            isession = read_session_file(paths[0], log=log)
             allocation, texts, reads = (
                 isession.allocation,
                 isession.explore_texts,
                 isession.segment_reads,
             )
+            tool_calls = sum(isession.main_counts.values()) + sum(isession.subagent_counts.values())
+            parsed: Any = isession
         else:
             session = parse_session(paths, log=log)
             allocation, texts = session.allocation, session.explore_texts
             reads = session.transcript.segments
+            tool_calls = len(session.summary.calls)
+            parsed = session
         damage = [[_relative(seg.path, root), text] for seg in reads if (text := seg.damage())]
+    except NotATranscript as exc:
+        where = _relative(exc.path, root)
+        reason = NOT_A_TRANSCRIPT if where == segments[0] else f"{where}: {NOT_A_TRANSCRIPT}"
+        return {"status": "skipped", "reason": reason}, {}
     except TranscriptError as exc:
         where = _relative(exc.path, root)
         line = f":{exc.line}" if exc.line is not None else ""
@@ -250,6 +280,18 @@ def _analyse_parsed(
             "status": "crash",
             "reason": f"unexpected {type(exc).__name__} while parsing: {exc}",
         }, {}
+    extra: dict[str, Any] = {}
+    if frames:
+        # Rows are built apart from the sweep's numbers: a failure here loses the session's
+        # frame rows (reported as an error), never its place in the sweep.
+        from evalkit.corpus.frames import session_rows
+
+        try:
+            extra["rows"] = session_rows(parsed)
+        except TranscriptError as exc:
+            extra["rows_error"] = f"{_relative(exc.path, root)}: {exc.reason}"
+        except Exception as exc:  # noqa: BLE001 — reported as the session's error
+            extra["rows_error"] = f"unexpected {type(exc).__name__} building frames: {exc}"
     a = allocation
     calls = [
         [c.index, c.envelope, c.used, c.used_path, len(c.files), c.cited_files] for c in a.calls
@@ -266,7 +308,9 @@ def _analyse_parsed(
         "cited_paths": [f.path for f in a.files if f.via],
         "has_answer": a.has_answer,
         "explore_results": len(texts),
+        "tool_calls": tool_calls,
         "damage": damage,
+        **extra,
     }
     return payload, {_relative(seg.path, root): seg.digest for seg in reads if seg.digest}
 
@@ -326,7 +370,9 @@ class FileManifest:
 RACY_NS = 2_000_000_000
 
 
-def analyse_with_files(root: str, ref: SessionRef) -> tuple[dict[str, Any], FileManifest | None]:
+def analyse_with_files(
+    root: str, ref: SessionRef, frames: bool = False
+) -> tuple[dict[str, Any], FileManifest | None]:
     """`analyse_session` plus the manifest to store it under; None when it must not be stored.
 
     The files are examined before and after the parse: a file that is not regular, vanishes
@@ -339,7 +385,9 @@ def analyse_with_files(root: str, ref: SessionRef) -> tuple[dict[str, Any], File
     files = session_files(ref)
     paths = [os.path.join(root, f) for f in files]
     before = [file_state(p) for p in paths]
-    payload, read = _analyse(root, ref.segments, ref.log, ref.problem, ref.layout == "interactive")
+    payload, read = _analyse(
+        root, ref.segments, ref.log, ref.problem, ref.layout == "interactive", frames
+    )
     if any(s is None for s in before):
         return payload, None
     digests = []
@@ -362,6 +410,8 @@ def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionReco
     """Join a session's labels with its analysed numbers."""
     values: dict[str, Any] = {}
     for f in PAYLOAD_FIELDS:
+        if not f.record:
+            continue
         v = payload.get(f.name, f.default)
         if f.kind == "calls":
             v = tuple(CallRecord(*c) for c in v)
@@ -380,3 +430,49 @@ def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionReco
         layout=ref.layout,
         **values,
     )
+
+
+@dataclass(frozen=True)
+class Accounting:
+    """What the sweep (or the corpus loader) did with one file or directory of the tree.
+
+    `status` is `parsed` (a segment of a session in the sweep), `no-explore`, `crash` (a
+    segment of a session whose parse raised) or `skipped`; `reason` says why for all but parsed.
+    """
+
+    path: str
+    status: str
+    session: str | None
+    reason: str | None
+
+
+def account_files(
+    discovery: Discovery, records: tuple[SessionRecord, ...]
+) -> tuple[Accounting, ...]:
+    """Every entry of the tree with what became of it, in path order."""
+    status = {r.log: r for r in records}
+    out = []
+    for f in discovery.files:
+        if f.session is None:
+            out.append(Accounting(f.path, "skipped", None, f.reason))
+        else:
+            r = status[f.session]
+            out.append(Accounting(f.path, r.status, r.log, r.reason))
+    return tuple(out)
+
+
+def read_ref(root: str | os.PathLike[str], ref: SessionRef) -> Any:
+    """Parse one discovered session in full, as the sweep read it (no discovery is re-run).
+
+    Returns a `Session`, or an `InteractiveSession` for an interactive Claude Code log (§7.4);
+    its `log` is the corpus-relative name.
+
+    Raises:
+        TranscriptError: The session cannot be read.
+    """
+    from evalkit.session import parse_session, read_session_file
+
+    root = os.fspath(root)
+    if ref.layout == "interactive":
+        return read_session_file(os.path.join(root, ref.log), log=ref.log)
+    return parse_session([os.path.join(root, s) for s in ref.segments], log=ref.log)

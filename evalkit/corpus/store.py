@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import re
 import stat
@@ -112,6 +113,7 @@ def _schema():
         "str-list": blist,
         "calls": pa.list_(pa.list_(pa.int64())),
         "damage": pa.list_(blist),
+        "rows": pa.binary(),  # JSON text (see _encode)
     }
     fields = [
         pa.field("session", pa.binary(), nullable=False),
@@ -182,6 +184,10 @@ def _table(rows: Sequence[dict[str, Any]]) -> Any:
 def _encode(value: Any, kind: str) -> Any:
     if value is None:
         return None
+    if kind == "rows":
+        # Python's JSON keeps what the rows hold: ints apart from floats, NaN, and lone
+        # surrogates (escaped), which Arrow strings and orjson cannot carry.
+        return json.dumps(value, ensure_ascii=True, allow_nan=True, separators=(",", ":")).encode()
     if kind in ("str", "str?"):
         return _b(value)
     if kind == "str-list":
@@ -228,9 +234,29 @@ def _decode(value: Any, kind: str) -> tuple[bool, Any]:
                 for c in value
             )
             return ok, value
-    except UnicodeDecodeError:
+        if kind == "rows":
+            if value is None:
+                return True, None
+            if type(value) is not bytes:
+                return False, None
+            rows = json.loads(value)
+            return _rows_ok(rows), rows
+    except (UnicodeDecodeError, ValueError, RecursionError):
         return False, None
     return False, None
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _rows_ok(rows: Any) -> bool:
+    """Frame name → list of rows, each a dict of column → JSON scalar."""
+    return type(rows) is dict and all(
+        type(name) is str
+        and type(table) is list
+        and all(type(r) is dict and all(type(v) in _SCALARS for v in r.values()) for r in table)
+        for name, table in rows.items()
+    )
 
 
 def _payload_of(row: dict[str, Any]) -> dict[str, Any] | None:
@@ -240,11 +266,12 @@ def _payload_of(row: dict[str, Any]) -> dict[str, Any] | None:
         ok, value = _decode(row.get("p_" + f.name), f.kind)
         if not ok:
             return None
-        payload[f.name] = value
+        if f.record or value is not None:  # optional extras are absent, not None
+            payload[f.name] = value
     status = payload["status"]
     if status not in STATUSES or (payload["reason"] is None) != (status == "parsed"):
         return None
-    if status == "crash":  # a crash payload is its status and reason only
+    if status in ("crash", "skipped"):  # such a payload is its status and reason only
         return {"status": status, "reason": payload["reason"]}
     return payload
 

@@ -11,7 +11,8 @@ contenders interleaved (so a busy machine slows each of them alike), the best wa
 * cold: `evalkit sweep DIR --json` with an empty store (every session parsed, over the cores);
 * warm: the same command again on that store (nothing parsed, no transcript read);
 * serial: `--no-cache -j 1` (one process, nothing stored), and parallel: `--no-cache`;
-* frames: `load_corpus(DIR)` with every frame built, when this evalkit has `load_corpus`;
+* frames: `load_corpus(DIR)` with every frame built (cold, warm on the same store, and with no
+  store in one process — the last against the serial sweep);
 * the floors: reading every byte (`cat`), and JSON-decoding every line once with Python's
   `json` and with orjson (each in a fresh interpreter, as evalkit is);
 * with `--reference` and `node` on PATH: the reference parser in ONE node process looping over
@@ -52,12 +53,17 @@ sys.stdout.write(render_json(r))
 print(r.cache_hits, r.cache_misses, file=sys.stderr)
 """
 
+# Loads every frame as a notebook would; prints the row counts (checked against the sweep).
 _FRAMES = """
 import sys
 import evalkit
-corpus = evalkit.load_corpus(sys.argv[1], cache_dir=sys.argv[2])
-for name in ("sessions_df", "calls_df", "sections_df", "tool_calls_df"):
-    getattr(corpus, name)()
+root, cache_dir, jobs = sys.argv[1], sys.argv[2], int(sys.argv[3]) or None
+corpus = evalkit.load_corpus(root, cache=cache_dir != "-", jobs=jobs,
+                             cache_dir=None if cache_dir == "-" else cache_dir)
+rows = {name: len(corpus.frame(name)) for name in
+        ("sessions", "calls", "sections", "files", "tool_calls")}
+print(rows["sessions"], rows["calls"], rows["tool_calls"])
+print(corpus.cache_hits, corpus.cache_misses, file=sys.stderr)
 """
 
 _FLOOR = """
@@ -164,13 +170,30 @@ def contenders(corpus: Path, jobs: int, reference: str | None, tmp: Path) -> dic
         has_frames = False
     if has_frames:
 
-        def frames():
+        def frames_cold():
             store = tempfile.mkdtemp(prefix="frames-", dir=tmp)
-            t, rss, _, _ = run(py(_FRAMES, str(corpus), store))
+            t, rss, rows, err = run(py(_FRAMES, str(corpus), store, j))
+            contenders.frames_store = store  # type: ignore[attr-defined]
+            contenders.frame_rows = rows  # type: ignore[attr-defined]
+            return t, rss, None, err.split()[-2:]
+
+        def frames_warm():
+            store = getattr(contenders, "frames_store", None)
+            t, rss, rows, err = run(py(_FRAMES, str(corpus), store, j))
             shutil.rmtree(store, ignore_errors=True)
+            if rows != contenders.frame_rows:  # type: ignore[attr-defined]
+                raise SystemExit(f"{corpus.name}: the store changed a frame")
+            return t, rss, None, err.split()[-2:]
+
+        def frames_serial():
+            t, rss, rows, _ = run(py(_FRAMES, str(corpus), "-", "1"))
+            if rows != contenders.frame_rows:  # type: ignore[attr-defined]
+                raise SystemExit(f"{corpus.name}: parallelism changed a frame")
             return t, rss, None, None
 
-        out["frames"] = frames
+        out["frames cold"] = frames_cold
+        out["frames warm"] = frames_warm
+        out["frames serial"] = frames_serial
     out["cat"] = lambda: run(py(_CAT, str(corpus)))[:2] + (None, None)
     out["json floor"] = lambda: (
         run(py(_FLOOR.format(imp="import json", decode="json.loads"), str(corpus)))[:2]
@@ -280,15 +303,19 @@ def main() -> int:
                 shutil.rmtree(corpus, ignore_errors=True)
 
     print("\nratios (lower is better)")
-    print("  scale  cold/ref  cold/floor  serial/floor  warm/cold  parallel/serial  frames/cold")
+    print(
+        "  scale  cold/ref  cold/floor  serial/floor  warm/cold  parallel/serial  "
+        "frames/sweep serial  frames warm/cold"
+    )
     for k, _, t, _ in results:
         print(
             f"  {k:>4}x  {ratio(t.get('cold'), t.get('reference loop'))}    "
             f"{ratio(t.get('cold'), t.get('json floor'))}      "
             f"{ratio(t.get('serial'), t.get('json floor'))}      "
             f"{ratio(t.get('warm'), t.get('cold'))}       "
-            f"{ratio(t.get('parallel'), t.get('serial'))}          "
-            f"{ratio(t.get('frames'), t.get('cold'))}"
+            f"{ratio(t.get('parallel'), t.get('serial'))}            "
+            f"{ratio(t.get('frames serial'), t.get('serial'))}             "
+            f"{ratio(t.get('frames warm'), t.get('frames cold'))}"
         )
     print("  (floor = JSON-decoding every line once with Python's json, in a fresh interpreter)")
     if len(results) > 1:
