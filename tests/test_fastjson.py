@@ -113,8 +113,14 @@ def test_the_fast_path_steps_aside_where_it_cannot_be_exact():
         b"1e400",
         b'\xef\xbb\xbf{"type":"x"}',
         b"[" * (MAX_FAST_DEPTH + 5) + b"]" * (MAX_FAST_DEPTH + 5),
+        b"-0",
+        b'{"a": -0}',
+        b"[1,-0]",
+        b"[ -0 ]",
     ):
         assert fast_loads(raw) is NOT_EXACT, raw
+    # A date or a negative number with more digits is not `-0`.
+    assert check(b'{"t":"2026-01-05","a":-0.5,"b":-10}')
     # ...and answers for ordinary lines, so the fast path is really used.
     assert check(b'{"type":"assistant","message":{"id":"m1","usage":{"input_tokens":12}}}')
     assert check(b'{"a":1,"b":2,"a":3}')

@@ -269,6 +269,13 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--reference", metavar="PATH", help="parse-run.mjs, to loop it in node")
+    ap.add_argument(
+        "--corpus",
+        action="append",
+        default=[],
+        metavar="K=DIR",
+        help="use DIR (already generated with --scale K) instead of generating it",
+    )
     args = ap.parse_args()
     if not CORPUS.is_dir():
         print("data/corpus is missing: generate the bundled corpus first", file=sys.stderr)
@@ -283,8 +290,11 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="evalkit-bench-") as tmp_name:
         tmp = Path(tmp_name)
         for k in scales:
+            given = dict(c.split("=", 1) for c in args.corpus)
             if k == 1:
                 corpus = CORPUS
+            elif str(k) in given:
+                corpus = Path(given[str(k)])
             else:
                 corpus = tmp / f"corpus-{k}x"
                 t0 = time.perf_counter()
@@ -299,7 +309,7 @@ def main() -> int:
                 f"{k}x corpus", corpus, args.rounds, args.jobs, args.reference, tmp
             )
             results.append((k, n, times, rss))
-            if k != 1:
+            if k != 1 and str(k) not in given:
                 shutil.rmtree(corpus, ignore_errors=True)
 
     print("\nratios (lower is better)")

@@ -13,6 +13,9 @@ guessing:
   orjson may have rounded from an integer literal too long for 64 bits): exact decoder.
 * nesting deeper than `MAX_FAST_DEPTH` (the exact decoder's own depth limit depends on the
   interpreter's stack): exact decoder.
+* the integer literal `-0`, which orjson reads as `0` and ECMAScript as negative zero: a line
+  with a `-0` right after `:`, `[`, `,` or the line start (and not followed by more of a
+  number) goes to the exact decoder, which says which it is.
 
 What is left is plain JSON whose strings are valid UTF-8 and whose numbers are small: there
 orjson and Python's `json` agree bit for bit (both round decimal literals correctly, both keep a
@@ -45,11 +48,33 @@ def fast_loads(raw: bytes) -> Any:
     """
     if orjson is None:
         return NOT_EXACT
+    if b"-0" in raw and _negative_zero(raw):
+        return NOT_EXACT
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return NOT_EXACT
     return value if _exact(value, 0) else NOT_EXACT
+
+
+_NUMBER_GOES_ON = frozenset(b"0123456789.eE")
+_BEFORE_A_VALUE = frozenset(b":[,")
+_JSON_WS = frozenset(b" \t\r\n")
+
+
+def _negative_zero(raw: bytes) -> bool:
+    """Whether `raw` may hold the integer literal `-0` (a string holding one also counts)."""
+    i = raw.find(b"-0")
+    while i >= 0:
+        after = raw[i + 2] if i + 2 < len(raw) else None
+        if after is None or after not in _NUMBER_GOES_ON:
+            j = i - 1
+            while j >= 0 and raw[j] in _JSON_WS:
+                j -= 1
+            if j < 0 or raw[j] in _BEFORE_A_VALUE:
+                return True
+        i = raw.find(b"-0", i + 2)
+    return False
 
 
 def _exact(v: Any, depth: int) -> bool:
