@@ -26,6 +26,7 @@ not follow fails there.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 try:  # a dependency; without it every line simply takes the exact path
@@ -48,7 +49,7 @@ def fast_loads(raw: bytes) -> Any:
     """
     if orjson is None:
         return NOT_EXACT
-    if b"-0" in raw and _negative_zero(raw):
+    if _negative_zero(raw):
         return NOT_EXACT
     try:
         value = orjson.loads(raw)
@@ -57,23 +58,20 @@ def fast_loads(raw: bytes) -> Any:
     return value if _exact(value, 0) else NOT_EXACT
 
 
-_NUMBER_GOES_ON = frozenset(b"0123456789.eE")
+# `-0` not followed by more of a number; the literal prefix makes the search a fast scan.
+_MINUS_ZERO = re.compile(rb"-0(?![0-9.eE])")
 _BEFORE_A_VALUE = frozenset(b":[,")
 _JSON_WS = frozenset(b" \t\r\n")
 
 
 def _negative_zero(raw: bytes) -> bool:
     """Whether `raw` may hold the integer literal `-0` (a string holding one also counts)."""
-    i = raw.find(b"-0")
-    while i >= 0:
-        after = raw[i + 2] if i + 2 < len(raw) else None
-        if after is None or after not in _NUMBER_GOES_ON:
-            j = i - 1
-            while j >= 0 and raw[j] in _JSON_WS:
-                j -= 1
-            if j < 0 or raw[j] in _BEFORE_A_VALUE:
-                return True
-        i = raw.find(b"-0", i + 2)
+    for m in _MINUS_ZERO.finditer(raw):
+        j = m.start() - 1
+        while j >= 0 and raw[j] in _JSON_WS:
+            j -= 1
+        if j < 0 or raw[j] in _BEFORE_A_VALUE:
+            return True
     return False
 
 
