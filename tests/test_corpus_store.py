@@ -318,3 +318,23 @@ def test_warm_frames_of_load_corpus_come_from_the_store_without_reading(tmp_path
     for name in ("sessions", "calls", "sections", "files", "tool_calls"):
         assert warm.frame(name).equals(cold.frame(name)), name
     assert warm.errors == cold.errors
+
+
+def test_cli_verify_and_engine_options(tmp_path, capsys, monkeypatch):
+    import sys
+
+    from evalkit.cli import main
+
+    root = aged(corpus(tmp_path / "c"))
+    cache = str(tmp_path / "cache")
+    assert main(["sweep", str(root), "--json", "--cache-dir", cache]) == 0
+    cold = capsys.readouterr().out
+    assert main(["sweep", str(root), "--json", "--cache-dir", cache, "--verify"]) == 0
+    assert capsys.readouterr().out == cold
+    assert main(["sweep", str(root), "--scheduler", "tcp://x:1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--scheduler needs --engine dask" in err[0]
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if Dask were not installed
+    assert main(["sweep", str(root), "--no-cache", "--engine", "dask"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and 'pip install "evalkit[dask]"' in err[0]

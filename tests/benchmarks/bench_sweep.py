@@ -95,7 +95,9 @@ print(n)
 """
 
 # One node process, every session: the reference's main runs once per session with its
-# segments as the command line, output discarded (the module is re-evaluated per session).
+# segments as the command line, output discarded (the module is re-evaluated per session: a
+# new URL query makes `import()` load it again). Checked with a stand-in script of the same
+# command-line shape; the reference itself is not in this repository.
 _NODE_LOOP = r"""
 const { pathToFileURL } = require("node:url");
 const sessions = JSON.parse(require("node:fs").readFileSync(process.argv[2], "utf8"));
@@ -105,6 +107,10 @@ const write = process.stdout.write.bind(process.stdout);
   const argv0 = process.argv.slice(0, 2);
   console.log = () => {}; console.error = () => {};
   process.stdout.write = () => true;
+  // A script that ends with process.exit() must not end the loop.
+  const EXIT = new Error("exit");
+  process.exit = () => { throw EXIT; };
+  process.on("unhandledRejection", () => {});
   for (let i = 0; i < sessions.length; i++) {
     process.argv = [...argv0, ...sessions[i], "--brief"];
     try { await import(ref + "?session=" + i); } catch (e) {}
