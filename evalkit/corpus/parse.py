@@ -192,6 +192,10 @@ def _run_local(
         # This process is one of the `jobs` workers: it takes the smallest chunks from the end of
         # the queue and collects the others' results between two of its own.
         workers = jobs - 1
+        # This process parses too, so it imports the parsing stack anyway: before the workers
+        # start, so that forked workers inherit it instead of importing it each.
+        import evalkit.session  # noqa: F401
+
         pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_interrupt)
         try:
             inflight: dict[Any, list[int]] = {}
