@@ -1,4 +1,5 @@
-"""The `evalkit` command line: `evalkit run`, `session`, `sweep`, `columns`, `export`, `pairs`.
+"""The `evalkit` command line: `evalkit run`, `session`, `sweep`, `compare`, `campaign`,
+`columns`, `export` and `pairs`.
 
 Exit status: 0 success, 1 a negative verdict where a command has one (see its --help), 2 unusable
 input (a missing file, a bad option value), 130 interrupted (Ctrl-C). Errors are one line on
@@ -13,18 +14,20 @@ import sys
 from collections.abc import Sequence
 
 from evalkit import __version__
-from evalkit.errors import EvalkitError
+from evalkit.errors import EvalkitError, one_line, unexpected_error
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 # Order is the order `evalkit --help` lists them.
-COMMANDS = ("run", "session", "sweep", "columns", "export", "pairs")
+COMMANDS = ("run", "session", "sweep", "compare", "campaign", "columns", "export", "pairs")
 
 EXIT_CODES = """\
 exit status:
   0    done
   1    a negative verdict, for the commands that give one (evalkit pairs check: rejected;
-       evalkit session: no session logs for the project); see each command's --help
+       evalkit session: no session logs for the project; evalkit compare: no directory or
+       label given, or no arm has runs, as the harness's compare-arms.mjs); see each
+       command's --help
   2    unusable input: a missing or unreadable file, a file that is not a transcript, a bad
        option value (one line on stderr naming it, never a traceback)
   130  interrupted (Ctrl-C)"""
@@ -63,15 +66,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             return int(args.func(args) or 0)
         except EvalkitError as exc:
-            print(f"evalkit {args.command}: {exc}", file=sys.stderr)
+            print(one_line(f"evalkit {args.command}: {exc}"), file=sys.stderr)
             return 2
         except BrokenPipeError:  # `evalkit sweep | head` is not an error
             return 0
+        except Exception as exc:  # noqa: BLE001 — the last line of defence: never a traceback
+            print(
+                one_line(f"evalkit {args.command}: {unexpected_error(_subject(args), exc)}"),
+                file=sys.stderr,
+            )
+            return 2
     except KeyboardInterrupt:
         # Ctrl-C: one line, the conventional 128 + SIGINT status; nothing half-written is kept
         # by the commands (the cache writes then renames, exports write whole files).
         print("\nevalkit: interrupted", file=sys.stderr)
         return 130
+
+
+def _subject(args: argparse.Namespace) -> str:
+    """What the command was reading, to name in an unexpected error: its files or directory."""
+    for name in ("files", "dir", "log_dir", "project_dir", "file", "output"):
+        value = getattr(args, name, None)
+        if value:
+            return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+    return "(input)"
 
 
 if __name__ == "__main__":

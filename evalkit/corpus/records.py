@@ -4,24 +4,30 @@
 JSON-able payload (numbers only, no labels) so the store can keep it; `SessionRecord` joins that
 payload with the labels discovery read from the path.
 
-The payload's fields are declared once, in `PAYLOAD_FIELDS`: the store derives its columns and
-its validation from it, and `record_from_payload` its conversion. Adding a per-session number
-means adding one `PayloadField` (and the `SessionRecord` attribute of the same name).
+The payload's fields are declared once, in `PAYLOAD_FIELDS`: the corpus store derives its
+columns and its validation from it. Adding a per-session value means adding one `PayloadField`
+(with the check its stored value must pass), the value in `analyse_session`, and its
+`SessionRecord` attribute in `record_from_payload`.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
-from typing import Any, Literal
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit.corpus.discover import Discovery, SessionRef
 from evalkit.errors import NOT_A_TRANSCRIPT, NotATranscript, TranscriptError
 
+if TYPE_CHECKING:
+    from evalkit.session import RunFigures
+
 __all__ = [
     "Accounting",
     "CallRecord",
+    "FileDamage",
     "SessionRecord",
     "PayloadField",
     "PAYLOAD_FIELDS",
@@ -38,9 +44,9 @@ __all__ = [
 Status = Literal["parsed", "no-explore", "crash", "skipped"]
 
 # Bump when the payload's shape or meaning changes; part of every cache key.
-PAYLOAD_VERSION = 3
+PAYLOAD_VERSION = 5  # 2: damage line counts; 3: tool calls, skipped; 4: run figures; 5: store
 
-Kind = Literal["str", "str?", "int", "float", "bool", "str-list", "calls", "damage", "rows"]
+Kind = Literal["str", "str?", "int", "bool", "str-list", "calls", "json"]
 
 
 @dataclass(frozen=True)
@@ -48,19 +54,62 @@ class PayloadField:
     """One field of an analysed session's payload.
 
     Attributes:
-        name: The payload key, and the `SessionRecord` attribute it fills.
-        kind: Its shape: `str`, `str?` (or None), `int`, `float`, `bool`, `str-list`, `calls`
-            (rows of `CALL_FIELDS` ints), `damage` (`(segment, what was lost)` pairs) or
-            `rows` (frame name → rows of JSON scalars, or None).
+        name: The payload key.
+        kind: Its shape: `str`, `str?` (or None), `int`, `bool`, `str-list`, `calls` (rows of
+            `CALL_FIELDS` ints) or `json` (any JSON-able value, or None: the store keeps it as
+            JSON text, so ints stay ints, NaN stays NaN, and `check` says what it must hold).
         default: Its value when the payload does not hold it (a crash or skipped payload
-            carries only status and reason; a sweep's payload has no frame rows).
-        record: Whether `SessionRecord` has an attribute of this name.
+            carries only status and reason).
+        optional: Absent from a payload rather than None when there is no value (frame rows,
+            the figures of an interactive session).
+        check: For `json`: whether a decoded value has the field's shape.
     """
 
     name: str
     kind: Kind
     default: Any = None
-    record: bool = True
+    optional: bool = False
+    check: Callable[[Any], bool] | None = None
+
+
+def _scalar(x: Any) -> bool:
+    return x is None or type(x) in (str, int, float, bool)
+
+
+def _damage_ok(v: Any) -> bool:
+    # [file, what, malformed, non_object, invalid_utf8, truncated_gzip, unreadable]
+    types = (str, str, int, int, int, bool)
+    return type(v) is list and all(
+        type(d) is list
+        and len(d) == 7
+        and all(type(x) is t for x, t in zip(d, types, strict=False))
+        and (d[6] is None or type(d[6]) is str)
+        for d in v
+    )
+
+
+def _figures_ok(v: Any) -> bool:
+    from evalkit.session import RunFigures
+
+    return (
+        type(v) is dict
+        and set(v) == set(RunFigures.__dataclass_fields__)
+        and all(
+            _scalar(x)
+            or (type(x) is dict and all(type(k) is str and _scalar(y) for k, y in x.items()))
+            for x in v.values()
+        )
+    )
+
+
+def _rows_ok(v: Any) -> bool:
+    # frame name → rows, each a dict of column → JSON scalar
+    return type(v) is dict and all(
+        type(name) is str
+        and type(table) is list
+        and all(type(r) is dict and all(map(_scalar, r.values())) for r in table)
+        for name, table in v.items()
+    )
 
 
 # `CallRecord`'s fields, in the order a payload row of `calls` holds them.
@@ -79,10 +128,11 @@ PAYLOAD_FIELDS: tuple[PayloadField, ...] = (
     PayloadField("has_answer", "bool", False),
     PayloadField("explore_results", "int", 0),
     PayloadField("tool_calls", "int", 0),
-    PayloadField("damage", "damage", ()),
+    PayloadField("damage", "json", [], check=_damage_ok),
+    PayloadField("figures", "json", None, optional=True, check=_figures_ok),
     # Only with `frames=True` (the corpus loader): every frame's rows, or why they failed.
-    PayloadField("rows", "rows", None, record=False),
-    PayloadField("rows_error", "str?", None, record=False),
+    PayloadField("rows", "json", None, optional=True, check=_rows_ok),
+    PayloadField("rows_error", "str?", None, optional=True),
 )
 STATUSES = ("parsed", "no-explore", "crash", "skipped")
 
@@ -116,6 +166,46 @@ class CallRecord:
 
 
 @dataclass(frozen=True)
+class FileDamage:
+    """What reading one damaged file lost (the sweep's `--json` damage account).
+
+    Attributes:
+        file: The file, relative to the swept directory.
+        what: The same account in words, as the text report prints it.
+        malformed: Lines that are not valid JSON, skipped.
+        non_object: Valid JSON lines that are not objects, ignored.
+        invalid_utf8: Lines holding bytes that are not UTF-8 (decoded with U+FFFD).
+        truncated_gzip: The gzip stream ended early.
+        unreadable: Why the file could not be read at all (a subagent file), else None.
+    """
+
+    file: str
+    what: str
+    malformed: int = 0
+    non_object: int = 0
+    invalid_utf8: int = 0
+    truncated_gzip: bool = False
+    unreadable: str | None = None
+
+    @property
+    def skipped(self) -> int:
+        """Non-blank lines that did not become events."""
+        return self.malformed + self.non_object
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "skipped": self.skipped,
+            "malformed": self.malformed,
+            "non_object": self.non_object,
+            "invalid_utf8": self.invalid_utf8,
+            "truncated_gzip": self.truncated_gzip,
+            "unreadable": self.unreadable,
+            "what": self.what,
+        }
+
+
+@dataclass(frozen=True)
 class SessionRecord:
     """A discovered session with its allocation totals (fractions, not percents).
 
@@ -138,6 +228,10 @@ class SessionRecord:
         tool_calls: tool_use blocks over every thread (0 for a corpus of no agent work).
         damage: `(segment, what was lost)` for each damaged segment file (skipped lines,
             invalid UTF-8, a cut gzip stream); the numbers are over what survived.
+        damage_counts: One `FileDamage` per damaged file, the same files as `damage`.
+        subagents: Interactive sessions only: the subagent files merged into the session.
+        figures: The run's ARM COMPARISON figures (§8.4) for a headless session; None for an
+            interactive one (no occupancy) or a session that was not read.
     """
 
     log: str
@@ -160,6 +254,9 @@ class SessionRecord:
     explore_results: int = 0
     tool_calls: int = 0
     damage: tuple[tuple[str, str], ...] = ()
+    damage_counts: tuple[FileDamage, ...] = ()
+    subagents: tuple[str, ...] = ()
+    figures: RunFigures | None = field(default=None, repr=False, compare=False)
 
     @property
     def in_sweep(self) -> bool:
@@ -248,6 +345,7 @@ def _analyse_parsed(
     from evalkit.session import parse_session, read_session_file
 
     paths = [os.path.join(root, s) for s in segments]
+    extra_figures: dict[str, Any] = {}
     try:
         if interactive:  # §1.10: subagent files merged, falsy lines dropped
             isession = read_session_file(paths[0], log=log)
@@ -264,7 +362,20 @@ def _analyse_parsed(
             reads = session.transcript.segments
             tool_calls = len(session.summary.calls)
             parsed = session
-        damage = [[_relative(seg.path, root), text] for seg in reads if (text := seg.damage())]
+            extra_figures = {"figures": session.figures.to_payload()}
+        damage = [
+            [
+                _relative(seg.path, root),
+                text,
+                seg.malformed,
+                seg.non_object,
+                seg.invalid_utf8,
+                seg.truncated_gzip,
+                seg.unreadable,
+            ]
+            for seg in reads
+            if (text := seg.damage())
+        ]
     except NotATranscript as exc:
         where = _relative(exc.path, root)
         reason = NOT_A_TRANSCRIPT if where == segments[0] else f"{where}: {NOT_A_TRANSCRIPT}"
@@ -310,6 +421,7 @@ def _analyse_parsed(
         "explore_results": len(texts),
         "tool_calls": tool_calls,
         "damage": damage,
+        **extra_figures,
         **extra,
     }
     return payload, {_relative(seg.path, root): seg.digest for seg in reads if seg.digest}
@@ -408,18 +520,9 @@ def analyse_with_files(
 
 def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionRecord:
     """Join a session's labels with its analysed numbers."""
-    values: dict[str, Any] = {}
-    for f in PAYLOAD_FIELDS:
-        if not f.record:
-            continue
-        v = payload.get(f.name, f.default)
-        if f.kind == "calls":
-            v = tuple(CallRecord(*c) for c in v)
-        elif f.kind == "str-list":
-            v = tuple(v)
-        elif f.kind == "damage":
-            v = tuple(tuple(d) for d in v)
-        values[f.name] = v
+    from evalkit.session import RunFigures
+
+    calls = tuple(CallRecord(*c) for c in payload.get("calls", ()))
     return SessionRecord(
         log=ref.log,
         segments=ref.segments,
@@ -428,7 +531,22 @@ def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionReco
         arm=ref.arm,
         run=ref.run,
         layout=ref.layout,
-        **values,
+        status=payload["status"],
+        reason=payload.get("reason"),
+        calls=calls,
+        chars=payload.get("chars", 0),
+        cited_chars=payload.get("cited_chars", 0),
+        path_chars=payload.get("path_chars", 0),
+        files_returned=payload.get("files_returned", 0),
+        files_used=payload.get("files_used", 0),
+        cited_paths=tuple(payload.get("cited_paths", ())),
+        has_answer=payload.get("has_answer", False),
+        explore_results=payload.get("explore_results", 0),
+        tool_calls=payload.get("tool_calls", 0),
+        damage=tuple((d[0], d[1]) for d in payload.get("damage", ())),
+        damage_counts=tuple(FileDamage(*d) for d in payload.get("damage", ())),
+        subagents=ref.subagents,
+        figures=RunFigures.from_payload(payload["figures"]) if payload.get("figures") else None,
     )
 
 

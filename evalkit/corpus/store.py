@@ -48,6 +48,7 @@ from evalkit.corpus.records import (
     RACY_NS,
     STATUSES,
     FileManifest,
+    PayloadField,
     file_state,
     regular_file_digest,
     session_files,
@@ -108,12 +109,10 @@ def _schema():
         "str": pa.binary(),
         "str?": pa.binary(),
         "int": pa.int64(),
-        "float": pa.float64(),
         "bool": pa.bool_(),
         "str-list": blist,
         "calls": pa.list_(pa.list_(pa.int64())),
-        "damage": pa.list_(blist),
-        "rows": pa.binary(),  # JSON text (see _encode)
+        "json": pa.binary(),  # JSON text (see _encode)
     }
     fields = [
         pa.field("session", pa.binary(), nullable=False),
@@ -184,16 +183,14 @@ def _table(rows: Sequence[dict[str, Any]]) -> Any:
 def _encode(value: Any, kind: str) -> Any:
     if value is None:
         return None
-    if kind == "rows":
-        # Python's JSON keeps what the rows hold: ints apart from floats, NaN, and lone
-        # surrogates (escaped), which Arrow strings and orjson cannot carry.
+    if kind == "json":
+        # Python's JSON keeps what a payload holds: ints apart from floats, NaN and infinities,
+        # and lone surrogates (escaped), which Arrow strings and orjson cannot carry.
         return json.dumps(value, ensure_ascii=True, allow_nan=True, separators=(",", ":")).encode()
     if kind in ("str", "str?"):
         return _b(value)
     if kind == "str-list":
         return [_b(x) for x in value]
-    if kind == "damage":
-        return [[_b(x) for x in pair] for pair in value]
     if kind == "calls":
         return [list(c) for c in value]
     return value
@@ -203,76 +200,56 @@ def _is_int(x: Any) -> bool:
     return type(x) is int
 
 
-def _decode(value: Any, kind: str) -> tuple[bool, Any]:
-    """`(valid, value)`: the stored value back in payload form, checked against its kind."""
+def _decode(value: Any, f: PayloadField) -> tuple[bool, Any]:
+    """`(valid, value)`: a stored value back in payload form, checked against its field."""
+    kind = f.kind
+    if value is None:
+        return True, None  # whether None may stand here is decided by `_payload_of`
     try:
-        if kind == "str":
+        if kind in ("str", "str?"):
             return (True, _s(value)) if type(value) is bytes else (False, None)
-        if kind == "str?":
-            return (
-                (True, None if value is None else _s(value))
-                if value is None or type(value) is bytes
-                else (False, None)
-            )
         if kind == "int":
             return _is_int(value), value
-        if kind == "float":
-            return type(value) is float, value
         if kind == "bool":
             return type(value) is bool, value
         if kind == "str-list":
             ok = type(value) is list and all(type(x) is bytes for x in value)
             return (True, [_s(x) for x in value]) if ok else (False, None)
-        if kind == "damage":
-            ok = type(value) is list and all(
-                type(p) is list and len(p) == 2 and all(type(x) is bytes for x in p) for p in value
-            )
-            return (True, [[_s(x) for x in p] for p in value]) if ok else (False, None)
         if kind == "calls":
             ok = type(value) is list and all(
                 type(c) is list and len(c) == len(CALL_FIELDS) and all(map(_is_int, c))
                 for c in value
             )
             return ok, value
-        if kind == "rows":
-            if value is None:
-                return True, None
-            if type(value) is not bytes:
-                return False, None
-            rows = json.loads(value)
-            return _rows_ok(rows), rows
+        if kind == "json" and type(value) is bytes:
+            decoded = json.loads(value)
+            return (f.check is None or f.check(decoded)), decoded
     except (UnicodeDecodeError, ValueError, RecursionError):
         return False, None
     return False, None
 
 
-_SCALARS = (str, int, float, bool, type(None))
-
-
-def _rows_ok(rows: Any) -> bool:
-    """Frame name → list of rows, each a dict of column → JSON scalar."""
-    return type(rows) is dict and all(
-        type(name) is str
-        and type(table) is list
-        and all(type(r) is dict and all(type(v) in _SCALARS for v in r.values()) for r in table)
-        for name, table in rows.items()
-    )
-
-
 def _payload_of(row: dict[str, Any]) -> dict[str, Any] | None:
     """The payload a row holds, or None when any value is not what this version writes."""
-    payload: dict[str, Any] = {}
+    values: dict[str, Any] = {}
     for f in PAYLOAD_FIELDS:
-        ok, value = _decode(row.get("p_" + f.name), f.kind)
+        ok, value = _decode(row.get("p_" + f.name), f)
         if not ok:
             return None
-        if f.record or value is not None:  # optional extras are absent, not None
-            payload[f.name] = value
-    status = payload["status"]
-    if status not in STATUSES or (payload["reason"] is None) != (status == "parsed"):
+        values[f.name] = value
+    status, reason = values["status"], values["reason"]
+    if status not in STATUSES or (reason is None) != (status == "parsed"):
         return None
     if status in ("crash", "skipped"):  # such a payload is its status and reason only
-        return {"status": status, "reason": payload["reason"]}
+        return {"status": status, "reason": reason}
+    payload: dict[str, Any] = {}
+    for f in PAYLOAD_FIELDS:
+        value = values[f.name]
+        if value is None and f.optional:
+            continue  # absent, as in a fresh payload
+        if value is None and f.kind != "str?":
+            return None  # a parsed session's payload holds every other field
+        payload[f.name] = value
     return payload
 
 
