@@ -82,6 +82,7 @@ def run_chunks(
     scheduler: Any = None,
     workers: int = 2,
     frames: bool = False,
+    profile: Any = None,
 ) -> None:
     """Run `analyse_chunk` for every chunk as a Dask task; `finish` each as it completes."""
     from evalkit.corpus.store import code_fingerprint
@@ -96,7 +97,9 @@ def run_chunks(
                 "command: install the same evalkit on every worker"
             )
         futures = {
-            client.submit(analyse_chunk, root, [refs[i] for i in idx], frames, pure=False): idx
+            client.submit(
+                analyse_chunk, root, [refs[i] for i in idx], frames, profile, pure=False
+            ): idx
             for idx in chunks
         }
         for fut in distributed.as_completed(futures):

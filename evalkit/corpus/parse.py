@@ -76,12 +76,15 @@ def _ignore_interrupt() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def analyse_chunk(root: str, refs: Sequence[SessionRef], frames: bool = False) -> list[Analysed]:
+def analyse_chunk(
+    root: str, refs: Sequence[SessionRef], frames: bool = False, profile: Any = None
+) -> list[Analysed]:
     """The unit of parallel work: each session's payload and the manifest to store it under.
 
-    `frames` also builds every corpus frame's rows from the same parse (`analyse_session`).
+    `frames` also builds every corpus frame's rows from the same parse, and `profile` parses
+    with a tool profile (`analyse_session`).
     """
-    return [analyse_with_files(root, ref, frames) for ref in refs]
+    return [analyse_with_files(root, ref, frames, profile) for ref in refs]
 
 
 def _size(root: str, ref: SessionRef) -> int:
@@ -126,7 +129,13 @@ def analyse_sessions(
             local cluster of `jobs` workers.
     """
     payloads = analyse_payloads(
-        root, refs, cache=cache, jobs=jobs, progress=progress, engine=engine, scheduler=scheduler
+        root,
+        refs,
+        cache=cache,
+        jobs=jobs,
+        progress=progress,
+        engine=engine,
+        scheduler=scheduler,
     )
     return [record_from_payload(ref, p) for ref, p in zip(refs, payloads, strict=True)]
 
@@ -139,6 +148,7 @@ def analyse_payloads(
     jobs: int | None = None,
     progress: Progress | None = None,
     frames: bool = False,
+    profile: Any = None,
     engine: str = "local",
     scheduler: Any = None,
 ) -> list[dict[str, Any]]:
@@ -167,7 +177,7 @@ def analyse_payloads(
 
     if todo:
         run = _run_dask if engine == "dask" else _run_local
-        run(root, refs, todo, jobs or os.cpu_count() or 1, finish, scheduler, frames)
+        run(root, refs, todo, jobs or os.cpu_count() or 1, finish, scheduler, frames, profile)
     store.finish(refs)
     if progress:
         progress.close()
@@ -185,6 +195,7 @@ def _run_local(
     finish: Finish,
     _: Any,
     frames: bool,
+    profile: Any,
 ) -> None:
     chunks, nbytes = plan_chunks(root, refs, todo, jobs)
     pending = deque(chunks)  # largest first
@@ -210,18 +221,18 @@ def _run_local(
                 while pending and len(inflight) < 2 * workers:
                     idx = pending.popleft()
                     work = [refs[i] for i in idx]
-                    inflight[pool.submit(analyse_chunk, root, work, frames)] = idx
+                    inflight[pool.submit(analyse_chunk, root, work, frames, profile)] = idx
                 collect(block=False)
                 if pending:
                     idx = pending.pop()
-                    finish(idx, analyse_chunk(root, [refs[i] for i in idx], frames))
+                    finish(idx, analyse_chunk(root, [refs[i] for i in idx], frames, profile))
                 elif inflight:
                     collect(block=True)
         finally:
             pool.shutdown(cancel_futures=True)
     else:
         for idx in pending:
-            finish(idx, analyse_chunk(root, [refs[i] for i in idx], frames))
+            finish(idx, analyse_chunk(root, [refs[i] for i in idx], frames, profile))
 
 
 def _run_dask(
@@ -232,8 +243,18 @@ def _run_dask(
     finish: Finish,
     scheduler: Any,
     frames: bool,
+    profile: Any,
 ) -> None:
     from evalkit.corpus.dask_engine import run_chunks
 
     chunks, _ = plan_chunks(root, refs, todo, jobs)
-    run_chunks(root, refs, chunks, finish, scheduler=scheduler, workers=jobs, frames=frames)
+    run_chunks(
+        root,
+        refs,
+        chunks,
+        finish,
+        scheduler=scheduler,
+        workers=jobs,
+        frames=frames,
+        profile=profile,
+    )

@@ -112,6 +112,27 @@ def _rows_ok(v: Any) -> bool:
     )
 
 
+def _json_tree(x: Any, depth: int = 0) -> bool:
+    if _scalar(x):
+        return True
+    if depth > 8:
+        return False
+    if type(x) is list:
+        return all(_json_tree(y, depth + 1) for y in x)
+    return type(x) is dict and all(
+        type(k) is str and _json_tree(y, depth + 1) for k, y in x.items()
+    )
+
+
+def _run_ok(v: Any) -> bool:
+    # `run_payload`: named values, the figures among them
+    return (
+        type(v) is dict
+        and _figures_ok(v.get("figures"))
+        and all(type(k) is str and _json_tree(x) for k, x in v.items())
+    )
+
+
 # `CallRecord`'s fields, in the order a payload row of `calls` holds them.
 CALL_FIELDS = ("index", "envelope", "used", "used_path", "files", "cited_files")
 
@@ -130,6 +151,8 @@ PAYLOAD_FIELDS: tuple[PayloadField, ...] = (
     PayloadField("tool_calls", "int", 0),
     PayloadField("damage", "json", [], check=_damage_ok),
     PayloadField("figures", "json", None, optional=True, check=_figures_ok),
+    # Only with a tool profile (the trial sweep): what it keeps of the run (`run_payload`).
+    PayloadField("run", "json", None, optional=True, check=_run_ok),
     # Only with `frames=True` (the corpus loader): every frame's rows, or why they failed.
     PayloadField("rows", "json", None, optional=True, check=_rows_ok),
     PayloadField("rows_error", "str?", None, optional=True),
@@ -213,6 +236,7 @@ class SessionRecord:
         log: First segment, relative to the swept directory.
         segments: Every segment file, relative to the swept directory.
         pass_, repo, arm, run, layout: Labels from the path (`SessionRef`).
+        suite, task, trial: Labels a `--layout` reads from the path (None otherwise).
         status: `parsed` (in the sweep), `no-explore` (parsed, no allocation call), `crash`,
             or `skipped` (not a Claude Code transcript).
         reason: Why a session is not in the sweep (None when parsed).
@@ -256,6 +280,9 @@ class SessionRecord:
     damage: tuple[tuple[str, str], ...] = ()
     damage_counts: tuple[FileDamage, ...] = ()
     subagents: tuple[str, ...] = ()
+    suite: str | None = None
+    task: str | None = None
+    trial: str | None = None
     figures: RunFigures | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -307,6 +334,7 @@ def analyse_session(
     problem: str | None = None,
     interactive: bool = False,
     frames: bool = False,
+    profile: Any = None,
 ) -> dict[str, Any]:
     """Parse one session and reduce it to its allocation numbers (§8.2 steps 1–2).
 
@@ -314,9 +342,11 @@ def analyse_session(
     naming the file relative to `root`; a file that is not a Claude Code transcript at all is a
     `skipped` payload. `interactive` reads the session as §1.10 does (its `<id>/subagents/`
     merged, falsy lines dropped). `frames` adds `rows`: the rows of every corpus frame
-    (`evalkit.corpus.frames.session_rows`), from the same parse.
+    (`evalkit.corpus.frames.session_rows`), from the same parse. `profile` (a `ToolProfile`)
+    parses with that tool profile and adds `run`: the figures the trial sweep reads
+    (`run_payload`); give such a run a cache of its own, keyed by the profile.
     """
-    return _analyse(root, segments, log, problem, interactive, frames)[0]
+    return _analyse(root, segments, log, problem, interactive, frames, profile)[0]
 
 
 def _analyse(
@@ -326,6 +356,7 @@ def _analyse(
     problem: str | None,
     interactive: bool,
     frames: bool = False,
+    profile: Any = None,
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """The payload, and the digest of every file the parse read (by path relative to root)."""
     if problem is not None:
@@ -333,13 +364,18 @@ def _analyse(
     from evalkit.metrics.envelope import forget_scans
 
     try:
-        return _analyse_parsed(root, segments, log, interactive, frames)
+        return _analyse_parsed(root, segments, log, interactive, frames, profile)
     finally:
         forget_scans()  # memory stays bounded by the largest session
 
 
 def _analyse_parsed(
-    root: str, segments: tuple[str, ...], log: str, interactive: bool, frames: bool
+    root: str,
+    segments: tuple[str, ...],
+    log: str,
+    interactive: bool,
+    frames: bool,
+    profile: Any,
 ) -> tuple[dict[str, Any], dict[str, str]]:
     # Imported here so discovery and aggregation load without the parsing stack.
     from evalkit.session import parse_session, read_session_file
@@ -357,7 +393,10 @@ def _analyse_parsed(
             tool_calls = sum(isession.main_counts.values()) + sum(isession.subagent_counts.values())
             parsed: Any = isession
         else:
-            session = parse_session(paths, log=log)
+            if profile is not None:
+                session = parse_session(paths, log=log, profile=profile)
+            else:
+                session = parse_session(paths, log=log)
             allocation, texts = session.allocation, session.explore_texts
             reads = session.transcript.segments
             tool_calls = len(session.summary.calls)
@@ -392,6 +431,8 @@ def _analyse_parsed(
             "reason": f"unexpected {type(exc).__name__} while parsing: {exc}",
         }, {}
     extra: dict[str, Any] = {}
+    if profile is not None and not interactive:
+        extra["run"] = run_payload(parsed)
     if frames:
         # Rows are built apart from the sweep's numbers: a failure here loses the session's
         # frame rows (reported as an error), never its place in the sweep.
@@ -483,7 +524,7 @@ RACY_NS = 2_000_000_000
 
 
 def analyse_with_files(
-    root: str, ref: SessionRef, frames: bool = False
+    root: str, ref: SessionRef, frames: bool = False, profile: Any = None
 ) -> tuple[dict[str, Any], FileManifest | None]:
     """`analyse_session` plus the manifest to store it under; None when it must not be stored.
 
@@ -498,7 +539,7 @@ def analyse_with_files(
     paths = [os.path.join(root, f) for f in files]
     before = [file_state(p) for p in paths]
     payload, read = _analyse(
-        root, ref.segments, ref.log, ref.problem, ref.layout == "interactive", frames
+        root, ref.segments, ref.log, ref.problem, ref.layout == "interactive", frames, profile
     )
     if any(s is None for s in before):
         return payload, None
@@ -518,6 +559,32 @@ def analyse_with_files(
     return payload, FileManifest(tuple(files), tuple(before), tuple(digests), racy)  # type: ignore[arg-type]
 
 
+def run_payload(session: Any) -> dict[str, Any]:
+    """What the trial sweep keeps of one parsed session (JSON-able, cached): the arm
+    comparison's figures, read allocation, tool calls, tokens, cost, duration, event types."""
+    s, tokens = session.summary, session.tokens
+    ledger = tokens.ledger if tokens is not None else None
+    total = None
+    if ledger is not None and ledger.prompt_tokens is not None:
+        total = ledger.prompt_tokens + (ledger.output_tokens or 0)
+    other: dict[str, int] = {}
+    for seg in session.transcript.segments:
+        for name, n in seg.other_types:
+            other[name] = other.get(name, 0) + n
+    return {
+        "figures": session.figures.to_payload(),
+        "read_allocation": session.read_allocation.to_dict(),
+        "tool_calls": len(s.calls),
+        "tool_under_test_calls": s.cg,
+        "cost_usd": tokens.cost if tokens is not None else s.cost,
+        "tokens": total,
+        "duration_s": s.dur,
+        "other_types": other,
+        "containers": sorted({seg.container for seg in session.transcript.segments}),
+        "wrapped": sum(seg.wrapped for seg in session.transcript.segments),
+    }
+
+
 def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionRecord:
     """Join a session's labels with its analysed numbers."""
     from evalkit.session import RunFigures
@@ -531,6 +598,9 @@ def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionReco
         arm=ref.arm,
         run=ref.run,
         layout=ref.layout,
+        suite=ref.suite,
+        task=ref.task,
+        trial=ref.trial,
         status=payload["status"],
         reason=payload.get("reason"),
         calls=calls,

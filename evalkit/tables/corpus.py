@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalkit.corpus.load import LoadedCorpus, load_corpus_frames
 from evalkit.tables.aggregate import arm_table
@@ -72,6 +72,7 @@ def load_corpus(
     cache_dir: str | os.PathLike[str] | None = None,
     progress: bool | None = None,
     strict: bool = False,
+    profile: Any = None,
     verify: bool = False,
     engine: str = "local",
     scheduler: object = None,
@@ -99,6 +100,7 @@ def load_corpus(
         cache_dir=cache_dir,
         progress=progress,
         strict=strict,
+        profile=profile,
         verify=verify,
         engine=engine,
         scheduler=scheduler,
