@@ -153,7 +153,11 @@ def add_subcommands(parser: argparse.ArgumentParser) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     report.add_argument("file", metavar="FILE", help="evidence JSON file (schema v1)")
-    report.add_argument("--json", action="store_true", help="print the whole report as one JSON object instead of text")
+    report.add_argument(
+        "--json",
+        action="store_true",
+        help="print the whole report as one JSON object instead of text",
+    )
     report.add_argument(
         "--case-manifest",
         metavar="PATH",
