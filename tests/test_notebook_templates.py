@@ -1,0 +1,136 @@
+"""Notebooks are templates: each runs under papermill on a corpus that is not the bundled one.
+
+The corpus is built here from a few copied sessions of the bundled corpus (two A/B pass/repo
+directories and one multi-turn campaign run, under names of our own) plus an interactive Claude
+Code project directory with subagents; notebook 03 gets an evidence file built by the paired
+helpers. Each notebook must finish, describe *that* corpus (its own lowest session, its own
+arms), and print nothing of the published comparison, which belongs to the bundled data only.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from evalkit.paths import bundled_corpus, repo_root
+from evalkit.sweep import run_sweep
+from tests.paired_helpers import collected_evidence, write_json
+from tests.test_interactive import build_projects
+
+papermill = pytest.importorskip("papermill")  # a dev dependency; skipped only outside one
+
+NOTEBOOKS = sorted((repo_root() / "notebooks").glob("*.ipynb"))
+# Words only the published-comparison sections print.
+PUBLISHED = re.compile(r"published|reproduced|matches the", re.I)
+
+
+@pytest.fixture(scope="module")
+def own_corpus(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("own")
+    root = tmp / "team-logs"
+    src = bundled_corpus()
+    shutil.copytree(src / "cg22" / "ab-express", root / "sprint-7" / "ab-express")
+    shutil.copytree(src / "cg15" / "ab-client-go", root / "sprint-7" / "ab-client-go")
+    shutil.copytree(src / "ab-readme" / "gin" / "run2", root / "campaign" / "gin" / "run2")
+    _, _, log_dir = build_projects(tmp / "claude")
+    shutil.copytree(log_dir, root / "claude-projects" / log_dir.name)
+    return root
+
+
+@pytest.fixture(scope="module")
+def own_evidence(tmp_path_factory) -> Path:
+    return write_json(
+        tmp_path_factory.mktemp("ev") / "direct-vs-host.json", collected_evidence("direct_vs_host")
+    )
+
+
+def texts(nb: dict) -> list[str]:
+    """Every text a run of the notebook printed or displayed (images left out)."""
+    out = []
+    for cell in nb["cells"]:
+        for o in cell.get("outputs", []):
+            out.append("".join(o.get("text", "")))
+            for kind, value in o.get("data", {}).items():
+                if not kind.startswith("image/"):
+                    out.append("".join(value) if isinstance(value, list) else str(value))
+    return out
+
+
+def run_template(path: Path, tmp_path: Path, monkeypatch, caplog, **parameters) -> list[str]:
+    monkeypatch.setenv("EVALKIT_FIGURES", str(tmp_path / "figures"))
+    monkeypatch.delenv("EVALKIT_CORPUS", raising=False)
+    monkeypatch.delenv("EVALKIT_EVIDENCE", raising=False)
+    out = tmp_path / path.name
+    with caplog.at_level(logging.WARNING):
+        papermill.execute_notebook(
+            str(path),
+            str(out),
+            parameters=parameters,
+            kernel_name="python3",
+            progress_bar=False,
+            cwd=str(path.parent),
+        )
+    warnings = [r.getMessage() for r in caplog.records if r.name.startswith("papermill")]
+    assert not warnings, warnings  # parameter cells parse; no unknown parameter
+    return texts(json.loads(out.read_text(encoding="utf-8")))
+
+
+def test_every_notebook_has_a_template_run():
+    covered = {"01", "02", "03", "04", "05"}
+    assert {p.name[:2] for p in NOTEBOOKS} >= covered
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_parameters_are_listed_with_their_defaults(path):
+    params = {name: p["default"] for name, p in papermill.inspect_notebook(str(path)).items()}
+    first = json.loads(path.read_text())["cells"]
+    source = next(c for c in first if c["cell_type"] == "code")["source"]
+    assigned = [line.split("=")[0].strip() for line in "".join(source).splitlines() if "=" in line]
+    assert assigned and list(params) == assigned
+    assert all(value == "None" for value in params.values())  # every default defers to the env
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.name[:2] != "03"], ids=lambda p: p.name)
+def test_runs_on_a_corpus_of_ones_own(path, own_corpus, tmp_path, monkeypatch, caplog):
+    printed = run_template(path, tmp_path, monkeypatch, caplog, corpus=str(own_corpus))
+    blob = "\n".join(printed)
+    assert not PUBLISHED.search(blob), PUBLISHED.search(blob).group(0)
+    assert "synthetic" not in blob.lower()
+    sweep = run_sweep(own_corpus, cache=False)
+    lowest = sweep.tail(1)[0].log
+    if path.name.startswith(("01", "04", "05")):
+        assert lowest in blob  # the lowest session is this corpus's, computed
+    if path.name.startswith(("01", "02")):
+        assert "corpus: team-logs" in blob
+    if path.name.startswith("04"):
+        assert f"session: {lowest} " in blob
+
+
+def test_notebook_04_opens_an_interactive_session(own_corpus, tmp_path, monkeypatch, caplog):
+    path = repo_root() / "notebooks" / "04_one_run.ipynb"
+    log = next(
+        r.log for r in run_sweep(own_corpus, cache=False).records if r.layout == "interactive"
+    )
+    printed = "\n".join(
+        run_template(path, tmp_path, monkeypatch, caplog, corpus=str(own_corpus), session=log)
+    )
+    assert f"session: {log} (interactive" in printed
+    assert "SUBAGENT tools (2 subagent transcripts)" in printed
+
+
+def test_notebook_03_reviews_an_evidence_file_of_ones_own(
+    own_evidence, tmp_path, monkeypatch, caplog
+):
+    path = repo_root() / "notebooks" / "03_per_pair_tables.ipynb"
+    printed = "\n".join(
+        run_template(path, tmp_path, monkeypatch, caplog, evidence=str(own_evidence))
+    )
+    assert not PUBLISHED.search(printed), PUBLISHED.search(printed).group(0)
+    assert "experiment: direct_vs_host   basis: collected" in printed
+    assert "verdict: pass" in printed
+    assert "no Host cells" in printed
