@@ -25,3 +25,24 @@ count of UTF-16 code units, as the reference harness measures (Decision 1).
 """
 
 __version__ = "0.1.0"
+
+__all__ = ["load_corpus", "Corpus", "columns", "__version__"]
+
+# The entry points for a corpus, imported on first use so `import evalkit` stays light and the
+# package's own modules (which import `evalkit` for its version) take no dependency on them.
+_LAZY = {
+    "load_corpus": ("evalkit.tables.corpus", "load_corpus"),
+    "Corpus": ("evalkit.tables.corpus", "Corpus"),
+}
+
+
+def __getattr__(name: str):
+    if name == "columns":
+        import evalkit.columns as columns
+
+        return columns
+    if name in _LAZY:
+        from evalkit.tables import corpus
+
+        return getattr(corpus, _LAZY[name][1])
+    raise AttributeError(f"module 'evalkit' has no attribute {name!r}")

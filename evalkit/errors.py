@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["EvalkitError", "TranscriptError", "UsageError"]
+__all__ = [
+    "EvalkitError",
+    "TranscriptError",
+    "NotATranscript",
+    "NOT_A_TRANSCRIPT",
+    "UsageError",
+]
 
 
 class EvalkitError(Exception):
@@ -32,6 +38,21 @@ class TranscriptError(EvalkitError):
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line is not None else self.path
         return f"{where}: {self.reason}"
+
+
+NOT_A_TRANSCRIPT = "not a Claude Code transcript"
+
+
+class NotATranscript(TranscriptError):
+    """A non-empty file in which no line is a JSON object with a Claude Code event `type`.
+
+    A README, an image, an evidence JSON or a JSONL of application logs: reading it as a
+    transcript would report a session of zeros, so it is refused (the sweep lists it as
+    skipped with this reason).
+    """
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path, NOT_A_TRANSCRIPT)
 
 
 class UsageError(EvalkitError):

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalkit.errors import TranscriptError
+from evalkit.errors import NotATranscript, TranscriptError
 from evalkit.formats.claude_code.events import in_segment
 from evalkit.formats.claude_code.interactive import (
     SubagentTranscript,
@@ -157,6 +157,8 @@ class InteractiveSession:
         explore_texts: Non-error explore results from every event with array content (§1.6).
         sufficiency / allocation: The metrics over the merged events.
         segment_reads: The reading account of the main file, then of each subagent file.
+        log: How the session is named in tables (as `Session.log`): relative to the corpus
+            when a corpus loader read it, else the main log's path as given.
     """
 
     session_id: str
@@ -173,6 +175,20 @@ class InteractiveSession:
     sufficiency: Sufficiency | None = field(default=None, repr=False)
     allocation: Allocation | None = field(default=None, repr=False)
     segment_reads: tuple[SegmentRead, ...] = field(default=(), repr=False)
+    log: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.log:
+            object.__setattr__(self, "log", self.path)
+
+    @property
+    def segments(self) -> int:
+        """One file per interactive session (its subagent files belong to it): single-question."""
+        return 1
+
+    @property
+    def multi_turn(self) -> bool:
+        return False
 
     @property
     def explore_calls(self) -> int:
@@ -216,7 +232,7 @@ def read_interactive_session(
     return read_session_file(newest_session_log(log_dir))
 
 
-def read_session_file(path: str) -> InteractiveSession:
+def read_session_file(path: str, *, log: str | None = None) -> InteractiveSession:
     """§1.10 steps 3–7 for one given session log (`<log dir>/<id>.jsonl`): its subagent files
     (`<log dir>/<id>/subagents/*.jsonl`) merged and stamped, and the metrics computed.
 
@@ -227,6 +243,8 @@ def read_session_file(path: str) -> InteractiveSession:
     log_dir, name = os.path.split(path)
     session_id = name.replace(".jsonl", "", 1)
     main_events, main_read = read_segment(path, drop_falsy=True)
+    if not main_read.is_transcript:
+        raise NotATranscript(path)
     subagents = read_subagents(log_dir, session_id)
     events = list(main_events)
     sub_counts: dict[str, int] = {}
@@ -252,4 +270,5 @@ def read_session_file(path: str) -> InteractiveSession:
         sufficiency=classify_sufficiency(events, path=path),
         allocation=compute_allocation(texts, answer.text),
         segment_reads=(main_read, *(sub.read for sub in subagents if sub.read is not None)),
+        log=log or path,
     )

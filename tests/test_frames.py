@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import math
-
+import pandas as pd
 import pytest
 
+from evalkit.corpus.columns import IDENTITY
 from evalkit.corpus.frames import calls_df, sections_df, sessions_df, tool_calls_df
 from evalkit.errors import TranscriptError
 from evalkit.session import parse_session
@@ -21,12 +21,13 @@ def no_explore(tmp_path):
 
 def test_sessions_df_one_row_per_session_id_columns_first(tmp_path):
     df = sessions_df([seed_example(tmp_path), no_explore(tmp_path)])
-    assert list(df.columns[:2]) == ["log", "segments"]
+    ids = [c.name for c in IDENTITY]
+    assert list(df.columns[: len(ids) + 1]) == [*ids, "segments"]
     assert len(df) == 2
     row = df.iloc[0]
     assert (row.explore_calls, row.sections, row.chars, row.cited_chars) == (2, 6, 21319, 17465)
     assert row.efficiency == pytest.approx(17465 / 21319)
-    assert math.isnan(df.iloc[1].efficiency) and df.iloc[1].explore_calls == 0
+    assert pd.isna(df.iloc[1].efficiency) and df.iloc[1].explore_calls == 0
 
 
 def test_calls_and_sections(tmp_path):
@@ -36,9 +37,10 @@ def test_calls_and_sections(tmp_path):
     assert list(calls["chars"]) == [12048, 9271]
     sections = sections_df([s])
     assert len(sections) == 6
-    assert list(sections.columns[:3]) == ["log", "call", "section"]
+    ids = [c.name for c in IDENTITY]
+    assert list(sections.columns[: len(ids) + 2]) == [*ids, "call", "section"]
     app = sections[sections.path == "lib/application.js"].iloc[0]
-    assert (app.via, app.symbol) == ("symbol", "compileETag")
+    assert (app.cited_via, app.cited_symbol) == ("symbol", "compileETag")
     assert sections.groupby("call")["chars"].sum().tolist() == calls["chars"].tolist()
 
 
@@ -46,7 +48,7 @@ def test_multi_segment_session_is_one_row(tmp_path):
     a = write_jsonl(tmp_path / "run.jsonl", lines(ASST(1, "m", [USE("e", E)]), RESULT("a")))
     b = write_jsonl(tmp_path / "run.t2.jsonl", RESULT("b"))
     df = sessions_df([[a, b]])
-    assert (len(df), df.iloc[0].segments, bool(df.iloc[0].multi_turn)) == (1, 2, True)
+    assert (len(df), df.iloc[0].segments, df.iloc[0].slice) == (1, 2, "multi-turn")
 
 
 def test_strict_raises_and_non_strict_collects(tmp_path):
@@ -68,10 +70,11 @@ def sufficiency_run(tmp_path):
 
 def test_calls_df_carries_the_sufficiency_verdict(tmp_path):
     calls = calls_df(sufficiency_run(tmp_path))
-    assert list(calls.columns[:4]) == ["log", "call", "tool_use_id", "thread"]
+    ids = [c.name for c in IDENTITY]
+    assert list(calls.columns[: len(ids) + 3]) == [*ids, "call", "tool_use_id", "thread"]
     assert list(calls["tool_use_id"]) == ["e1", "e2"]
-    assert list(calls["bucket"]) == ["explore_again", "read_returned"]
-    assert list(calls["next"]) == ["codegraph_explore", "Read response.js"]
+    assert list(calls["sufficiency_bucket"]) == ["explore_again", "read_returned"]
+    assert list(calls["next_action"]) == ["codegraph_explore", "Read response.js"]
     assert list(calls["thread"]) == ["main", "main"]
 
 
@@ -83,7 +86,7 @@ def test_calls_df_links_by_tool_use_id_not_position(tmp_path):
     calls = calls_df(write_jsonl(tmp_path / "s10.jsonl", S10))
     assert list(calls["tool_use_id"]) == ["e1", "e2"]
     assert list(calls["thread"]) == ["a1", "main"]
-    assert list(calls["bucket"]) == ["read_returned", "sufficient"]
+    assert list(calls["sufficiency_bucket"]) == ["read_returned", "sufficient"]
 
 
 def test_sessions_df_has_occupancy_sufficiency_and_summary_columns(tmp_path):
@@ -93,10 +96,16 @@ def test_sessions_df_has_occupancy_sufficiency_and_summary_columns(tmp_path):
     f4, s1 = df.iloc[0], df.iloc[1]
     assert (f4.final_context, f4.base_context, f4.chars_per_token) == (14500, 10000, 2.5)
     assert (f4.residual_codegraph, f4.residual_read, f4.residual_file_access) == (500, 4000, 4000)
-    assert (f4.contributed_codegraph, f4.evicted, f4.compactions, f4.turns) == (4000, 3500, 0, 3)
+    assert (f4.contributed_codegraph, f4.evicted, f4.compactions, f4.assistant_messages) == (
+        4000,
+        3500,
+        0,
+        3,
+    )
     assert bool(f4.calibrated) and f4.dispersion == 0
-    assert (f4.tool_calls, f4.cg, f4.reads, bool(f4.ok), f4.cost, f4.dur) == (2, 1, 1, True, 0.1, 1)
-    assert (f4.processed, f4.processed_per_message) == (0, 10002 + 14002 + 14502)
+    assert (f4.tool_calls, f4.codegraph_calls, f4.read_calls, bool(f4.success)) == (2, 1, 1, True)
+    assert (f4.cost_usd, f4.duration_s) == (0.1, 1)
+    assert (f4.tokens_processed, f4.tokens_processed_per_message) == (0, 10002 + 14002 + 14502)
     assert (s1.answered_calls, s1.next_explore_again, s1.next_read_returned) == (2, 1, 1)
     assert (s1.errored_calls, s1.concurrent_accesses, s1.next_sufficient) == (0, 0, 0)
     assert not bool(s1.raced) and s1.cli_calls == 0
@@ -121,7 +130,8 @@ def test_tool_calls_df_one_row_per_tool_use(tmp_path):
         RESULT("done"),
     )
     df = tool_calls_df(write_jsonl(tmp_path / "t.jsonl", events))
-    assert list(df.columns[:3]) == ["log", "call", "tool_use_id"]
+    ids = [c.name for c in IDENTITY]
+    assert list(df.columns[: len(ids) + 2]) == [*ids, "call", "tool_use_id"]
     assert list(df["call"]) == [1, 2, 3, 4]
     assert list(df["name"]) == [E, "Bash", "Read", "Edit"]
     assert list(df["family"]) == ["codegraph", "bash", "read", "other"]

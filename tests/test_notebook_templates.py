@@ -108,19 +108,25 @@ def test_runs_on_a_corpus_of_ones_own(path, own_corpus, tmp_path, monkeypatch, c
     if path.name.startswith(("01", "02")):
         assert "corpus: team-logs" in blob
     if path.name.startswith("04"):
-        assert f"session: {lowest} " in blob
+        assert f"session: {lowest} (interactive" in blob
+        assert "SUBAGENT tools (2 subagent transcripts)" in blob
 
 
-def test_notebook_04_opens_an_interactive_session(own_corpus, tmp_path, monkeypatch, caplog):
+def test_notebook_04_opens_the_session_it_is_given(own_corpus, tmp_path, monkeypatch, caplog):
+    # The default (the lowest session) is interactive here; a named multi-turn run opens too.
     path = repo_root() / "notebooks" / "04_one_run.ipynb"
-    log = next(
-        r.log for r in run_sweep(own_corpus, cache=False).records if r.layout == "interactive"
-    )
+    log = "campaign/gin/run2/run-headless-with.jsonl"
     printed = "\n".join(
         run_template(path, tmp_path, monkeypatch, caplog, corpus=str(own_corpus), session=log)
     )
-    assert f"session: {log} (interactive" in printed
-    assert "SUBAGENT tools (2 subagent transcripts)" in printed
+    assert f"session: {log} (headless, 3 segment files)" in printed
+    assert "Residual context occupancy" in printed
+
+
+def test_the_lowest_session_of_that_corpus_is_interactive(own_corpus):
+    # So the default run of notebook 04 above opened an interactive session with subagents.
+    lowest = run_sweep(own_corpus, cache=False).tail(1)[0]
+    assert lowest.layout == "interactive"
 
 
 def test_notebook_03_reviews_an_evidence_file_of_ones_own(

@@ -39,7 +39,7 @@ from typing import Literal
 from evalkit.ecma import listing_key
 from evalkit.errors import UsageError
 
-__all__ = ["SessionRef", "FileEntry", "Discovery", "discover", "natural_key"]
+__all__ = ["SessionRef", "FileEntry", "Discovery", "discover", "natural_key", "ref_for_files"]
 
 Layout = Literal["ab-arm", "campaign", "interactive", "generic"]
 
@@ -154,6 +154,45 @@ def _labels(parts: tuple[str, ...], root_name: str) -> tuple[str | None, str | N
         pass_ = chain[-3] if len(chain) > 2 else None
         return pass_, repo, here
     return None, None, None
+
+
+def ref_for_files(
+    files: tuple[str, ...], *, log: str | None = None, interactive: bool = False
+) -> SessionRef:
+    """The labels the discovery rules give a session named by its files, outside any corpus.
+
+    Used when frames are built from paths or parsed sessions rather than a directory: the
+    directory part of the first file names pass, repo and campaign run as in a corpus (§7.1,
+    §7.3, §7.6), its name the arm and run (§7.2).
+    """
+    first = files[0] if files else (log or "")
+    pure = Path(first)
+    parts = tuple(p for p in pure.parent.parts if p not in ("/", ""))
+    pass_, repo, campaign_run = _labels(parts, "")
+    arm = run = None
+    layout: Layout = "interactive" if interactive else "generic"
+    m = _TRANSCRIPT.match(pure.name)
+    stem = m["stem"] if m else pure.name
+    if not interactive:
+        mi, ms = _INDEXED_RUN.match(stem), _SINGLE_RUN.match(stem)
+        if mi:
+            arm, run = mi["label"], mi["index"]
+        elif ms:
+            arm = ms["label"]
+        if campaign_run is not None:
+            run = campaign_run
+            layout = "campaign" if ms else "generic"
+        elif repo is not None and (mi or ms):
+            layout = "ab-arm"
+    return SessionRef(
+        log=log if log is not None else first,
+        segments=files or (first,),
+        pass_=pass_,
+        repo=repo,
+        arm=arm,
+        run=run,
+        layout=layout,
+    )
 
 
 def discover(root: str | os.PathLike[str]) -> Discovery:

@@ -1,34 +1,45 @@
-"""pandas DataFrames of sessions, explore calls, file sections and tool calls (Inspect AI style).
+"""pandas DataFrames of sessions, explore calls, file sections, files and tool calls.
 
-One function per entity, one row per entity, id columns first, a `log` column naming the
-session. Efficiency columns are fractions. `chars` columns count UTF-16 code units. Token
-columns are rounded as the reference rounds them (§6.7).
+One function per entity, one row per entity (Inspect AI style), the identity columns first in
+every frame (`log`, `pass`, `repo`, `arm`, `run`, `question`, `slice`, `kind`, `group`), then
+the frame's own columns, all declared in `evalkit.corpus.columns` (name, dtype, unit, meaning).
+Efficiency columns are fractions; `chars` count UTF-16 code units (Decision 1); a value the
+transcript does not carry is `<NA>`.
 
     >>> from evalkit.corpus.frames import sessions_df, calls_df, sections_df, tool_calls_df
+    >>> df = sessions_df("path/to/corpus")            # a directory: discovered as the sweep does
     >>> df = sessions_df(["run-baseline-1.jsonl", ["run-with.jsonl", "run-with.t2.jsonl"]])
 
-Each item of `sessions` is a parsed `Session`, a path (a one-segment session) or a list of paths
-(the segments of one session, in order). With `strict=False` a session that cannot be read is
-left out and reported in the returned error list instead of raising.
+`sessions` is a corpus directory (read with `evalkit.corpus.load.load_corpus_frames`, the
+sweep's discovery and cache), or items that are each a parsed `Session` or `InteractiveSession`,
+a path (a one-segment session) or a list of paths (the segments of one session, in order).
+With `strict=False` a session that cannot be read is left out and reported in the returned
+error list instead of raising.
+
+Row building is split in two so the corpus loader can cache it: `session_rows` turns one
+parsed session into the rows of every frame (without identity, JSON-able), `identity` gives a
+session's identity columns, and `evalkit.corpus.columns.build_frame` is the one place rows
+become a frame.
 """
 
 from __future__ import annotations
 
+import bisect
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from evalkit.corpus.columns import build_frame
+from evalkit.corpus.discover import SessionRef, ref_for_files
 from evalkit.ecma import utf16_len
 from evalkit.errors import EvalkitError, TranscriptError
 from evalkit.formats.claude_code.transcripts import is_explore, tool_results
 from evalkit.metrics.envelope import split_sections
 from evalkit.metrics.occupancy import FAMILIES
 from evalkit.metrics.sufficiency import BUCKETS
-from evalkit.session import Session, parse_session
-
-if TYPE_CHECKING:
-    import pandas as pd
+from evalkit.metrics.summary import Summary, summarize
+from evalkit.session import InteractiveSession, Session, parse_session, read_session_file
 
 __all__ = [
     "files_df",
@@ -38,14 +49,25 @@ __all__ = [
     "sections_df",
     "tool_calls_df",
     "load_sessions",
+    "session_rows",
+    "identity",
+    "FRAME_NAMES",
 ]
 
-SessionLike = Session | str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+FRAME_NAMES = ("sessions", "calls", "sections", "files", "tool_calls")
+
+AnySession = Session | InteractiveSession
+SessionLike = AnySession | str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
 
 @dataclass(frozen=True)
 class SessionError:
-    """A session left out of a frame because it could not be read."""
+    """A session left out of a frame because it could not be read.
+
+    Attributes:
+        log: The session (its first file; corpus-relative when a corpus was loaded).
+        error: Why, in one line.
+    """
 
     log: str
     error: str
@@ -54,275 +76,321 @@ class SessionError:
         return f"{self.log}: {self.error}"
 
 
+def _error_text(exc: EvalkitError, log: str) -> str:
+    why = str(exc)
+    # A TranscriptError names its file; don't repeat it when it is the session's log.
+    if isinstance(exc, TranscriptError) and exc.path == log:
+        why = exc.reason if exc.line is None else f"line {exc.line}: {exc.reason}"
+    return why
+
+
+def _is_single(sessions: Any) -> bool:
+    return isinstance(sessions, Session | InteractiveSession | str | os.PathLike)
+
+
 def load_sessions(
     sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = True
-) -> tuple[list[Session], list[SessionError]]:
-    """Parse every item into a `Session`; errors raise, or are collected when not strict."""
-    if isinstance(sessions, Session | str | os.PathLike):
-        sessions = [sessions]
-    parsed: list[Session] = []
+) -> tuple[list[AnySession], list[SessionError]]:
+    """Parse every item into a session; errors raise, or are collected when not strict.
+
+    A path that is an interactive Claude Code log (a `<id>.jsonl` with `<id>/subagents/`
+    beside it) is read as the interactive reader reads it (§1.10); anything else as headless
+    segments.
+    """
+    if _is_single(sessions):
+        sessions = [sessions]  # type: ignore[list-item]
+    parsed: list[AnySession] = []
     errors: list[SessionError] = []
-    for item in sessions:
-        if isinstance(item, Session):
+    for item in sessions:  # type: ignore[union-attr]
+        if isinstance(item, Session | InteractiveSession):
             parsed.append(item)
             continue
         paths = [item] if isinstance(item, str | os.PathLike) else list(item)
         try:
-            parsed.append(parse_session(paths))
+            if len(paths) == 1 and _has_subagents(os.fspath(paths[0])):
+                parsed.append(read_session_file(os.fspath(paths[0])))
+            else:
+                parsed.append(parse_session(paths))
         except EvalkitError as exc:
             if strict:
                 raise
             log = os.fspath(paths[0]) if paths else "(none)"
-            why = str(exc)
-            # A TranscriptError names its file; don't repeat it when it is the session's log.
-            if isinstance(exc, TranscriptError) and exc.path == log:
-                why = exc.reason if exc.line is None else f"line {exc.line}: {exc.reason}"
-            errors.append(SessionError(log, why))
+            errors.append(SessionError(log, _error_text(exc, log)))
     return parsed, errors
 
 
-def _frame(rows: list[dict[str, Any]], columns: Sequence[str]) -> pd.DataFrame:
-    import pandas as pd
-
-    return pd.DataFrame(rows, columns=list(columns))
-
-
-SESSION_COLUMNS = (
-    "log",
-    "segments",
-    "multi_turn",
-    "answer_source",
-    "has_answer",
-    "explore_calls",
-    "sections",
-    "files_returned",
-    "files_cited",
-    "chars",
-    "cited_chars",
-    "path_cited_chars",
-    "efficiency",
-    "path_efficiency",
-    "skipped_lines",
-    # sufficiency (§5.7)
-    "answered_calls",
-    "errored_calls",
-    "concurrent_accesses",
-    *(f"next_{b}" for b in BUCKETS),
-    # occupancy (§6.7)
-    "final_context",
-    "base_context",
-    "chars_per_token",
-    "calibrated",
-    "dispersion",
-    *(f"residual_{f}" for f in FAMILIES),
-    "residual_file_access",
-    *(f"contributed_{f}" for f in FAMILIES),
-    "contributed_file_access",
-    "evicted",
-    "compactions",
-    # summary (§1.11)
-    "turns",
-    "tool_calls",
-    "tools",
-    "reads",
-    "grep",
-    "bash",
-    "cg",
-    "dur",
-    "cost",
-    "ok",
-    "processed",
-    "processed_per_message",
-    "raced",
-    "cli_calls",
-    "cli_contaminated",
-)
-CALL_COLUMNS = (
-    "log",
-    "call",
-    "tool_use_id",
-    "thread",
-    "sections",
-    "cited_sections",
-    "chars",
-    "cited_chars",
-    "path_cited_chars",
-    "efficiency",
-    "bucket",
-    "next",
-)
-TOOL_CALL_COLUMNS = (
-    "log",
-    "call",
-    "tool_use_id",
-    "thread",
-    "message_id",
-    "name",
-    "family",
-    "detail",
-    "results",
-    "result_chars",
-    "is_error",
-)
-SECTION_COLUMNS = ("log", "call", "section", "path", "chars", "via", "symbol", "symbols")
-FILE_COLUMNS = ("log", "rank", "path", "chars", "share", "sections", "via", "symbol")
+def _has_subagents(path: str) -> bool:
+    """§7.4: `<id>.jsonl` whose `<id>/subagents/` directory exists is an interactive log."""
+    head, name = os.path.split(path)
+    if not name.endswith(".jsonl"):
+        return False
+    return os.path.isdir(os.path.join(head, name[: -len(".jsonl")], "subagents"))
 
 
-def _session_rows(s: Session) -> list[dict[str, Any]]:
-    a = s.allocation
-    return [
+# --- identity ---------------------------------------------------------------------------------
+
+
+def identity(ref: SessionRef, *, kind: str | None = None) -> dict[str, Any]:
+    """The identity columns of a session (every frame's first columns), `question` excluded.
+
+    `group` is never missing: `pass/repo` where the path gives them, else the session's parent
+    directory (`.` for a session at the top of the corpus).
+    """
+    named = [p for p in (ref.pass_, ref.repo) if p]
+    parent = ref.log.rpartition("/")[0]
+    return {
+        "log": ref.log,
+        "pass": ref.pass_,
+        "repo": ref.repo,
+        "arm": ref.arm,
+        "run": ref.run,
+        "slice": "multi-turn" if len(ref.segments) > 1 else "single-question",
+        "kind": kind or ("interactive" if ref.layout == "interactive" else "headless"),
+        "group": "/".join(named) if named else (parent or "."),
+    }
+
+
+def _ref_of(s: AnySession) -> SessionRef:
+    if isinstance(s, InteractiveSession):
+        return ref_for_files((s.log,), interactive=True)
+    return ref_for_files(tuple(os.fspath(p) for p in s.transcript.paths), log=s.log)
+
+
+# --- rows of one session (no identity; JSON-able so the corpus cache can keep them) -----------
+
+
+@dataclass(frozen=True)
+class _View:
+    """What the row builders need, from a headless `Session` or an `InteractiveSession`."""
+
+    events: Sequence[dict[str, Any]]
+    path: str
+    starts: tuple[int, ...]
+    segments: int
+    any_type: bool
+    answer_source: str | None
+    allocation: Any
+    sufficiency: Any
+    occupancy: Any
+    summary: Summary | None
+    skipped_lines: int
+
+    def question(self, event_index: int) -> int:
+        """1-based segment (question) holding event `event_index`."""
+        if event_index < 0:
+            return 1
+        return bisect.bisect_right(self.starts, event_index) or 1
+
+
+def _view(s: AnySession) -> _View:
+    if isinstance(s, InteractiveSession):
+        try:  # evalkit's own per-session fields over the merged events (the reader has none)
+            summary: Summary | None = summarize(s.events, path=s.path)
+        except TranscriptError:
+            summary = None
+        return _View(
+            events=s.events,
+            path=s.path,
+            starts=(0,),
+            segments=1,
+            any_type=True,
+            answer_source=s.answer.source if s.answer else None,
+            allocation=s.allocation,
+            sufficiency=s.sufficiency,
+            occupancy=None,  # the reference's session reader computes none (§1.10 step 7)
+            summary=summary,
+            skipped_lines=sum(r.skipped for r in s.segment_reads),
+        )
+    t = s.transcript
+    return _View(
+        events=t.events,
+        path=t.paths[0],
+        starts=t.segment_starts,
+        segments=len(t.paths),
+        any_type=False,
+        answer_source=s.answer.source,
+        allocation=s.allocation,
+        sufficiency=s.sufficiency,
+        occupancy=s.occupancy,
+        summary=s.summary,
+        skipped_lines=t.skipped_lines,
+    )
+
+
+def session_rows(s: AnySession) -> dict[str, list[dict[str, Any]]]:
+    """The rows of every frame for one session, without the identity columns but with
+    `question` (JSON-able values only: the corpus loader caches them)."""
+    v = _view(s)
+    results = list(tool_results(v.events, path=v.path, any_type=v.any_type))
+    calls, call_questions = _call_rows(v, results)
+    return {
+        "sessions": [_session_row(v)],
+        "calls": calls,
+        "sections": _section_rows(v, call_questions),
+        "files": _file_rows(v),
+        "tool_calls": _tool_call_rows(v, results),
+    }
+
+
+def _nan_to_none(x: float | None) -> float | None:
+    return None if x is None or x != x else x
+
+
+def _session_row(v: _View) -> dict[str, Any]:
+    a = v.allocation
+    row: dict[str, Any] = {
+        "question": 1 if v.segments == 1 else None,
+        "segments": v.segments,
+        "answer_source": v.answer_source,
+        "has_answer": a.has_answer,
+        "explore_calls": len(a.calls),
+        "sections": a.sections,
+        "files_returned": a.files_returned,
+        "files_cited": a.files_used,
+        "chars": a.envelope,
+        "cited_chars": a.used,
+        "path_cited_chars": a.used_path,
+        # No explore call with sections: the efficiency is undefined, not zero (§8.1).
+        "efficiency": a.efficiency if a.calls else None,
+        "path_efficiency": a.efficiency_path if a.calls else None,
+        "skipped_lines": v.skipped_lines,
+    }
+    r = v.sufficiency
+    row.update(
         {
-            "log": s.log,
-            "segments": s.segments,
-            "multi_turn": s.multi_turn,
-            "answer_source": s.answer.source,
-            "has_answer": a.has_answer,
-            "explore_calls": len(a.calls),
-            "sections": a.sections,
-            "files_returned": a.files_returned,
-            "files_cited": a.files_used,
-            "chars": a.envelope,
-            "cited_chars": a.used,
-            "path_cited_chars": a.used_path,
-            # No explore call with sections: the efficiency is undefined, not zero (§8.1).
-            "efficiency": a.efficiency if a.calls else float("nan"),
-            "path_efficiency": a.efficiency_path if a.calls else float("nan"),
-            "skipped_lines": s.transcript.skipped_lines,
-            **_sufficiency_fields(s),
-            **_occupancy_fields(s),
-            **_summary_fields(s),
+            "answered_calls": r.answered,
+            "errored_calls": r.errors,
+            "concurrent_accesses": r.concurrent,
+            **{f"next_{b}": r.counts[b] for b in BUCKETS},
         }
+    )
+    if (o := v.occupancy) is not None:
+        row.update(
+            {
+                "final_context": o.final_context,
+                "base_context": o.base_context,
+                "chars_per_token": _nan_to_none(o.chars_per_token),
+                "calibrated": o.calibrated,
+                "dispersion": _nan_to_none(o.dispersion),
+                **{f"residual_{f}": o.residual[f] for f in FAMILIES},
+                "residual_file_access": o.residual_file_access,
+                **{f"contributed_{f}": o.contributed[f] for f in FAMILIES},
+                "contributed_file_access": o.contributed_file_access,
+                "evicted": o.evicted,
+                "compactions": o.compactions,
+            }
+        )
+    if (m := v.summary) is not None:
+        has_result = m.results > 0  # no result event: duration, cost and outcome are unknown
+        row.update(
+            {
+                "assistant_messages": m.turns,
+                "tool_calls": len(m.calls),
+                "tool_calls_no_toolsearch": m.tools,
+                "read_calls": m.reads,
+                "grep_glob_calls": m.grep,
+                "bash_calls": m.bash,
+                "codegraph_calls": m.cg,
+                "codegraph_tools_exposed": (
+                    len(m.init_tools) if m.init_tools is not None else None
+                ),
+                "duration_s": m.dur if has_result else None,
+                "cost_usd": m.cost if has_result else None,
+                "success": m.ok if has_result else None,
+                # §1.11: the reference's Σ result.usage, and the later revision's per-message sum.
+                "tokens_processed": m.processed_result_usage if has_result else None,
+                "tokens_processed_per_message": m.processed_message_usage,
+                "raced": m.raced,
+                "cli_calls": m.cli_calls,
+                "cli_contaminated": m.cli_contaminated,
+            }
+        )
+    return row
+
+
+def _json_id(x: Any) -> str | None:
+    """An id as text for a `string` column (ids are strings in every Claude Code transcript)."""
+    if x is None:
+        return None
+    return x if isinstance(x, str) else str(x)
+
+
+def _call_rows(v: _View, results: list[Any]) -> tuple[list[dict[str, Any]], dict[int, int]]:
+    # The tool_use id of each allocation call: §1.6's explore results, kept when they have a
+    # section (§3.2 step 1), so the i-th result belongs to call i.
+    kept = [
+        r for r in results if is_explore(r.name) and not r.is_error and split_sections(r.text).files
     ]
-
-
-def _sufficiency_fields(s: Session) -> dict[str, Any]:
-    r = s.sufficiency
-    return {
-        "answered_calls": r.answered,
-        "errored_calls": r.errors,
-        "concurrent_accesses": r.concurrent,
-        **{f"next_{b}": r.counts[b] for b in BUCKETS},
-    }
-
-
-def _occupancy_fields(s: Session) -> dict[str, Any]:
-    o = s.occupancy
-    return {
-        "final_context": o.final_context,
-        "base_context": o.base_context,
-        "chars_per_token": o.chars_per_token,
-        "calibrated": o.calibrated,
-        "dispersion": o.dispersion if o.dispersion is not None else float("nan"),
-        **{f"residual_{f}": o.residual[f] for f in FAMILIES},
-        "residual_file_access": o.residual_file_access,
-        **{f"contributed_{f}": o.contributed[f] for f in FAMILIES},
-        "contributed_file_access": o.contributed_file_access,
-        "evicted": o.evicted,
-        "compactions": o.compactions,
-    }
-
-
-def _summary_fields(s: Session) -> dict[str, Any]:
-    m = s.summary
-    return {
-        "turns": m.turns,
-        "tool_calls": len(m.calls),
-        "tools": m.tools,
-        "reads": m.reads,
-        "grep": m.grep,
-        "bash": m.bash,
-        "cg": m.cg,
-        "dur": m.dur,
-        "cost": m.cost,
-        "ok": m.ok,
-        # §1.11: the reference's Σ result.usage, and the later revision's per-message sum.
-        "processed": m.processed_result_usage,
-        "processed_per_message": m.processed_message_usage,
-        "raced": m.raced,
-        "cli_calls": m.cli_calls,
-        "cli_contaminated": m.cli_contaminated,
-    }
-
-
-def _allocation_call_ids(s: Session) -> list[Any]:
-    """The tool_use id of each allocation call: §1.6's explore results, kept when they have a
-    section (§3.2 step 1), so the i-th id belongs to call i."""
-    path = s.transcript.paths[0]
-    return [
-        r.tool_use_id
-        for r in tool_results(s.transcript.events, path=path)
-        if is_explore(r.name) and not r.is_error and split_sections(r.text).files
-    ]
-
-
-def _call_rows(s: Session) -> list[dict[str, Any]]:
-    ids = _allocation_call_ids(s)
     # Sufficiency judges each explore tool_use once (its last non-error result, §9.1); a
     # duplicated result is two allocation calls sharing that verdict.
     verdicts = {}
-    for v in s.sufficiency.calls:
-        if isinstance(v.tool_use_id, str):
-            verdicts[v.tool_use_id] = v
+    for verdict in v.sufficiency.calls:
+        if isinstance(verdict.tool_use_id, str):
+            verdicts[verdict.tool_use_id] = verdict
     rows = []
-    for c, tid in zip(s.allocation.calls, ids, strict=True):
-        v = verdicts.get(tid) if isinstance(tid, str) else None
+    questions: dict[int, int] = {}
+    for c, r in zip(v.allocation.calls, kept, strict=True):
+        tid = r.tool_use_id
+        verdict = verdicts.get(tid) if isinstance(tid, str) else None
+        questions[c.index] = v.question(r.index)
         rows.append(
             {
-                "log": s.log,
+                "question": questions[c.index],
                 "call": c.index,
-                "tool_use_id": tid,
-                "thread": v.thread if v else None,
+                "tool_use_id": _json_id(tid),
+                "thread": verdict.thread if verdict else None,
                 "sections": len(c.files),
                 "cited_sections": c.cited_files,
                 "chars": c.envelope,
                 "cited_chars": c.used,
                 "path_cited_chars": c.used_path,
                 "efficiency": c.efficiency,
-                "bucket": v.bucket if v else None,
-                "next": v.next if v else None,
+                "sufficiency_bucket": verdict.bucket if verdict else None,
+                "next_action": verdict.next if verdict else None,
             }
         )
-    return rows
+    return rows, questions
 
 
-def _section_rows(s: Session) -> list[dict[str, Any]]:
+def _section_rows(v: _View, questions: dict[int, int]) -> list[dict[str, Any]]:
     return [
         {
-            "log": s.log,
+            "question": questions.get(c.index),
             "call": c.index,
             "section": i,
             "path": f.path,
             "chars": f.chars,
-            "via": f.via,
-            "symbol": f.symbol,
+            "cited_via": f.via,
+            "cited_symbol": f.symbol,
             "symbols": ", ".join(f.symbols),
         }
-        for c in s.allocation.calls
+        for c in v.allocation.calls
         for i, f in enumerate(c.files, start=1)
     ]
 
 
-def _file_rows(s: Session) -> list[dict[str, Any]]:
-    a = s.allocation
+def _file_rows(v: _View) -> list[dict[str, Any]]:
+    a = v.allocation
     return [
         {
-            "log": s.log,
+            "question": 1 if v.segments == 1 else None,
             "rank": i,
             "path": f.path,
             "chars": f.chars,
-            "share": f.chars / a.envelope if a.envelope else 0.0,
+            "share": f.chars / a.envelope if a.envelope else None,
             "sections": f.calls,
-            "via": f.via,
-            "symbol": f.symbol,
+            "cited_via": f.via,
+            "cited_symbol": f.symbol,
         }
         for i, f in enumerate(a.files, start=1)
     ]
 
 
-def _tool_call_rows(s: Session) -> list[dict[str, Any]]:
-    path = s.transcript.paths[0]
+def _tool_call_rows(v: _View, results: list[Any]) -> list[dict[str, Any]]:
+    if v.summary is None:
+        return []
     answered: dict[Any, list[Any]] = {}  # id → [results, chars, last is_error]
-    for r in tool_results(s.transcript.events, path=path):
+    for r in results:
         if not isinstance(r.tool_use_id, str):
             continue
         entry = answered.setdefault(r.tool_use_id, [0, 0, None])
@@ -330,15 +398,15 @@ def _tool_call_rows(s: Session) -> list[dict[str, Any]]:
         entry[1] += utf16_len(r.text)
         entry[2] = r.is_error
     rows = []
-    for c in s.summary.calls:
+    for c in v.summary.calls:
         got = answered.get(c.tool_use_id) if isinstance(c.tool_use_id, str) else None
         rows.append(
             {
-                "log": s.log,
+                "question": v.question(c.event),
                 "call": c.index,
-                "tool_use_id": c.tool_use_id,
+                "tool_use_id": _json_id(c.tool_use_id),
                 "thread": c.thread,
-                "message_id": c.message_id,
+                "message_id": _json_id(c.message_id),
                 "name": c.name,
                 "family": c.family,
                 "detail": c.detail.removeprefix(" "),
@@ -350,37 +418,56 @@ def _tool_call_rows(s: Session) -> list[dict[str, Any]]:
     return rows
 
 
-def _build(
-    sessions: Any,
-    strict: bool,
-    rows: Callable[[Session], list[dict[str, Any]]],
-    columns: Sequence[str],
-) -> Any:
+# --- frames -----------------------------------------------------------------------------------
+
+
+def _is_directory(sessions: Any) -> bool:
+    return isinstance(sessions, str | os.PathLike) and os.path.isdir(sessions)
+
+
+def _build(sessions: Any, strict: bool, frame: str) -> Any:
+    if _is_directory(sessions):
+        from evalkit.corpus.load import load_corpus_frames
+
+        corpus = load_corpus_frames(sessions, strict=strict)
+        df = corpus.frame(frame)
+        return df if strict else (df, list(corpus.errors))
     parsed, errors = load_sessions(sessions, strict=strict)
-    frame = _frame([r for s in parsed for r in rows(s)], columns)
-    return frame if strict else (frame, errors)
+    rows = []
+    for s in parsed:
+        ident = identity(_ref_of(s))
+        rows += [{**ident, **r} for r in session_rows(s)[frame]]
+    df = build_frame(frame, rows)
+    return df if strict else (df, errors)
 
 
 def sessions_df(sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = True):
     """One row per session: allocation totals, the reading account, sufficiency counts
     (`next_<bucket>`), occupancy (`residual_<family>`, `contributed_<family>`, tokens rounded as
-    the reference rounds them) and the summary fields of §1.11 (`processed` is the reference's
-    Σ result.usage; `processed_per_message` the later revision's definition).
+    the reference rounds them) and the per-session fields of §1.11 under readable names
+    (`duration_s`, `cost_usd`, `success`, `tokens_processed` = the reference's Σ result.usage,
+    `tokens_processed_per_message` = the later revision's definition). `evalkit columns
+    sessions` lists every column.
+
+    Args:
+        sessions: A corpus directory, or sessions / paths / lists of segment paths.
+        strict: Raise on a session that cannot be read (default), or collect it.
 
     Returns:
         A DataFrame, or `(DataFrame, [SessionError, ...])` when `strict=False`.
     """
-    return _build(sessions, strict, _session_rows, SESSION_COLUMNS)
+    return _build(sessions, strict, "sessions")
 
 
 def calls_df(sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = True):
-    """One row per explore allocation call (non-error, with sections), `call` 1-based per log."""
-    return _build(sessions, strict, _call_rows, CALL_COLUMNS)
+    """One row per explore allocation call (non-error, with sections), `call` 1-based per log,
+    with the sufficiency verdict (`sufficiency_bucket`, `next_action`)."""
+    return _build(sessions, strict, "calls")
 
 
 def sections_df(sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = True):
-    """One row per file section of every call, with the verdict for its path."""
-    return _build(sessions, strict, _section_rows, SECTION_COLUMNS)
+    """One row per file section of every call, with the citation verdict for its path."""
+    return _build(sessions, strict, "sections")
 
 
 def files_df(sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = True):
@@ -389,7 +476,7 @@ def files_df(sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = Tr
     `rank` orders files by chars, largest first; `share` is the file's part of the session's
     envelope; `sections` counts its occurrences (a file returned twice is charged twice).
     """
-    return _build(sessions, strict, _file_rows, FILE_COLUMNS)
+    return _build(sessions, strict, "files")
 
 
 def tool_calls_df(sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = True):
@@ -398,6 +485,6 @@ def tool_calls_df(sessions: Iterable[SessionLike] | SessionLike, *, strict: bool
     `thread` is `main` or the delegating tool_use id (§1.8); `family` the occupancy family
     (§1.4); `detail` the listing's detail without its leading space (§1.11). `results`,
     `result_chars` (all results for the id, UTF-16 units) and `is_error` (of the last result)
-    come from the tool_result blocks answering it; a call never answered has 0, None, None.
+    come from the tool_result blocks answering it; a call never answered has 0, <NA>, <NA>.
     """
-    return _build(sessions, strict, _tool_call_rows, TOOL_CALL_COLUMNS)
+    return _build(sessions, strict, "tool_calls")

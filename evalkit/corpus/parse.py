@@ -17,7 +17,7 @@ from evalkit.corpus.cache import SweepCache
 from evalkit.corpus.discover import SessionRef
 from evalkit.corpus.records import SessionRecord, analyse_session, record_from_payload
 
-__all__ = ["analyse_sessions", "Progress"]
+__all__ = ["analyse_sessions", "analyse_payloads", "Progress"]
 
 # Below this many cache misses a process pool costs more than it saves.
 _MIN_PARALLEL = 4
@@ -50,7 +50,7 @@ class Progress:
             self.stream.flush()
 
 
-Work = tuple[str, tuple[str, ...], str, str | None, bool]
+Work = tuple[str, tuple[str, ...], str, str | None, bool, bool]
 
 
 def _work_chunk(chunk: list[Work]) -> list[dict[str, Any]]:
@@ -74,6 +74,22 @@ def analyse_sessions(
         jobs: Worker processes (default: the machine's cores); 1 parses in this process.
         progress: Optional progress display.
     """
+    payloads = analyse_payloads(root, refs, cache=cache, jobs=jobs, progress=progress)
+    return [record_from_payload(ref, p) for ref, p in zip(refs, payloads, strict=True)]
+
+
+def analyse_payloads(
+    root: str | os.PathLike[str],
+    refs: Sequence[SessionRef],
+    *,
+    cache: SweepCache | None = None,
+    jobs: int | None = None,
+    progress: Progress | None = None,
+    frames: bool = False,
+) -> list[dict[str, Any]]:
+    """One `analyse_session` payload per ref, in the order of `refs` (`analyse_sessions`'s
+    arguments; `frames` also builds every corpus frame's rows from the same parse — give such
+    a run a cache of its own, as `evalkit.corpus.load` does)."""
     root = os.fspath(Path(root))
     cache = cache if cache is not None else SweepCache(None)
     payloads: list[dict[str, Any] | None] = [None] * len(refs)
@@ -91,7 +107,14 @@ def analyse_sessions(
 
     jobs = jobs or os.cpu_count() or 1
     work: list[Work] = [
-        (root, refs[i].segments, refs[i].log, refs[i].problem, refs[i].layout == "interactive")
+        (
+            root,
+            refs[i].segments,
+            refs[i].log,
+            refs[i].problem,
+            refs[i].layout == "interactive",
+            frames,
+        )
         for i in todo
     ]
     # Chunks of a few sessions keep inter-process traffic low; each chunk's payloads are cached
@@ -116,4 +139,4 @@ def analyse_sessions(
             finish(idx, _work_chunk(w))
     if progress:
         progress.close()
-    return [record_from_payload(ref, p) for ref, p in zip(refs, payloads, strict=True)]  # type: ignore[arg-type]
+    return payloads  # type: ignore[return-value]

@@ -11,15 +11,23 @@ import os
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from evalkit.corpus.discover import SessionRef
-from evalkit.errors import TranscriptError
+from evalkit.corpus.discover import Discovery, SessionRef
+from evalkit.errors import NOT_A_TRANSCRIPT, NotATranscript, TranscriptError
 
-__all__ = ["CallRecord", "SessionRecord", "analyse_session", "record_from_payload"]
+__all__ = [
+    "Accounting",
+    "CallRecord",
+    "SessionRecord",
+    "account_files",
+    "analyse_session",
+    "read_ref",
+    "record_from_payload",
+]
 
-Status = Literal["parsed", "no-explore", "crash"]
+Status = Literal["parsed", "no-explore", "crash", "skipped"]
 
 # Bump when the payload's shape or meaning changes; part of every cache key.
-PAYLOAD_VERSION = 1
+PAYLOAD_VERSION = 2
 
 NO_EXPLORE = "no answered explore call with file sections (not in the sweep, Decision 4)"
 
@@ -58,7 +66,8 @@ class SessionRecord:
         log: First segment, relative to the swept directory.
         segments: Every segment file, relative to the swept directory.
         pass_, repo, arm, run, layout: Labels from the path (`SessionRef`).
-        status: `parsed` (in the sweep), `no-explore` (parsed, no allocation call) or `crash`.
+        status: `parsed` (in the sweep), `no-explore` (parsed, no allocation call), `crash`,
+            or `skipped` (not a Claude Code transcript).
         reason: Why a session is not in the sweep (None when parsed).
         calls: The allocation calls.
         chars: Σ chars returned (the pooled envelope).
@@ -69,6 +78,7 @@ class SessionRecord:
         cited_paths: The distinct paths with a verdict, largest first (§3.2 step 7 order).
         has_answer: The final answer is non-empty after trimming.
         explore_results: Answered explore results (§1.6), with or without sections.
+        tool_calls: tool_use blocks over every thread (0 for a corpus of no agent work).
         damage: `(segment, what was lost)` for each damaged segment file (skipped lines,
             invalid UTF-8, a cut gzip stream); the numbers are over what survived.
     """
@@ -91,6 +101,7 @@ class SessionRecord:
     cited_paths: tuple[str, ...] = ()
     has_answer: bool = False
     explore_results: int = 0
+    tool_calls: int = 0
     damage: tuple[tuple[str, str], ...] = ()
 
     @property
@@ -131,12 +142,15 @@ def analyse_session(
     log: str,
     problem: str | None = None,
     interactive: bool = False,
+    frames: bool = False,
 ) -> dict[str, Any]:
     """Parse one session and reduce it to its allocation numbers (§8.2 steps 1–2).
 
     Never raises for a bad session: a parse that raises is a crash payload with the reason,
-    naming the file relative to `root`. `interactive` reads the session as §1.10 does (its
-    `<id>/subagents/` merged, falsy lines dropped).
+    naming the file relative to `root`; a file that is not a Claude Code transcript at all is a
+    `skipped` payload. `interactive` reads the session as §1.10 does (its `<id>/subagents/`
+    merged, falsy lines dropped). `frames` adds `rows`: the rows of every corpus frame
+    (`evalkit.corpus.frames.session_rows`), from the same parse.
     """
     if problem is not None:
         return {"status": "crash", "reason": problem}
@@ -146,17 +160,25 @@ def analyse_session(
     paths = [os.path.join(root, s) for s in segments]
     try:
         if interactive:  # §1.10: subagent files merged, falsy lines dropped
-            isession = read_session_file(paths[0])
+            isession = read_session_file(paths[0], log=log)
             allocation, texts, reads = (
                 isession.allocation,
                 isession.explore_texts,
                 isession.segment_reads,
             )
+            tool_calls = sum(isession.main_counts.values()) + sum(isession.subagent_counts.values())
+            parsed: Any = isession
         else:
             session = parse_session(paths, log=log)
             allocation, texts = session.allocation, session.explore_texts
             reads = session.transcript.segments
+            tool_calls = len(session.summary.calls)
+            parsed = session
         damage = [[_relative(seg.path, root), text] for seg in reads if (text := seg.damage())]
+    except NotATranscript as exc:
+        where = _relative(exc.path, root)
+        reason = NOT_A_TRANSCRIPT if where == segments[0] else f"{where}: {NOT_A_TRANSCRIPT}"
+        return {"status": "skipped", "reason": reason}
     except TranscriptError as exc:
         where = _relative(exc.path, root)
         line = f":{exc.line}" if exc.line is not None else ""
@@ -168,6 +190,18 @@ def analyse_session(
             "status": "crash",
             "reason": f"unexpected {type(exc).__name__} while parsing: {exc}",
         }
+    extra: dict[str, Any] = {}
+    if frames:
+        # Rows are built apart from the sweep's numbers: a failure here loses the session's
+        # frame rows (reported as an error), never its place in the sweep.
+        from evalkit.corpus.frames import session_rows
+
+        try:
+            extra["rows"] = session_rows(parsed)
+        except TranscriptError as exc:
+            extra["rows_error"] = f"{_relative(exc.path, root)}: {exc.reason}"
+        except Exception as exc:  # noqa: BLE001 — reported as the session's error
+            extra["rows_error"] = f"unexpected {type(exc).__name__} building frames: {exc}"
     a = allocation
     calls = [
         [c.index, c.envelope, c.used, c.used_path, len(c.files), c.cited_files] for c in a.calls
@@ -184,7 +218,9 @@ def analyse_session(
         "cited_paths": [f.path for f in a.files if f.via],
         "has_answer": a.has_answer,
         "explore_results": len(texts),
+        "tool_calls": tool_calls,
         "damage": damage,
+        **extra,
     }
 
 
@@ -210,5 +246,52 @@ def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionReco
         cited_paths=tuple(payload.get("cited_paths", ())),
         has_answer=payload.get("has_answer", False),
         explore_results=payload.get("explore_results", 0),
+        tool_calls=payload.get("tool_calls", 0),
         damage=tuple(tuple(d) for d in payload.get("damage", ())),
     )
+
+
+@dataclass(frozen=True)
+class Accounting:
+    """What the sweep (or the corpus loader) did with one file or directory of the tree.
+
+    `status` is `parsed` (a segment of a session in the sweep), `no-explore`, `crash` (a
+    segment of a session whose parse raised) or `skipped`; `reason` says why for all but parsed.
+    """
+
+    path: str
+    status: str
+    session: str | None
+    reason: str | None
+
+
+def account_files(
+    discovery: Discovery, records: tuple[SessionRecord, ...]
+) -> tuple[Accounting, ...]:
+    """Every entry of the tree with what became of it, in path order."""
+    status = {r.log: r for r in records}
+    out = []
+    for f in discovery.files:
+        if f.session is None:
+            out.append(Accounting(f.path, "skipped", None, f.reason))
+        else:
+            r = status[f.session]
+            out.append(Accounting(f.path, r.status, r.log, r.reason))
+    return tuple(out)
+
+
+def read_ref(root: str | os.PathLike[str], ref: SessionRef) -> Any:
+    """Parse one discovered session in full, as the sweep read it (no discovery is re-run).
+
+    Returns a `Session`, or an `InteractiveSession` for an interactive Claude Code log (§7.4);
+    its `log` is the corpus-relative name.
+
+    Raises:
+        TranscriptError: The session cannot be read.
+    """
+    from evalkit.session import parse_session, read_session_file
+
+    root = os.fspath(root)
+    if ref.layout == "interactive":
+        return read_session_file(os.path.join(root, ref.log), log=ref.log)
+    return parse_session([os.path.join(root, s) for s in ref.segments], log=ref.log)

@@ -150,6 +150,7 @@ class ToolCall:
         family: Its occupancy family (§1.4).
         display: `name + detail`.
         detail: The display detail alone (`""` for most tools).
+        event: Index of the assistant event holding the block in the event list.
     """
 
     index: int
@@ -159,6 +160,7 @@ class ToolCall:
     name: str
     family: str
     display: str
+    event: int = -1
 
     @property
     def detail(self) -> str:
@@ -315,6 +317,7 @@ def summarize(
                             name=name,
                             family=family(block.get("name") or ""),
                             display=tool_call_display(block, path=path),
+                            event=index,
                         )
                     )
                     counts[name] = counts.get(name, 0) + 1

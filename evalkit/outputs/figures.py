@@ -53,14 +53,14 @@ def _empty_figure(title: str, message: str) -> Figure:
 def file_bytes_data(session: Session) -> pd.DataFrame:
     """Chars returned per file over the whole session, largest first, with its channel.
 
-    `evalkit.corpus.frames.files_df` of the session (`path`, `chars`, `share`, `sections`, `via`,
-    `symbol`, …) plus `channel`: the verdict as the figure colours it (`path`, `symbol` or
+    `evalkit.corpus.frames.files_df` of the session (`path`, `chars`, `share`, `sections`, `cited_via`,
+    `cited_symbol`, …) plus `channel`: the verdict as the figure colours it (`path`, `symbol` or
     `uncited`).
     """
     from evalkit.corpus.frames import files_df
 
     data = files_df(session)
-    data["channel"] = data["via"].fillna("uncited")
+    data["channel"] = data["cited_via"].fillna("uncited")
     return data
 
 

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from evalkit.paired import PairedReport
     from evalkit.session import InteractiveSession, Session
     from evalkit.stats import PairedDeltas
+    from evalkit.tables.corpus import Corpus
     from evalkit.tables.sweep import SweepResult
 
 __all__ = [
@@ -281,35 +282,42 @@ def arm_cells_line(result: SweepResult, summary: PairedDeltas | None) -> str:
     )
 
 
-def pick_session(root: str | os.PathLike[str], session: str | None = None) -> str:
+def pick_session(corpus: Corpus, session: str | None = None) -> str:
     """The log of the session a notebook opens: `session` when given, else the corpus's lowest.
 
     The lowest session is the first of the sweep's tail (lowest efficiency, ties in log order);
     a corpus with no session in the sweep opens its first session in discovery order.
 
+    Args:
+        corpus: A loaded corpus (`evalkit.load_corpus`).
+        session: A log relative to the corpus, as `evalkit sweep` lists it, or None.
+
     Raises:
-        UsageError: The corpus holds no session at all.
+        UsageError: `session` names no session of the corpus, or the corpus holds none.
     """
     from evalkit.errors import UsageError
-    from evalkit.tables.sweep import run_sweep
 
+    known = [r.log for r in corpus.records]
+    where = f"{Path(corpus.root).name}/ (`evalkit sweep --list-files` lists them)"
     if session:
+        if str(session) not in known:
+            raise UsageError(f"no session {str(session)!r} in {where}")
         return str(session)
-    result = run_sweep(root, cache=False)
-    lowest = result.tail(1)
+    lowest = corpus.sweep().tail(1)
     if lowest:
         return lowest[0].log
-    if result.records:
-        return result.records[0].log
-    raise UsageError(f"no session in {Path(root).name}/ (`evalkit sweep --list-files`)")
+    if known:
+        return known[0]
+    raise UsageError(f"no session in {where}")
 
 
 def session_line(run: Session | InteractiveSession) -> str:
-    """What a notebook says first about one session: its log, size and where its answer came from."""
-    kind = "interactive" if not hasattr(run, "occupancy") else "headless"
-    segments = getattr(run, "segments", 1)
+    """What a notebook says first about one session: its log, kind, files and answer source."""
+    from evalkit.session import InteractiveSession
+
+    kind = "interactive" if isinstance(run, InteractiveSession) else "headless"
+    files = f"{run.segments} segment file{'s' if run.segments != 1 else ''}"
     source = run.answer.source if run.answer is not None else "no answer"
-    files = f"{segments} segment file{'s' if segments != 1 else ''}"
     return f"session: {run.log} ({kind}, {files}); answer from: {source}"
 
 

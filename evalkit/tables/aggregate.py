@@ -198,7 +198,7 @@ def arm_table(
     """The pass/repo × arm table of per-session allocation efficiency (§8.4 allocation rows).
 
     Args:
-        records: Every session record (crashes are left out; runs without an envelope count as
+        records: Every session record (crashes and non-transcripts are left out; runs without an envelope count as
             runs but contribute no value, as in compare-arms.mjs).
         arms: Arm labels to compare, in column order. Default: `baseline`, `new` when any session
             has one of them, else every arm label found (sorted).
@@ -207,7 +207,8 @@ def arm_table(
         `(arms, rows)`: rows for every pass/repo with a run in one of the arms, passes and repos in
         natural order.
     """
-    labelled = [r for r in records if r.arm is not None and r.status != "crash"]
+    # Crashed sessions and files that are not transcripts are not runs.
+    labelled = [r for r in records if r.arm is not None and r.status not in ("crash", "skipped")]
     if arms is None:
         found = {r.arm for r in labelled}
         arms = DEFAULT_ARMS if found & set(DEFAULT_ARMS) else tuple(sorted(found, key=natural_key))

@@ -28,7 +28,13 @@ from typing import TYPE_CHECKING
 from evalkit.corpus.cache import SweepCache, default_cache_dir
 from evalkit.corpus.discover import Discovery, FileEntry, SessionRef, discover
 from evalkit.corpus.parse import Progress, analyse_sessions
-from evalkit.corpus.records import CallRecord, SessionRecord
+from evalkit.corpus.records import (
+    Accounting,
+    CallRecord,
+    SessionRecord,
+    account_files,
+    read_ref,
+)
 from evalkit.errors import UsageError
 from evalkit.paths import bundled_corpus
 from evalkit.tables.aggregate import (
@@ -96,20 +102,6 @@ def is_bundled_corpus(path: str | os.PathLike[str]) -> bool:
 
 
 @dataclass(frozen=True)
-class Accounting:
-    """What the sweep did with one file or directory of the tree.
-
-    `status` is `parsed` (a segment of a session in the sweep), `no-explore`, `crash` (a
-    segment of a session whose parse raised) or `skipped`; `reason` says why for all but parsed.
-    """
-
-    path: str
-    status: str
-    session: str | None
-    reason: str | None
-
-
-@dataclass(frozen=True)
 class SweepResult:
     """A swept corpus: every session record and the tables computed from them (fractions).
 
@@ -155,10 +147,23 @@ class SweepResult:
                 return r
         raise KeyError(log)
 
+    @cached_property
+    def _refs(self) -> dict[str, SessionRef]:
+        return {ref.log: ref for ref in self.discovery.sessions}
+
     def session(self, log: str) -> Session | InteractiveSession:
-        """Parse the session whose log is `log` in full, as the sweep read it (`load_session`)."""
-        self.record(log)  # a KeyError names an unknown log
-        return load_session(self.root, log)
+        """Parse the session whose log is `log` in full, as the sweep read it.
+
+        A dictionary lookup in what the sweep discovered (discovery is not run again).
+
+        Raises:
+            KeyError: No session of the sweep has that log.
+        """
+        try:
+            ref = self._refs[log]
+        except KeyError:
+            raise KeyError(log) from None
+        return read_ref(self.root, ref)
 
     def tail(self, n: int = 5) -> tuple[SessionRecord, ...]:
         return tail(self.records, n)
@@ -174,15 +179,7 @@ class SweepResult:
     @cached_property
     def accounting(self) -> tuple[Accounting, ...]:
         """Every entry of the tree with what became of it, in path order."""
-        status = {r.log: r for r in self.records}
-        out = []
-        for f in self.discovery.files:
-            if f.session is None:
-                out.append(Accounting(f.path, "skipped", None, f.reason))
-            else:
-                r = status[f.session]
-                out.append(Accounting(f.path, r.status, r.log, r.reason))
-        return tuple(out)
+        return account_files(self.discovery, self.records)
 
     # DataFrames (pandas is imported lazily)
     def sessions_frame(self) -> pd.DataFrame:
@@ -219,7 +216,7 @@ def load_session(
     Raises:
         UsageError: No session of the corpus starts with that file.
     """
-    from evalkit.session import parse_session, read_session_file
+    from evalkit.session import parse_session
 
     root = Path(root)
     if not isinstance(log, str):
@@ -227,9 +224,7 @@ def load_session(
     refs = [ref for ref in discover(root).sessions if ref.log == log]
     if not refs:
         raise UsageError(f"no session {log!r} in {root.name}/ (`evalkit sweep --list-files`)")
-    if refs[0].layout == "interactive":
-        return read_session_file(os.fspath(root / log))
-    return parse_session([root / s for s in refs[0].segments], log=log)
+    return read_ref(root, refs[0])
 
 
 def run_sweep(

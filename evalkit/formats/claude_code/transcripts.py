@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalkit.ecma import js_json, js_string, js_truthy, pl
-from evalkit.errors import TranscriptError
+from evalkit.errors import NotATranscript, TranscriptError
 from evalkit.formats.claude_code.events import at_event
 
 __all__ = [
@@ -45,6 +45,22 @@ __all__ = [
 # §1.4: the name the harness registers; any MCP server prefix works for `is_explore`.
 EXPLORE = "mcp__codegraph__codegraph_explore"
 _MAX_SAFE_INTEGER = 2**53
+# Event `type`s Claude Code writes: headless stream-json (§1.3) and interactive project logs
+# (§1.10). A file with none of them is not a transcript.
+EVENT_TYPES = frozenset(
+    {
+        "system",
+        "assistant",
+        "user",
+        "result",
+        "summary",
+        "file-history-snapshot",
+        "queue-operation",
+        "stream_event",
+        "attachment",
+        "progress",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -61,6 +77,7 @@ class SegmentRead:
         invalid_utf8: Lines holding bytes that are not UTF-8, decoded with U+FFFD.
         gzip: The file was gzip-compressed.
         truncated_gzip: The gzip stream ended early; what was decompressed is kept.
+        claude_events: Events whose `type` is a Claude Code event type (`EVENT_TYPES`).
     """
 
     path: str
@@ -72,6 +89,12 @@ class SegmentRead:
     invalid_utf8: int = 0
     gzip: bool = False
     truncated_gzip: bool = False
+    claude_events: int = 0
+
+    @property
+    def is_transcript(self) -> bool:
+        """Empty (only blank lines), or at least one line is a Claude Code event."""
+        return self.claude_events > 0 or self.lines == self.blank
 
     @property
     def skipped(self) -> int:
@@ -221,7 +244,7 @@ def read_segment(
     """
     data, gz, truncated = _read_bytes(path)
     events: list[dict[str, Any]] = []
-    blank = malformed = non_object = invalid = 0
+    blank = malformed = non_object = invalid = claude = 0
     raw_lines = data.split(b"\n")  # 0x0A never occurs inside a UTF-8 sequence (§10.8)
     for lineno, raw in enumerate(raw_lines, start=1):
         if not raw:
@@ -237,6 +260,9 @@ def read_segment(
             malformed += 1
         elif isinstance(value, dict):
             events.append(value)
+            etype = value.get("type")
+            if isinstance(etype, str) and etype in EVENT_TYPES:
+                claude += 1
         elif value is None and not drop_falsy:
             raise TranscriptError(
                 path, "line is JSON null (the reference harness crashes here)", lineno
@@ -253,6 +279,7 @@ def read_segment(
         invalid_utf8=invalid,
         gzip=gz,
         truncated_gzip=truncated,
+        claude_events=claude,
     )
     return events, account
 
@@ -275,6 +302,8 @@ def read_transcript(
     for name in names:
         starts.append(len(events))
         seg_events, account = read_segment(name, drop_falsy=drop_falsy)
+        if not account.is_transcript:
+            raise NotATranscript(name)
         events.extend(seg_events)
         accounts.append(account)
     return Transcript(names, events, tuple(accounts), tuple(starts))

@@ -1,0 +1,311 @@
+"""The column dictionary: every column of every corpus frame, declared once.
+
+Each frame (`sessions`, `calls`, `sections`, `files`, `tool_calls`) is a tuple of `Column`s in
+display order: the identity columns first (the same nine in every frame), then the frame's own.
+`build_frame` is the one place a list of row dicts becomes a DataFrame: it keeps exactly the
+declared columns, in order, with the declared (nullable) dtype, so a value the transcript does
+not carry is `<NA>`, never 0 or False. `evalkit columns [FRAME]`, the exports' `columns.json`
+and the tests all read this declaration.
+
+Adding a column is one line in the frame's tuple below (plus the value in the row builder of
+`evalkit.corpus.frames`; a row without the key gets `<NA>`).
+
+Units: `chars` are UTF-16 code units (Decision 1); `fraction` is a share between 0 and 1
+(never a percent: percent and point columns exist only in display helpers named `…_pct` /
+`…_pt`); `tokens` are as the reference rounds them (§6.7).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from evalkit.metrics.occupancy import FAMILIES
+from evalkit.metrics.sufficiency import BUCKETS
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "Column",
+    "IDENTITY",
+    "FRAMES",
+    "frame_names",
+    "columns_of",
+    "build_frame",
+    "dictionary_frame",
+    "dictionary_json",
+]
+
+# pandas nullable dtypes only: missing is <NA> in every column.
+DTYPES = ("string", "Int64", "Float64", "boolean")
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a frame.
+
+    Attributes:
+        name: The column name.
+        dtype: A pandas nullable dtype: `string`, `Int64`, `Float64` or `boolean`.
+        unit: What one unit is (`chars`, `tokens`, `fraction`, `seconds`, `USD`, `count`, or
+            `label` / `text` / `flag` for non-numbers).
+        meaning: One line a user can read.
+    """
+
+    name: str
+    dtype: str
+    unit: str
+    meaning: str
+
+    def __post_init__(self) -> None:
+        if self.dtype not in DTYPES:
+            raise ValueError(f"column {self.name}: dtype {self.dtype!r} is not one of {DTYPES}")
+
+
+def _c(name: str, dtype: str, unit: str, meaning: str) -> Column:
+    return Column(name, dtype, unit, meaning)
+
+
+IDENTITY: tuple[Column, ...] = (
+    _c(
+        "log",
+        "string",
+        "label",
+        "the session: its first file, relative to the corpus, / separators",
+    ),
+    _c(
+        "pass", "string", "label", "the evaluation pass the path names (cg22, ab-readme), else <NA>"
+    ),
+    _c("repo", "string", "label", "the repository the path names (express), else <NA>"),
+    _c("arm", "string", "label", "the arm the file name gives (baseline, new, headless-with)"),
+    _c("run", "string", "label", "the run the path names (1 for run-new-1, run2 for a campaign)"),
+    _c("question", "Int64", "count", "which question (segment turn, 1-based) the row belongs to"),
+    _c("slice", "string", "label", "single-question (one segment file) or multi-turn (several)"),
+    _c("kind", "string", "label", "headless (claude -p stream-json) or interactive (project log)"),
+    _c("group", "string", "label", "pass/repo where the path gives them, else the parent folder"),
+)
+
+_SESSIONS: tuple[Column, ...] = (
+    _c("segments", "Int64", "count", "segment files of the session (one per question)"),
+    _c("answer_source", "string", "label", "where the final answer was read from"),
+    _c("has_answer", "boolean", "flag", "the final answer is not empty"),
+    _c("explore_calls", "Int64", "count", "explore calls with at least one file section"),
+    _c("sections", "Int64", "count", "file sections returned over those calls"),
+    _c("files_returned", "Int64", "count", "distinct files the explore calls returned"),
+    _c("files_cited", "Int64", "count", "distinct returned files the final answer cited"),
+    _c("chars", "Int64", "chars", "chars the explore calls returned (the envelope)"),
+    _c("cited_chars", "Int64", "chars", "chars of returned files the answer cited"),
+    _c("path_cited_chars", "Int64", "chars", "chars of returned files the answer cited by path"),
+    _c("efficiency", "Float64", "fraction", "allocation efficiency: cited_chars / chars"),
+    _c("path_efficiency", "Float64", "fraction", "path_cited_chars / chars (the path-only floor)"),
+    _c("skipped_lines", "Int64", "count", "lines of the files that could not be read as events"),
+    _c("answered_calls", "Int64", "count", "explore calls that got an answer (sufficiency)"),
+    _c("errored_calls", "Int64", "count", "explore calls whose answer was an error"),
+    _c(
+        "concurrent_accesses",
+        "Int64",
+        "count",
+        "file accesses made in the same message as an explore call",
+    ),
+    *(
+        _c(f"next_{b}", "Int64", "count", f"explore calls followed by: {b.replace('_', ' ')}")
+        for b in BUCKETS
+    ),
+    _c("final_context", "Float64", "tokens", "context window in use at the last request"),
+    _c(
+        "base_context",
+        "Float64",
+        "tokens",
+        "context at the first request (system prompt, tools, question)",
+    ),
+    _c(
+        "chars_per_token",
+        "Float64",
+        "chars",
+        "calibrated chars per token used to convert tool output",
+    ),
+    _c("calibrated", "boolean", "flag", "chars_per_token came from this session (not the default)"),
+    _c(
+        "dispersion", "Float64", "fraction", "spread of the per-request calibration (the error bar)"
+    ),
+    *(
+        _c(
+            f"residual_{f}",
+            "Float64",
+            "tokens",
+            f"tokens of {f} output still in the window at the end",
+        )
+        for f in FAMILIES
+    ),
+    _c("residual_file_access", "Float64", "tokens", "residual tokens of every file-access family"),
+    *(
+        _c(f"contributed_{f}", "Float64", "tokens", f"tokens {f} output added to the window")
+        for f in FAMILIES
+    ),
+    _c("contributed_file_access", "Float64", "tokens", "tokens every file-access family added"),
+    _c("evicted", "Float64", "tokens", "tool-output tokens evicted by compaction"),
+    _c("compactions", "Int64", "count", "compaction markers in the transcript"),
+    _c(
+        "assistant_messages",
+        "Int64",
+        "count",
+        "distinct assistant message ids (requests to the model)",
+    ),
+    _c("tool_calls", "Int64", "count", "tool_use blocks, every thread"),
+    _c("tool_calls_no_toolsearch", "Int64", "count", "tool calls other than ToolSearch"),
+    _c("read_calls", "Int64", "count", "Read calls"),
+    _c("grep_glob_calls", "Int64", "count", "Grep and Glob calls"),
+    _c("bash_calls", "Int64", "count", "Bash calls"),
+    _c("codegraph_calls", "Int64", "count", "calls of tools whose name contains codegraph"),
+    _c(
+        "codegraph_tools_exposed",
+        "Int64",
+        "count",
+        "codegraph tools the last init event listed; <NA> without one",
+    ),
+    _c(
+        "duration_s",
+        "Float64",
+        "seconds",
+        "run time summed over the result events; <NA> without one",
+    ),
+    _c("cost_usd", "Float64", "USD", "cost summed over the result events; <NA> without one"),
+    _c("success", "boolean", "flag", "every result event says success; <NA> without one"),
+    _c(
+        "tokens_processed",
+        "Float64",
+        "tokens",
+        "tokens processed, summed over result events (the reference)",
+    ),
+    _c(
+        "tokens_processed_per_message",
+        "Float64",
+        "tokens",
+        "tokens processed, each message counted once",
+    ),
+    _c(
+        "raced", "boolean", "flag", "a tool result says the tool was not yet available (cold start)"
+    ),
+    _c("cli_calls", "Int64", "count", "Bash calls that ran the codegraph command line"),
+    _c("cli_contaminated", "Int64", "count", "of those, results that entered the context"),
+)
+
+_CALLS: tuple[Column, ...] = (
+    _c("call", "Int64", "count", "1-based number of the explore call in the session"),
+    _c("tool_use_id", "string", "label", "the tool_use id of the call"),
+    _c("thread", "string", "label", "main, or the id of the subagent's delegating call"),
+    _c("sections", "Int64", "count", "file sections the call returned"),
+    _c("cited_sections", "Int64", "count", "of those, sections whose file the answer cited"),
+    _c("chars", "Int64", "chars", "chars the call returned"),
+    _c("cited_chars", "Int64", "chars", "chars of cited files"),
+    _c("path_cited_chars", "Int64", "chars", "chars of files cited by path"),
+    _c("efficiency", "Float64", "fraction", "cited_chars / chars of this call"),
+    _c("sufficiency_bucket", "string", "label", "what the agent did next, as a sufficiency bucket"),
+    _c("next_action", "string", "text", "the next action itself (tool and target)"),
+)
+
+_SECTIONS: tuple[Column, ...] = (
+    _c("call", "Int64", "count", "the explore call the section came in"),
+    _c("section", "Int64", "count", "1-based position of the section in the call's response"),
+    _c("path", "string", "label", "the file the section is about"),
+    _c("chars", "Int64", "chars", "chars charged to the file"),
+    _c("cited_via", "string", "label", "how the answer cited the file: path, symbol, or <NA>"),
+    _c("cited_symbol", "string", "label", "the symbol the answer cited it by"),
+    _c("symbols", "string", "text", "symbols the section defines, comma separated"),
+)
+
+_FILES: tuple[Column, ...] = (
+    _c("rank", "Int64", "count", "1 = the file with the most chars returned in the session"),
+    _c("path", "string", "label", "the file"),
+    _c("chars", "Int64", "chars", "chars returned for the file over every call"),
+    _c("share", "Float64", "fraction", "the file's part of the session's envelope"),
+    _c("sections", "Int64", "count", "sections of the file (returned twice counts twice)"),
+    _c("cited_via", "string", "label", "how the answer cited the file: path, symbol, or <NA>"),
+    _c("cited_symbol", "string", "label", "the symbol the answer cited it by"),
+)
+
+_TOOL_CALLS: tuple[Column, ...] = (
+    _c("call", "Int64", "count", "1-based number in stream order (the report's listing number)"),
+    _c("tool_use_id", "string", "label", "the tool_use id"),
+    _c("thread", "string", "label", "main, or the id of the subagent's delegating call"),
+    _c("message_id", "string", "label", "the assistant message that made the call"),
+    _c("name", "string", "label", "the tool's name"),
+    _c("family", "string", "label", "the tool family occupancy charges it to"),
+    _c("detail", "string", "text", "the listing's detail (query, command, file name)"),
+    _c("results", "Int64", "count", "tool results answering the call (0 = never answered)"),
+    _c("result_chars", "Int64", "chars", "chars of those results; <NA> when never answered"),
+    _c("is_error", "boolean", "flag", "the last result was an error; <NA> when never answered"),
+)
+
+FRAMES: dict[str, tuple[Column, ...]] = {
+    "sessions": IDENTITY + _SESSIONS,
+    "calls": IDENTITY + _CALLS,
+    "sections": IDENTITY + _SECTIONS,
+    "files": IDENTITY + _FILES,
+    "tool_calls": IDENTITY + _TOOL_CALLS,
+}
+
+
+def frame_names() -> tuple[str, ...]:
+    return tuple(FRAMES)
+
+
+def columns_of(frame: str) -> tuple[Column, ...]:
+    """The declared columns of `frame`.
+
+    Raises:
+        KeyError: No such frame (the message lists the frames).
+    """
+    try:
+        return FRAMES[frame]
+    except KeyError:
+        raise KeyError(f"no frame {frame!r}; frames: {', '.join(FRAMES)}") from None
+
+
+def build_frame(frame: str, rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The one place rows become a frame: the declared columns, in order, nullable dtypes.
+
+    A key a row lacks, None and NaN all become `<NA>`; a key no column declares is an error,
+    so a builder cannot add an undeclared column.
+
+    Raises:
+        ValueError: A row holds a key the dictionary does not declare for `frame`.
+    """
+    import pandas as pd
+
+    cols = columns_of(frame)
+    names = [c.name for c in cols]
+    known = set(names)
+    for row in rows[:1]:
+        extra = [k for k in row if k not in known]
+        if extra:
+            raise ValueError(f"frame {frame}: undeclared columns {extra}")
+    data = {}
+    for c in cols:
+        values = [r.get(c.name) for r in rows]
+        if c.dtype == "Float64":
+            # NaN is "no value" here (e.g. an efficiency with no explore call): <NA>.
+            values = [None if v is None or v != v else v for v in values]
+        data[c.name] = pd.array(values, dtype=c.dtype)
+    return pd.DataFrame(data, columns=names)
+
+
+def dictionary_frame(frame: str | None = None) -> pd.DataFrame:
+    """The dictionary as a frame: `frame, column, dtype, unit, meaning` (one frame or all)."""
+    import pandas as pd
+
+    names = [frame] if frame is not None else list(FRAMES)
+    rows = [{"frame": f, "column": c.name, **_fields(c)} for f in names for c in columns_of(f)]
+    return pd.DataFrame(rows, columns=["frame", "column", "dtype", "unit", "meaning"])
+
+
+def _fields(c: Column) -> dict[str, str]:
+    d = asdict(c)
+    d.pop("name")
+    return d
+
+
+def dictionary_json() -> dict[str, list[dict[str, str]]]:
+    """The dictionary as JSON: frame → list of `{name, dtype, unit, meaning}`, in order."""
+    return {f: [asdict(c) for c in cols] for f, cols in FRAMES.items()}

@@ -1,0 +1,260 @@
+"""Loading a corpus directory into frames: discover → parse records → frames (spec §7, §8.2).
+
+`load_corpus_frames(DIR)` is the loading step of `evalkit.load_corpus` (which adds the sweep's
+tables, `evalkit.tables.corpus.Corpus.sweep`). It discovers the sessions exactly as the sweep
+does (`evalkit.corpus.discover`, one discovery), parses each session once, in parallel and
+through the sweep's content-keyed cache (`evalkit.corpus.parse`), and keeps, per session, the
+sweep's record and the rows of every frame from that one parse. Frames are built on demand by
+`evalkit.corpus.columns.build_frame`, the one place rows become a frame.
+
+Every file of the tree is accounted for (`accounting()`), and a session that cannot be read is
+reported in `errors` (or raised with `strict=True`) while the rest still loads.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, get_args
+
+from evalkit.corpus.cache import SweepCache, code_fingerprint, default_cache_dir
+from evalkit.corpus.columns import build_frame, dictionary_json
+from evalkit.corpus.discover import Discovery, Layout, SessionRef, discover
+from evalkit.corpus.frames import FRAME_NAMES, SessionError, identity
+from evalkit.corpus.parse import Progress, analyse_payloads
+from evalkit.corpus.records import (
+    Accounting,
+    SessionRecord,
+    account_files,
+    read_ref,
+    record_from_payload,
+)
+from evalkit.errors import EvalkitError, UsageError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalkit.session import InteractiveSession, Session
+
+__all__ = ["LoadedCorpus", "CorpusError", "load_corpus_frames", "EXPORT_FORMATS"]
+
+EXPORT_FORMATS = ("parquet", "csv")
+LAYOUTS: tuple[str, ...] = get_args(Layout)
+
+
+class CorpusError(EvalkitError):
+    """`strict=True`: a session of the corpus could not be read (the message names it)."""
+
+
+@dataclass(frozen=True)
+class LoadedCorpus:
+    """A loaded corpus directory: every discovered session once, its frames, its accounting.
+
+    Attributes:
+        root: The corpus directory.
+        discovery: The sessions and file entries found (the sweep's discovery).
+        records: One sweep record per discovered session, discovery order (every status).
+        errors: The sessions that could not be read, as `SessionError`s (log, reason).
+        cache_hits, cache_misses: Sessions that came from the cache / were parsed.
+    """
+
+    root: Path
+    discovery: Discovery
+    records: tuple[SessionRecord, ...]
+    errors: tuple[SessionError, ...]
+    rows: dict[str, tuple[dict[str, Any], ...]] = field(repr=False)
+    cache_hits: int = 0
+    cache_misses: int = 0
+
+    @cached_property
+    def _refs(self) -> dict[str, SessionRef]:
+        return {ref.log: ref for ref in self.discovery.sessions}
+
+    @cached_property
+    def _frames(self) -> dict[str, pd.DataFrame]:
+        return {}
+
+    def frame(self, name: str) -> pd.DataFrame:
+        """The frame `name` (`sessions`, `calls`, `sections`, `files`, `tool_calls`); a copy,
+        so changing it never changes what the next call returns."""
+        if name not in self.rows:
+            raise KeyError(f"no frame {name!r}; frames: {', '.join(FRAME_NAMES)}")
+        if name not in self._frames:
+            self._frames[name] = build_frame(name, list(self.rows[name]))
+        return self._frames[name].copy()
+
+    def sessions_df(self) -> pd.DataFrame:
+        """One row per readable session (see `evalkit.corpus.frames.sessions_df`)."""
+        return self.frame("sessions")
+
+    def calls_df(self) -> pd.DataFrame:
+        """One row per explore allocation call."""
+        return self.frame("calls")
+
+    def sections_df(self) -> pd.DataFrame:
+        """One row per file section of every explore call."""
+        return self.frame("sections")
+
+    def files_df(self) -> pd.DataFrame:
+        """One row per returned file of each session, pooled over its calls."""
+        return self.frame("files")
+
+    def tool_calls_df(self) -> pd.DataFrame:
+        """One row per tool_use block."""
+        return self.frame("tool_calls")
+
+    def session(self, log: str) -> Session | InteractiveSession:
+        """The session whose log is `log`, parsed in full (a lookup: no discovery is re-run).
+
+        Raises:
+            KeyError: No session of the corpus has that log.
+        """
+        try:
+            ref = self._refs[log]
+        except KeyError:
+            raise KeyError(log) from None
+        return read_ref(self.root, ref)
+
+    def accounting(self) -> tuple[Accounting, ...]:
+        """Every file and directory of the tree with what became of it, as the sweep reports
+        it: `parsed`, `no-explore`, `crash` (with the reason) or `skipped` (with the reason)."""
+        return account_files(self.discovery, self.records)
+
+    # --- export ---------------------------------------------------------------------------
+
+    def export(self, out: str | os.PathLike[str], fmt: str = "parquet") -> list[Path]:
+        """Write every frame to `out/<frame>.<fmt>` plus `out/columns.json` (the dictionary).
+
+        `out` is created when missing. A file evalkit did not write is never replaced: an
+        existing `out/<frame>.<fmt>` or `columns.json` that is not a previous export is an error.
+
+        Raises:
+            UsageError: Unknown format, or `out` cannot be written.
+        """
+        import json
+
+        if fmt not in EXPORT_FORMATS:
+            raise UsageError(f"unknown export format {fmt!r} (parquet or csv)")
+        out = Path(out)
+        if out.exists() and not out.is_dir():
+            raise UsageError(f"{os.fspath(out)}: exists and is not a directory")
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"{os.fspath(out)}: cannot create ({exc.strerror})") from None
+        targets = [out / f"{name}.{fmt}" for name in FRAME_NAMES] + [out / "columns.json"]
+        marker = out / ".evalkit-export"
+        clash = [t.name for t in targets if t.exists()]
+        if clash and not marker.exists():
+            raise UsageError(
+                f"{os.fspath(out)}: already holds {', '.join(clash)} not written by evalkit "
+                "export; choose an empty or new directory"
+            )
+        written = []
+        try:
+            marker.write_text("files in this directory were written by evalkit export\n")
+            for name, target in zip(FRAME_NAMES, targets, strict=False):
+                df = self.frame(name)
+                if fmt == "parquet":
+                    df.to_parquet(target, index=False)
+                else:
+                    df.to_csv(target, index=False)
+                written.append(target)
+            doc = {"format": fmt, "frames": dictionary_json()}
+            targets[-1].write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+            written.append(targets[-1])
+        except OSError as exc:
+            raise UsageError(f"{os.fspath(out)}: cannot write ({exc.strerror})") from None
+        return written
+
+    def to_parquet(self, out: str | os.PathLike[str]) -> list[Path]:
+        """`export(out, "parquet")`: one Parquet file per frame, plus `columns.json`."""
+        return self.export(out, "parquet")
+
+    def to_csv(self, out: str | os.PathLike[str]) -> list[Path]:
+        """`export(out, "csv")`: one CSV file per frame, plus `columns.json`."""
+        return self.export(out, "csv")
+
+
+def _layout_skip(ref: SessionRef, layout: str) -> dict[str, Any]:
+    return {
+        "status": "skipped",
+        "reason": f"not read: found by the {ref.layout} layout rule, and layout={layout} was asked",
+    }
+
+
+def load_corpus_frames(
+    path: str | os.PathLike[str],
+    *,
+    layout: str | None = None,
+    jobs: int | None = None,
+    cache: bool = True,
+    cache_dir: str | os.PathLike[str] | None = None,
+    progress: bool | None = None,
+    strict: bool = False,
+) -> LoadedCorpus:
+    """Discover, parse and keep every session of a corpus directory (see the module docstring).
+
+    Args:
+        path: The corpus directory.
+        layout: Keep only sessions found by one layout rule (`ab-arm`, `campaign`,
+            `interactive`, `generic`); the others are listed as skipped. None = every session.
+        jobs: Worker processes (default: every core); 1 parses in this process.
+        cache: Use the parsed-session cache (it never changes a number, only the time taken).
+        cache_dir: Cache location (default `$XDG_CACHE_HOME/evalkit` or `~/.cache/evalkit`).
+        progress: Progress bar on stderr: True, False, or None = only when stderr is a terminal.
+        strict: Raise `CorpusError` on the first session that cannot be read, instead of
+            listing it in `errors`.
+
+    Raises:
+        UsageError: `path` is not a directory, or `layout` is unknown.
+        CorpusError: `strict=True` and a session could not be read.
+    """
+    if layout is not None and layout not in LAYOUTS:
+        raise UsageError(f"unknown layout {layout!r} (one of {', '.join(LAYOUTS)})")
+    if jobs is not None and jobs < 1:
+        raise UsageError(f"jobs must be at least 1, got {jobs}")
+    root = Path(path)
+    found = discover(root)
+    wanted = [r for r in found.sessions if layout is None or r.layout == layout]
+    # Frame payloads hold more than the sweep's: their own cache entries, same machinery.
+    store = SweepCache(
+        (cache_dir or default_cache_dir()) if cache else None,
+        fingerprint=code_fingerprint() + ":frames",
+    )
+    bar = None if progress is False else Progress(len(wanted), enabled=progress)
+    parsed = analyse_payloads(root, wanted, cache=store, jobs=jobs, progress=bar, frames=True)
+    by_log = {r.log: p for r, p in zip(wanted, parsed, strict=True)}
+    payloads = [by_log.get(r.log) or _layout_skip(r, layout or "") for r in found.sessions]
+
+    records = tuple(
+        record_from_payload(r, p) for r, p in zip(found.sessions, payloads, strict=True)
+    )
+    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in FRAME_NAMES}
+    errors: list[SessionError] = []
+    for ref, payload in zip(found.sessions, payloads, strict=True):
+        if payload["status"] == "crash":
+            errors.append(SessionError(ref.log, payload.get("reason") or "could not be read"))
+            continue
+        if "rows_error" in payload:
+            errors.append(SessionError(ref.log, payload["rows_error"]))
+            continue
+        got = payload.get("rows")
+        if got is None:  # skipped: not a transcript, or another layout
+            continue
+        ident = identity(ref)
+        for name in FRAME_NAMES:
+            rows[name].extend({**ident, **r} for r in got[name])
+    if strict and errors:
+        raise CorpusError(f"{errors[0]} (strict: {len(errors)} unreadable in {root.name}/)")
+    return LoadedCorpus(
+        root=root,
+        discovery=found,
+        records=records,
+        errors=tuple(errors),
+        rows={name: tuple(r) for name, r in rows.items()},
+        cache_hits=store.hits,
+        cache_misses=store.misses,
+    )

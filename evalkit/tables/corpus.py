@@ -1,0 +1,77 @@
+"""`evalkit.load_corpus(DIR)` → `Corpus`: one entry point for a corpus directory.
+
+The loading is `evalkit.corpus.load` (discover → parse records → frames); `Corpus` adds the
+sweep's tables over the same records, so the frames and `Corpus.sweep()` come from one
+discovery and one parse of every session.
+
+    >>> import evalkit
+    >>> corpus = evalkit.load_corpus("path/to/logs")
+    >>> corpus.sessions_df().groupby(["group", "arm"])["efficiency"].median()
+    >>> corpus.sweep().slices_frame()
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from evalkit.corpus.load import LoadedCorpus, load_corpus_frames
+from evalkit.tables.aggregate import arm_table
+from evalkit.tables.sweep import SweepResult, is_bundled_corpus
+
+__all__ = ["Corpus", "load_corpus"]
+
+
+@dataclass(frozen=True)
+class Corpus(LoadedCorpus):
+    """A loaded corpus (`LoadedCorpus`: frames, `session(log)`, `accounting()`, `errors`,
+    export) with the sweep over the same records."""
+
+    def sweep(self, arms: tuple[str, ...] | None = None) -> SweepResult:
+        """The `SweepResult` of this corpus, from the records already parsed (nothing is read
+        again): the same numbers as `evalkit sweep DIR`.
+
+        Args:
+            arms: Arm labels for the arm table (default `baseline`, `new` when present).
+        """
+        arm_labels, rows = arm_table(self.records, arms)
+        return SweepResult(
+            root=self.root,
+            bundled=is_bundled_corpus(self.root),
+            discovery=self.discovery,
+            records=self.records,
+            arms=arm_labels,
+            arm_rows=rows,
+            cache_hits=self.cache_hits,
+            cache_misses=self.cache_misses,
+        )
+
+
+def load_corpus(
+    path: str | os.PathLike[str],
+    *,
+    layout: str | None = None,
+    jobs: int | None = None,
+    cache: bool = True,
+    progress: bool | None = None,
+    strict: bool = False,
+) -> Corpus:
+    """Load a corpus directory: every session once, its frames, its sweep.
+
+    Sessions are discovered exactly as `evalkit sweep` discovers them, parsed in parallel
+    through the sweep's cache, and kept once each. See `evalkit.corpus.load.load_corpus_frames`
+    for the arguments.
+
+    Returns:
+        A `Corpus`: `sessions_df()`, `calls_df()`, `sections_df()`, `files_df()`,
+        `tool_calls_df()`, `session(log)`, `sweep()`, `accounting()`, `errors`,
+        `to_parquet(dir)`, `to_csv(dir)`.
+
+    Raises:
+        UsageError: `path` is not a directory, or an argument is unusable.
+        CorpusError: `strict=True` and a session could not be read.
+    """
+    loaded = load_corpus_frames(
+        path, layout=layout, jobs=jobs, cache=cache, progress=progress, strict=strict
+    )
+    return Corpus(**{f: getattr(loaded, f) for f in loaded.__dataclass_fields__})
