@@ -38,7 +38,8 @@ def own_corpus(tmp_path_factory) -> Path:
     shutil.copytree(src / "cg15" / "ab-client-go", root / "sprint-7" / "ab-client-go")
     shutil.copytree(src / "ab-readme" / "gin" / "run2", root / "campaign" / "gin" / "run2")
     _, _, log_dir = build_projects(tmp / "claude")
-    shutil.copytree(log_dir, root / "claude-projects" / log_dir.name)
+    # A project log directory as Claude Code names it: the escaped path of the project.
+    shutil.copytree(log_dir, root / "claude-projects" / "-home-me-src-proj")
     return root
 
 

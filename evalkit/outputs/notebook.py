@@ -202,13 +202,18 @@ def per_call_line(result: SweepResult) -> str:
     return f"per call: median {pct1(pc.median)}, p25 {pct1(pc.p25)} over {pc.n} explore calls"
 
 
-def lowest_sessions(result: SweepResult, n: int = 5) -> pd.DataFrame:
-    """The `n` lowest sessions of a sweep, lowest first, as `evalkit sweep` lists its tail.
+def lowest_sessions(source: SweepResult | Corpus, n: int = 5) -> pd.DataFrame:
+    """The `n` lowest sessions of a sweep or a loaded corpus, lowest first, as `evalkit sweep`
+    lists its tail (ties in log order, `SweepResult.tail`).
 
-    Ties are broken in log order (`SweepResult.tail`). Columns: the log, its group and arm where
-    the frame has them, then the session's size and efficiency (fractions).
+    Columns: the log, its group and arm where the frame has them, then the session's size and
+    efficiency (fractions).
     """
-    frame = result.sessions_frame().set_index("log", drop=False)
+    if hasattr(source, "sessions_df"):  # a Corpus: its frame carries the identity columns
+        frame, result = source.sessions_df(), source.sweep()
+    else:
+        frame, result = source.sessions_frame(), source
+    frame = frame.set_index("log", drop=False)
     logs = [r.log for r in result.tail(n)]
     columns = [c for c in _TAIL_COLUMNS if c in frame.columns]
     return frame.loc[logs, columns].reset_index(drop=True)
