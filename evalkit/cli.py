@@ -1,7 +1,8 @@
-"""The `evalkit` command line: `evalkit run`, `session`, `sweep` and `pairs`.
+"""The `evalkit` command line: `evalkit run`, `session`, `sweep`, `columns`, `export`, `pairs`.
 
 Exit status: 0 success, 1 a negative verdict where a command has one (see its --help), 2 unusable
-input (a missing file, a bad option value). Errors are one line on stderr, never a traceback.
+input (a missing file, a bad option value), 130 interrupted (Ctrl-C). Errors are one line on
+stderr, never a traceback.
 """
 
 from __future__ import annotations
@@ -17,7 +18,16 @@ from evalkit.errors import EvalkitError
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 # Order is the order `evalkit --help` lists them.
-COMMANDS = ("run", "session", "sweep", "pairs")
+COMMANDS = ("run", "session", "sweep", "columns", "export", "pairs")
+
+EXIT_CODES = """\
+exit status:
+  0    done
+  1    a negative verdict, for the commands that give one (evalkit pairs check: rejected;
+       evalkit session: no session logs for the project); see each command's --help
+  2    unusable input: a missing or unreadable file, a file that is not a transcript, a bad
+       option value (one line on stderr naming it, never a traceback)
+  130  interrupted (Ctrl-C)"""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,9 +39,10 @@ def build_parser() -> argparse.ArgumentParser:
             "and new-vs-baseline arm table over a corpus; per-pair tables from paired evidence."
         ),
         epilog=(
-            "Start with `evalkit sweep` (the bundled synthetic corpus) or "
-            "`evalkit run path/to/run.jsonl`. Each command has its own --help."
+            "Start with `evalkit sweep` (the bundled synthetic corpus) or\n"
+            "`evalkit run path/to/run.jsonl`. Each command has its own --help.\n\n" + EXIT_CODES
         ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"evalkit {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -41,18 +52,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help(sys.stderr)
-        return 2
     try:
-        return int(args.func(args) or 0)
-    except EvalkitError as exc:
-        print(f"evalkit {args.command}: {exc}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:  # `evalkit sweep | head` is not an error
-        return 0
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help(sys.stderr)
+            return 2
+        try:
+            return int(args.func(args) or 0)
+        except EvalkitError as exc:
+            print(f"evalkit {args.command}: {exc}", file=sys.stderr)
+            return 2
+        except BrokenPipeError:  # `evalkit sweep | head` is not an error
+            return 0
+    except KeyboardInterrupt:
+        # Ctrl-C: one line, the conventional 128 + SIGINT status; nothing half-written is kept
+        # by the commands (the cache writes then renames, exports write whole files).
+        print("\nevalkit: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -17,8 +17,8 @@ from evalkit.errors import NotATranscript, TranscriptError
 from evalkit.formats.claude_code.events import in_segment
 from evalkit.formats.claude_code.interactive import (
     SubagentTranscript,
+    find_project_log_dir,
     newest_session_log,
-    project_log_dir,
     read_subagents,
     tool_counts,
     usage_totals,
@@ -226,7 +226,7 @@ def read_interactive_session(
         TranscriptError: A log holds input the reference crashes on (§9.1).
     """
     if log_dir is None:
-        log_dir = project_log_dir(
+        log_dir = find_project_log_dir(
             project_dir if project_dir is not None else os.getcwd(), projects_dir
         )
     return read_session_file(newest_session_log(log_dir))

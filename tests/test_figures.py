@@ -95,3 +95,13 @@ def test_arm_runs_data_every_run_with_its_median(sweep):
         "100.0%",
     ]
     assert set(express.groupby("arm")["median"].first().map(pct1)) == {"81.9%", "100.0%"}
+
+
+def test_titles_say_synthetic_corpus_for_the_bundled_one(tmp_path):
+    from evalkit.outputs.figures import corpus_title
+    from evalkit.paths import bundled_corpus
+
+    assert corpus_title("Chars per file", bundled_corpus()) == "Chars per file (synthetic corpus)"
+    assert corpus_title("Chars per file", True) == "Chars per file (synthetic corpus)"
+    assert corpus_title("Chars per file", tmp_path) == "Chars per file"
+    assert corpus_title("x (synthetic corpus)", True) == "x (synthetic corpus)"

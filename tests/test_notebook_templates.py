@@ -63,6 +63,7 @@ def texts(nb: dict) -> list[str]:
 
 
 def run_template(path: Path, tmp_path: Path, monkeypatch, caplog, **parameters) -> list[str]:
+    monkeypatch.setenv("PYTHONPATH", str(repo_root()))  # the kernel imports this checkout
     monkeypatch.setenv("EVALKIT_FIGURES", str(tmp_path / "figures"))
     monkeypatch.delenv("EVALKIT_CORPUS", raising=False)
     monkeypatch.delenv("EVALKIT_EVIDENCE", raising=False)
@@ -109,7 +110,7 @@ def test_runs_on_a_corpus_of_ones_own(path, own_corpus, tmp_path, monkeypatch, c
     if path.name.startswith(("01", "02")):
         assert "corpus: team-logs" in blob
     if path.name.startswith("04"):
-        assert f"session: {lowest} (interactive" in blob
+        assert f"session: {lowest} (1 segment); interactive" in blob
         assert "SUBAGENT tools (2 subagent transcripts)" in blob
 
 
@@ -120,7 +121,7 @@ def test_notebook_04_opens_the_session_it_is_given(own_corpus, tmp_path, monkeyp
     printed = "\n".join(
         run_template(path, tmp_path, monkeypatch, caplog, corpus=str(own_corpus), session=log)
     )
-    assert f"session: {log} (headless, 3 segment files)" in printed
+    assert f"session: {log} (3 segments); headless" in printed
     assert "Residual context occupancy" in printed
 
 

@@ -112,3 +112,44 @@ def test_absent_bundled_corpus_is_a_clear_error(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(sweep_pkg, "bundled_corpus_dir", lambda: tmp_path / "data" / "corpus")
     assert main(["sweep"]) == 2
     assert "bundled corpus is missing" in capsys.readouterr().err
+
+
+# --- issue 12: not a transcript, no tool calls, every --arms label checked ---------------------
+
+
+def test_a_folder_of_non_transcripts_lists_each_as_not_a_claude_code_transcript(tmp_path, capsys):
+    put(tmp_path, "app.jsonl", text='{"level": "info", "msg": "up"}\n')
+    put(tmp_path, "logs/run-new-1.jsonl", text='{"ts": 1}\n')
+    put(tmp_path, "evidence.json", text='{"schema_version": 1}\n')
+    assert main(["sweep", str(tmp_path), "--no-cache", "-j", "1"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "  skipped: not a Claude Code transcript\n    app.jsonl\n    logs/run-new-1.jsonl\n" in out
+    )
+    assert "(no Claude Code transcripts found" in out
+    assert "no-explore (0 sessions)" in out
+
+
+def test_sessions_without_any_tool_call_say_so_at_the_top(tmp_path, capsys):
+    put(tmp_path, "chat.jsonl")  # an answer, no tool call
+    put(tmp_path, "chat2.jsonl")
+    assert main(["sweep", str(tmp_path), "--no-cache", "-j", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert (
+        lines[1]
+        == "note: none of the 2 sessions holds a tool call, so there is no explore call to measure"
+    )
+
+
+def test_no_note_when_a_session_has_a_tool_call(corpus, capsys):
+    assert main(["sweep", str(corpus), "--no-cache", "-j", "1"]) == 0
+    assert "holds a tool call" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("arms", ["baseline,neww", "neww", "new,baseline,x"])
+def test_an_arms_label_no_session_has_exits_2_listing_the_arms(corpus, capsys, arms):
+    assert main(["sweep", str(corpus), "--no-cache", "-j", "1", "--arms", arms]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert err[0].startswith("evalkit sweep: --arms: no session is in arm ")
+    assert err[0].endswith("; arms found: baseline, new")

@@ -27,7 +27,13 @@ def register(subparsers) -> None:
         epilog=(
             "examples:\n"
             "  evalkit pairs report data/evidence/host-policy-2026-10-17.json\n"
-            "  evalkit pairs check data/evidence/host-policy-2026-10-17.json --strict\n"
+            "  evalkit pairs check data/evidence/host-policy-2026-10-17.json --strict\n\n"
+            "exit status:\n"
+            "  0    check: the file loads (with --strict: the verdict is pass); report: printed;\n"
+            "       collect: no sample failed\n"
+            "  1    check --strict: the verdict is fail or unverifiable; collect: a sample failed\n"
+            "  2    unusable input: unreadable or malformed file, bad option value\n"
+            "  130  interrupted (Ctrl-C)\n"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -16,7 +16,9 @@ totals, explore sufficiency and explore allocation (the reference's session read
 occupancy and no envelope view).
 
 The log directory is <projects dir>/<escaped project dir>, where the escaped name is the
-project's real path with every "/" replaced by "-" (as the reference does). The session is the
+project's real path with every "/" replaced by "-" (as the reference does); when no such
+directory exists, the name Claude Code itself writes (every character that is not a letter or
+digit replaced by "-", so ".", "_" and spaces too) is tried. The session is the
 .jsonl file there with the newest modification time; its subagent transcripts
 (<session>/subagents/*.jsonl) are merged, each event stamped with the delegating tool_use id from
 the sibling .meta.json. Summaries, file-history snapshots, queue operations and other
@@ -30,8 +32,7 @@ examples:
   evalkit session ~/src/myproject --projects-dir /backup/claude/projects
   evalkit session --log-dir ~/.claude/projects/-Users-me-my-project
 
-Claude Code versions that also escape characters other than "/" (".", "_") name the log
-directory differently; point --log-dir at it.
+If the log directory has yet another name, point --log-dir at it.
 
 exit status: 0 printed; 1 no log directory for the project, or no .jsonl session in it (as the
 reference); 2 the project directory does not exist, or a log is unreadable or holds input the

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from evalkit.corpus.discover import natural_key
 from evalkit.errors import UsageError
 from evalkit.outputs import caveats
 
@@ -44,7 +45,8 @@ $XDG_CACHE_HOME/evalkit or ~/.cache/evalkit); the cache never changes a number.
 A progress bar is drawn on stderr when stderr is a terminal.
 
 exit status: 0 swept (crashed sessions are reported, not fatal); 2 unusable
-input (no such directory, bad option)."""
+input (no such directory, bad option, an --arms label no session has);
+130 interrupted."""
 
 
 def register(subparsers) -> None:
@@ -119,6 +121,17 @@ def _run(args) -> int:
         jobs=args.jobs,
         progress=None,
     )
+    if arms is not None:
+        present = sorted(
+            {r.arm for r in result.records if r.arm and r.status not in ("crash", "skipped")},
+            key=natural_key,
+        )
+        missing = [a for a in arms if a not in present]
+        if missing:
+            raise UsageError(
+                f"--arms: no session is in arm {', '.join(missing)}; arms found: "
+                + (", ".join(present) if present else "none (no file name gives an arm)")
+            )
     if args.markdown is not None:
         try:
             args.markdown.write_text(render_markdown(result, tail=args.tail), encoding="utf-8")

@@ -7,6 +7,7 @@ output never depends on scheduling. A progress bar goes to stderr only when stde
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -51,6 +52,11 @@ class Progress:
 
 
 Work = tuple[str, tuple[str, ...], str, str | None, bool, bool]
+
+
+def _ignore_interrupt() -> None:
+    # Workers leave Ctrl-C to the main process, which stops the pool and reports it once.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _work_chunk(chunk: list[Work]) -> list[dict[str, Any]]:
@@ -130,10 +136,15 @@ def analyse_payloads(
             progress.advance(len(indices))
 
     if jobs > 1 and len(todo) >= _MIN_PARALLEL:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(chunks))) as pool:
+        pool = ProcessPoolExecutor(
+            max_workers=min(jobs, len(chunks)), initializer=_ignore_interrupt
+        )
+        try:
             futures = {pool.submit(_work_chunk, w): idx for idx, w in chunks}
             for fut in as_completed(futures):
                 finish(futures[fut], fut.result())
+        finally:
+            pool.shutdown(cancel_futures=True)
     else:
         for idx, w in chunks:
             finish(idx, _work_chunk(w))

@@ -6,6 +6,7 @@ Drawing functions return a matplotlib Figure; `evalkit.outputs.notebook.save_fig
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from evalkit.session import Session
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = [
+    "corpus_title",
     "CHANNEL_COLOURS",
     "file_bytes_data",
     "file_bytes_figure",
@@ -27,6 +29,24 @@ __all__ = [
     "arm_runs_data",
     "arm_runs_figure",
 ]
+
+SYNTHETIC_LABEL = " (synthetic corpus)"
+
+
+def corpus_title(title: str, corpus: bool | str | os.PathLike[str]) -> str:
+    """`title`, labelled ` (synthetic corpus)` when the figure draws the bundled corpus.
+
+    Args:
+        title: The figure's title.
+        corpus: The corpus directory drawn, or whether it is the bundled one
+            (`SweepResult.bundled`).
+    """
+    if not isinstance(corpus, bool):
+        from evalkit.tables.sweep import is_bundled_corpus
+
+        corpus = is_bundled_corpus(corpus)
+    return title + SYNTHETIC_LABEL if corpus and SYNTHETIC_LABEL not in title else title
+
 
 # One colour per citation channel, used by every figure that shows a verdict.
 CHANNEL_COLOURS = {"path": "#1b7837", "symbol": "#7fbf7b", "uncited": "#bababa"}

@@ -44,7 +44,6 @@ __all__ = [
     "save_figure",
     "show_path",
     "execute",
-    "figure_title",
     "is_bundled_corpus",
     "is_bundled_evidence",
     "per_call_line",
@@ -154,11 +153,6 @@ def show_path(path: str | os.PathLike[str]) -> str:
 def figures_dir() -> Path:
     """`reports/figures/` in the checkout (override with `$EVALKIT_FIGURES`)."""
     return Path(os.environ.get("EVALKIT_FIGURES") or repo_root() / "reports" / "figures")
-
-
-def figure_title(text: str, bundled: bool) -> str:
-    """A figure's title, marked `(synthetic corpus)` when it draws the bundled corpus."""
-    return f"{text} (synthetic corpus)" if bundled else text
 
 
 def save_figure(fig, name: str, directory: str | os.PathLike[str] | None = None) -> Path:
@@ -321,9 +315,9 @@ def session_line(run: Session | InteractiveSession) -> str:
     from evalkit.session import InteractiveSession
 
     kind = "interactive" if isinstance(run, InteractiveSession) else "headless"
-    files = f"{run.segments} segment file{'s' if run.segments != 1 else ''}"
+    segments = f"{run.segments} segment{'s' if run.segments != 1 else ''}"
     source = run.answer.source if run.answer is not None else "no answer"
-    return f"session: {run.log} ({kind}, {files}); answer from: {source}"
+    return f"session: {run.log} ({segments}); {kind}; answer from: {source}"
 
 
 def session_report(run: Session | InteractiveSession) -> str:

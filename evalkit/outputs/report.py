@@ -25,7 +25,7 @@ __all__ = ["format_run", "allocation_json", "run_json", "format_interactive"]
 
 
 def format_run(
-    session: Session,
+    session: Session | InteractiveSession,
     *,
     brief: bool = False,
     envelope: bool = False,
@@ -36,7 +36,13 @@ def format_run(
     Header and tool listing (its numbered lines dropped under `brief`), occupancy, sufficiency and allocation blocks,
     then the envelope block when asked for (`envelope` or `answer_globs`). The first line is
     empty, as in the reference.
+
+    An `InteractiveSession` gets the reference's session report instead (`format_interactive`,
+    §1.10): the reference computes no occupancy and no envelope view for it, so `brief`,
+    `envelope` and `answer_globs` do not apply.
     """
+    if isinstance(session, InteractiveSession):
+        return format_interactive(session)
     blocks = [
         format_run_header(session.summary, session.transcript.paths, brief=brief),
         format_occupancy(session.occupancy),

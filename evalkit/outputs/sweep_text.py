@@ -20,6 +20,7 @@ from evalkit.tables.sweep import SweepResult
 
 __all__ = [
     "render_text",
+    "no_tool_calls_note",
     "render_markdown",
     "to_json_dict",
     "render_json",
@@ -173,9 +174,26 @@ def _accounting_lines(result: SweepResult, *, every_file: bool) -> list[str]:
     return lines
 
 
+def no_tool_calls_note(result: SweepResult) -> str | None:
+    """One line when the sessions that were read hold no tool call at all (nothing to measure:
+    a corpus of plain chats, or logs of something else that happen to be transcripts)."""
+    read = [r for r in result.records if r.status in ("parsed", "no-explore")]
+    if not read or any(r.tool_calls for r in read):
+        return None
+    n = len(read)
+    who = (
+        "the session holds no tool call"
+        if n == 1
+        else f"none of the {n} sessions holds a tool call"
+    )
+    return f"note: {who}, so there is no explore call to measure"
+
+
 def render_text(result: SweepResult, *, tail: int = 5, every_file: bool = False) -> str:
     """The full `evalkit sweep` report."""
     out = [f"Explore allocation sweep — {_where(result)}"]
+    if note := no_tool_calls_note(result):
+        out.append(note)
     if result.bundled:
         out += ["", caveats.SYNTHETIC_CORPUS]
     out += ["", corpus_line(result)]
@@ -183,6 +201,11 @@ def render_text(result: SweepResult, *, tail: int = 5, every_file: bool = False)
         out.append(
             "  (no transcripts found: a session is a *.jsonl or *.jsonl.gz file at any depth, "
             "its .tN.jsonl segments beside it)"
+        )
+    elif all(r.status == "skipped" for r in result.records):
+        out.append(
+            "  (no Claude Code transcripts found: no line of any *.jsonl file is a Claude Code "
+            "event; see the skipped files below)"
         )
     out += [
         "",

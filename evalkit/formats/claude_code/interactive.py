@@ -15,6 +15,7 @@ no `message` content array and are ignored; `isSidechain` is not consulted (§1.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +29,8 @@ __all__ = [
     "SubagentTranscript",
     "default_projects_dir",
     "project_log_dir",
+    "claude_code_log_dir",
+    "find_project_log_dir",
     "newest_session_log",
     "read_subagents",
     "tool_counts",
@@ -56,6 +59,43 @@ def project_log_dir(project_dir: str | os.PathLike[str], projects_dir: str | Non
         raise UsageError(f"no such project directory: {os.fspath(project_dir)}") from None
     escaped = real.replace("/", "-")
     return os.path.join(projects_dir or default_projects_dir(), escaped)
+
+
+def claude_code_log_dir(
+    project_dir: str | os.PathLike[str], projects_dir: str | None = None
+) -> str:
+    """The log directory Claude Code itself uses: every character of the project's real path
+    that is not an ASCII letter or digit becomes `-` (so `/src/my_app.v2` is `-src-my-app-v2`).
+
+    The reference replaces only `/` (`project_log_dir`); for a path with `.`, `_` or any other
+    such character the two names differ, and only this one exists on disk.
+
+    Raises:
+        UsageError: The project directory does not exist.
+    """
+    try:
+        real = os.path.realpath(project_dir, strict=True)
+    except OSError:
+        raise UsageError(f"no such project directory: {os.fspath(project_dir)}") from None
+    escaped = re.sub(r"[^A-Za-z0-9]", "-", real)
+    return os.path.join(projects_dir or default_projects_dir(), escaped)
+
+
+def find_project_log_dir(
+    project_dir: str | os.PathLike[str], projects_dir: str | None = None
+) -> str:
+    """The project's log directory: the reference's name (`project_log_dir`) when it exists,
+    else Claude Code's own escaping (`claude_code_log_dir`) when that exists, else the
+    reference's name (so the error names what the reference looks for).
+
+    Raises:
+        UsageError: The project directory does not exist.
+    """
+    reference = project_log_dir(project_dir, projects_dir)
+    if os.path.isdir(reference):
+        return reference
+    claude = claude_code_log_dir(project_dir, projects_dir)
+    return claude if os.path.isdir(claude) else reference
 
 
 def _jsonl_files(directory: str) -> list[str]:

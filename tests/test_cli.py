@@ -1,0 +1,63 @@
+"""The `evalkit` command itself (evalkit/cli.py): exit codes in --help, Ctrl-C, not-a-transcript."""
+
+from __future__ import annotations
+
+import pytest
+
+import evalkit.commands.columns as columns_cmd
+from evalkit.cli import main
+
+
+def help_text(argv, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["pairs", "--help"]])
+def test_help_lists_the_exit_codes(argv, capsys):
+    text = help_text(argv, capsys)
+    assert "exit status:" in text
+    for code in ("0 ", "1 ", "2 ", "130"):
+        assert f"\n  {code}" in text
+
+
+def test_ctrl_c_is_one_line_and_exit_130(monkeypatch, capsys):
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(columns_cmd, "run", interrupted)
+    assert main(["columns"]) == 130
+    captured = capsys.readouterr()
+    assert captured.err.strip() == "evalkit: interrupted" and captured.out == ""
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("README.md", "# a readme\n\nsome text\n"),
+        ("evidence.json", '{"schema_version": 1, "samples": []}\n'),
+        ("app.jsonl", '{"level": "info", "msg": "started"}\n'),
+    ],
+)
+def test_run_of_a_non_transcript_exits_2_with_one_line(tmp_path, capsys, name, content):
+    path = tmp_path / name
+    path.write_text(content)
+    assert main(["run", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == f"evalkit run: {path}: not a Claude Code transcript\n"
+
+
+def test_run_of_a_png_exits_2(tmp_path, capsys):
+    path = tmp_path / "plot.png"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00")
+    assert main(["run", str(path)]) == 2
+    assert capsys.readouterr().err == f"evalkit run: {path}: not a Claude Code transcript\n"
+
+
+def test_an_empty_file_keeps_its_meaning(tmp_path, capsys):
+    path = tmp_path / "empty.jsonl"
+    path.write_text("")
+    assert main(["run", str(path)]) == 0
