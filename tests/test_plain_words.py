@@ -22,6 +22,7 @@ from evalkit.paths import bundled_corpus, bundled_evidence, repo_root
 
 SPEC_WORDS = re.compile(
     r"§|\bDecisions? \d+|\b[Qq]uirks?\b|\bCG-\d+\b|\bspec\b|\bspecification\b|\bseed's\b"
+    r"|\bthe design's\b|\befficiency-evidence design\b"
 )
 PACKAGE = repo_root() / "evalkit"
 CORPUS = bundled_corpus()
@@ -41,7 +42,10 @@ def spec_words(text: str) -> list[str]:
 
 
 def test_the_pattern_catches_what_it_is_for():
-    caught = "see §7.1, Decision 4, quirk 18, Quirks, the CG-4 sidecar, the spec, the seed's table"
+    caught = (
+        "see §7.1, Decision 4, quirk 18, Quirks, the CG-4 sidecar, the spec, the seed's table, "
+        "the design's layout"
+    )
     assert spec_words(caught) == [
         "§",
         "Decision 4",
@@ -50,6 +54,7 @@ def test_the_pattern_catches_what_it_is_for():
         "CG-4",
         "spec",
         "seed's",
+        "the design's",
     ]
     assert not spec_words("a seed of 0, special cases, the reference harness, explore calls")
 

@@ -55,7 +55,7 @@ is payload-safe: no attestation or receipt value is ever printed.
 """
 
 REPORT_HELP = """\
-Print the descriptive report of an evidence file: the per-pair table in the design's published
+Print the descriptive report of an evidence file: the per-pair table in its published
 layout (each cell baseline / candidate, unknown values as 'unknown'), the per-pair deltas
 (candidate_minus_baseline), the strict verdict, the Host-cell summary, hotspot candidates and
 the caveats. --json prints the full report object instead (per-pair rows, samples,
