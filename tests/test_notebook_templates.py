@@ -142,3 +142,51 @@ def test_notebook_03_reviews_an_evidence_file_of_ones_own(
     assert "experiment: direct_vs_host   basis: collected" in printed
     assert "verdict: pass" in printed
     assert "no Host cells" in printed
+
+
+@pytest.fixture(scope="module")
+def interactive_only(tmp_path_factory) -> Path:
+    """A corpus that is nothing but a Claude Code projects directory: no arms, no passes."""
+    tmp = tmp_path_factory.mktemp("interactive")
+    _, _, log_dir = build_projects(tmp / "claude")
+    root = tmp / "projects"
+    shutil.copytree(log_dir, root / "-home-me-src-proj")
+    return root
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.name[:2] != "03"], ids=lambda p: p.name)
+def test_runs_on_interactive_logs_alone(path, interactive_only, tmp_path, monkeypatch, caplog):
+    printed = "\n".join(
+        run_template(path, tmp_path, monkeypatch, caplog, corpus=str(interactive_only))
+    )
+    assert not PUBLISHED.search(printed)
+    if path.name.startswith("02"):
+        assert "no arm comparison" in printed
+
+
+# Names only the bundled data has: its top-level folders, the runs and files its published
+# figures single out, and the cases of its evidence file.
+BUNDLED_NAMES = re.compile(
+    r"cg8-val|cg1[0-9]|cg2[0-9]|ab-readme|ab-express|run-baseline-\d|lib/express\.js|canvasNonce"
+    r"|readonly_review|guarded_multi_file_edit|long_validation_handoff|excalidraw|client-go"
+)
+SECTION = "Only for the bundled"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_bundled_names_appear_only_in_the_published_section(path):
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    starts = [i for i, c in enumerate(cells) if SECTION in "".join(c["source"])]
+    assert len(starts) <= 1, "one published-comparison section at most"
+    before = cells[: starts[0]] if starts else cells
+    for i, cell in enumerate(before):
+        source = "".join(cell["source"])
+        hit = BUNDLED_NAMES.search(source)
+        assert not hit, f"cell {i}: {hit.group(0)}"
+    if starts:  # the section is the last one: no other top-level heading follows it
+        after = [
+            "".join(c["source"]) for c in cells[starts[0] + 1 :] if c["cell_type"] == "markdown"
+        ]
+        assert not any(re.search(r"^## ", t, re.M) for t in after)
+        # It says what it does on any other corpus.
+        assert re.search(r"prints? nothing", "".join(cells[starts[0]]["source"]))

@@ -285,29 +285,29 @@ def pick_session(corpus: Corpus, session: str | None = None) -> str:
     """The log of the session a notebook opens: `session` when given, else the corpus's lowest.
 
     The lowest session is the first of the sweep's tail (lowest efficiency, ties in log order);
-    a corpus with no session in the sweep opens its first session in discovery order.
+    a corpus with no session in the sweep opens its first readable session in discovery order.
 
     Args:
         corpus: A loaded corpus (`evalkit.load_corpus`).
         session: A log relative to the corpus, as `evalkit sweep` lists it, or None.
 
     Raises:
-        UsageError: `session` names no session of the corpus, or the corpus holds none.
+        UsageError: `session` names no session of the corpus, or the corpus has no readable one.
     """
     from evalkit.errors import UsageError
 
-    known = [r.log for r in corpus.records]
     where = f"{Path(corpus.root).name}/ (`evalkit sweep --list-files` lists them)"
     if session:
-        if str(session) not in known:
+        if str(session) not in {r.log for r in corpus.records}:
             raise UsageError(f"no session {str(session)!r} in {where}")
         return str(session)
     lowest = corpus.sweep().tail(1)
     if lowest:
         return lowest[0].log
-    if known:
-        return known[0]
-    raise UsageError(f"no session in {where}")
+    readable = [r.log for r in corpus.records if r.status in ("parsed", "no-explore")]
+    if readable:
+        return readable[0]
+    raise UsageError(f"no readable session in {where}")
 
 
 def session_line(run: Session | InteractiveSession) -> str:
