@@ -19,7 +19,7 @@ import pytest
 
 import evalkit
 from evalkit.corpus.columns import FRAMES, IDENTITY
-from evalkit.corpus.frames import sessions_df
+from evalkit.corpus.frames import FRAME_NAMES, sessions_df
 from evalkit.corpus.load import CorpusError
 from evalkit.errors import UsageError
 from evalkit.paths import bundled_corpus
@@ -42,9 +42,11 @@ def swept():
     return run_sweep(bundled_corpus(), cache=False)
 
 
-def test_every_frame_has_the_identity_columns_and_group_is_never_missing(bundled):
-    for name in FRAMES:
-        df = bundled.frame(name)
+def test_every_frame_has_the_identity_columns_and_group_is_never_missing(bundled, swept):
+    frames = {name: bundled.frame(name) for name in FRAME_NAMES}
+    frames |= {"sweep_sessions": swept.sessions_frame(), "sweep_calls": swept.calls_frame()}
+    assert set(frames) == set(FRAMES)
+    for name, df in frames.items():
         assert list(df.columns[: len(ID_NAMES)]) == ID_NAMES, name
         assert len(df) > 0, name
         assert not df["group"].isna().any(), name
@@ -74,13 +76,16 @@ def test_session_count_and_figures_equal_the_sweeps(bundled, swept):
     assert render_json(bundled.sweep()) == render_json(swept)
 
 
-def test_groupby_keeps_sessions_without_pass_or_repo(bundled):
+def test_groupby_keeps_sessions_without_pass_or_repo(bundled, swept):
     sessions = bundled.sessions_df()
     lowest = sessions.loc[sessions["efficiency"].idxmin()]
     assert pd.isna(lowest["pass"])  # the cg8-val session: no pass/repo in its path
     grouped = sessions.groupby(["group", "arm"], dropna=False).size().sum()
     assert grouped == len(sessions)
     assert sessions.groupby("group").size().sum() == len(sessions)
+    sweep_sessions = swept.sessions_frame()
+    assert sweep_sessions.groupby(["group", "arm"]).size().sum() < len(sweep_sessions)  # no arm
+    assert sweep_sessions.groupby("group").size().sum() == len(sweep_sessions)
 
 
 def test_logs_are_corpus_relative_and_the_same_in_every_frame_and_the_sweep(bundled, swept):
@@ -122,9 +127,11 @@ def test_missing_means_missing():
         build_frame("calls", [{"log": "a", "bucket": "x"}])
 
 
-def test_frames_follow_the_dictionary_both_ways(bundled):
+def test_frames_follow_the_dictionary_both_ways(bundled, swept):
+    built = {name: bundled.frame(name) for name in FRAME_NAMES}
+    built |= {"sweep_sessions": swept.sessions_frame(), "sweep_calls": swept.calls_frame()}
     for name, cols in FRAMES.items():
-        df = bundled.frame(name)
+        df = built[name]
         assert list(df.columns) == [c.name for c in cols], name
         assert [str(t) for t in df.dtypes] == [c.dtype for c in cols], name
 
@@ -246,20 +253,19 @@ def test_layout_keeps_one_rule_and_skips_the_rest(tmp_path):
     assert {a.path: a.status for a in corpus.accounting()}["misc/other.jsonl"] == "skipped"
 
 
-def test_the_cache_gives_the_same_frames(tmp_path):
+def test_the_cache_gives_the_same_frames(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     for i in (1, 2, 3, 4, 5):
         cited(tmp_path / "c", f"cg22/ab-express/run-new-{i}.jsonl", 10 * i, 7)
-    cold = evalkit.load_corpus(tmp_path / "c", cache=True, jobs=2)
-    os.environ["XDG_CACHE_HOME"] = str(tmp_path / "cache")
-    try:
-        first = evalkit.load_corpus(tmp_path / "c", cache=True, jobs=2)
-        warm = evalkit.load_corpus(tmp_path / "c", cache=True, jobs=2)
-    finally:
-        del os.environ["XDG_CACHE_HOME"]
-    assert (warm.cache_hits, first.cache_misses) == (5, 5)
-    for name in FRAMES:
-        pd.testing.assert_frame_equal(warm.frame(name), first.frame(name))
-        pd.testing.assert_frame_equal(cold.frame(name), first.frame(name))
+    fresh = evalkit.load_corpus(tmp_path / "c", cache=False, jobs=1)
+    first = evalkit.load_corpus(tmp_path / "c", cache=True, jobs=2)
+    warm = evalkit.load_corpus(tmp_path / "c", cache=True, jobs=2)
+    assert (first.cache_misses, warm.cache_hits, warm.cache_misses) == (5, 5, 0)
+    for name in FRAME_NAMES:
+        pd.testing.assert_frame_equal(warm.frame(name), fresh.frame(name))
+        pd.testing.assert_frame_equal(first.frame(name), fresh.frame(name))
+    # The sweep's own cache entries are separate: a sweep after a load still parses.
+    assert run_sweep(tmp_path / "c", jobs=1).cache_misses == 5
 
 
 # --- export -----------------------------------------------------------------------------------
@@ -270,10 +276,10 @@ def test_export_parquet_reads_back_in_duckdb_with_the_same_row_counts(bundled, t
     out = tmp_path / "out"
     written = bundled.to_parquet(out)
     assert sorted(p.name for p in written) == sorted(
-        [f"{n}.parquet" for n in FRAMES] + ["columns.json"]
+        [f"{n}.parquet" for n in FRAME_NAMES] + ["columns.json"]
     )
     con = duckdb.connect()
-    for name in FRAMES:
+    for name in FRAME_NAMES:
         n = con.execute(f"SELECT count(*) FROM '{out / name}.parquet'").fetchone()[0]
         assert n == len(bundled.frame(name)), name
     median = con.execute(
@@ -281,6 +287,7 @@ def test_export_parquet_reads_back_in_duckdb_with_the_same_row_counts(bundled, t
     ).fetchone()[0]
     assert median == pytest.approx(bundled.sweep().slices[0].median)
     doc = json.loads((out / "columns.json").read_text())
+    assert list(doc["frames"]) == list(FRAME_NAMES)
     assert [c["name"] for c in doc["frames"]["sessions"]] == [c.name for c in FRAMES["sessions"]]
 
 

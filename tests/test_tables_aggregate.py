@@ -209,5 +209,5 @@ def test_arm_changes_new_against_baseline():
     frame = arm_changes_frame(rows, arms).set_index("repo")
     r = frame.loc["r"]
     assert (r.baseline_median, r.baseline_min, r.baseline_max, r.baseline_n) == (0.7, 0.6, 0.8, 2)
-    assert r.new_median == 0.9 and r.change_pt == pytest.approx(20.0) and r.direction == "up"
+    assert r.new_median == 0.9 and r.change == pytest.approx(0.2) and r.direction == "up"
     assert pd.isna(frame.loc["s"].direction)  # no new arm: no change to report

@@ -10,10 +10,11 @@ from evalkit.corpus.columns import FRAMES, columns_of, dictionary_json
 from evalkit.errors import UsageError
 
 HELP = """\
-Print the column dictionary: for each frame evalkit builds (sessions, calls, sections, files,
-tool_calls), every column in order with its dtype, unit and meaning. The same declaration
-builds the frames of `evalkit.load_corpus`, `sessions_df` & co. and the files `evalkit export`
-writes (as columns.json).
+Print the column dictionary: for each frame evalkit builds, every column in order with its
+dtype, unit and meaning. The same declaration builds the frames of `evalkit.load_corpus`
+(sessions, calls, sections, files, tool_calls: `sessions_df` & co., and the files
+`evalkit export` writes, with columns.json) and the sweep's own frames (sweep_sessions,
+sweep_calls: `SweepResult.sessions_frame()`, `.calls_frame()`).
 
 Every frame starts with the identity columns log, pass, repo, arm, run, question, slice, kind
 and group (group is never missing, so a groupby never drops a session). A value a transcript

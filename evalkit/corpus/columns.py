@@ -1,7 +1,7 @@
 """The column dictionary: every column of every corpus frame, declared once.
 
-Each frame (`sessions`, `calls`, `sections`, `files`, `tool_calls`) is a tuple of `Column`s in
-display order: the identity columns first (the same nine in every frame), then the frame's own.
+Each frame (`sessions`, `calls`, `sections`, `files`, `tool_calls` of a loaded corpus, and the
+sweep's `sweep_sessions`, `sweep_calls`) is a tuple of `Column`s in display order: the identity columns first (the same nine in every frame), then the frame's own.
 `build_frame` is the one place a list of row dicts becomes a DataFrame: it keeps exactly the
 declared columns, in order, with the declared (nullable) dtype, so a value the transcript does
 not carry is `<NA>`, never 0 or False. `evalkit columns [FRAME]`, the exports' `columns.json`
@@ -80,7 +80,12 @@ IDENTITY: tuple[Column, ...] = (
     _c("repo", "string", "label", "the repository the path names (express), else <NA>"),
     _c("arm", "string", "label", "the arm the file name gives (baseline, new, headless-with)"),
     _c("run", "string", "label", "the run the path names (1 for run-new-1, run2 for a campaign)"),
-    _c("question", "Int64", "count", "which question (segment turn, 1-based) the row belongs to"),
+    _c(
+        "question",
+        "Int64",
+        "count",
+        "the question (segment turn, 1-based) of the row; <NA> when it spans several",
+    ),
     _c("slice", "string", "label", "single-question (one segment file) or multi-turn (several)"),
     _c("kind", "string", "label", "headless (claude -p stream-json) or interactive (project log)"),
     _c("group", "string", "label", "pass/repo where the path gives them, else the parent folder"),
@@ -238,12 +243,49 @@ _TOOL_CALLS: tuple[Column, ...] = (
     _c("is_error", "boolean", "flag", "the last result was an error; <NA> when never answered"),
 )
 
+# The sweep's own frames (`SweepResult.sessions_frame()` / `.calls_frame()`): every discovered
+# session with its sweep status, and the allocation calls of the sessions in the sweep.
+_SWEEP_SESSIONS: tuple[Column, ...] = (
+    _c(
+        "layout",
+        "string",
+        "label",
+        "the discovery rule that found the session (ab-arm, campaign, interactive, generic)",
+    ),
+    _c("status", "string", "label", "parsed (in the sweep), no-explore, crash or skipped"),
+    _c("segments", "Int64", "count", "segment files of the session (one per question)"),
+    _c("explore_calls", "Int64", "count", "explore calls with at least one file section"),
+    _c("sections", "Int64", "count", "file sections returned over those calls"),
+    _c("chars", "Int64", "chars", "chars the explore calls returned (the envelope)"),
+    _c("cited_chars", "Int64", "chars", "chars of returned files the answer cited"),
+    _c("path_cited_chars", "Int64", "chars", "chars of returned files the answer cited by path"),
+    _c("efficiency", "Float64", "fraction", "allocation efficiency; <NA> outside the sweep"),
+    _c(
+        "path_efficiency", "Float64", "fraction", "path_cited_chars / chars; <NA> outside the sweep"
+    ),
+    _c("files_returned", "Int64", "count", "distinct files the explore calls returned"),
+    _c("files_cited", "Int64", "count", "distinct returned files the final answer cited"),
+    _c("has_answer", "boolean", "flag", "the final answer is not empty; <NA> when not read"),
+    _c("reason", "string", "text", "why the session is not in the sweep"),
+)
+_SWEEP_CALLS: tuple[Column, ...] = (
+    _c("call", "Int64", "count", "1-based number of the explore call in the session"),
+    _c("chars", "Int64", "chars", "chars the call returned"),
+    _c("cited_chars", "Int64", "chars", "chars of cited files"),
+    _c("path_cited_chars", "Int64", "chars", "chars of files cited by path"),
+    _c("sections", "Int64", "count", "file sections the call returned"),
+    _c("cited_sections", "Int64", "count", "of those, sections whose file the answer cited"),
+    _c("efficiency", "Float64", "fraction", "cited_chars / chars of this call"),
+)
+
 FRAMES: dict[str, tuple[Column, ...]] = {
     "sessions": IDENTITY + _SESSIONS,
     "calls": IDENTITY + _CALLS,
     "sections": IDENTITY + _SECTIONS,
     "files": IDENTITY + _FILES,
     "tool_calls": IDENTITY + _TOOL_CALLS,
+    "sweep_sessions": IDENTITY + _SWEEP_SESSIONS,
+    "sweep_calls": IDENTITY + _SWEEP_CALLS,
 }
 
 

@@ -34,12 +34,20 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from evalkit.ecma import listing_key
 from evalkit.errors import UsageError
 
-__all__ = ["SessionRef", "FileEntry", "Discovery", "discover", "natural_key", "ref_for_files"]
+__all__ = [
+    "SessionRef",
+    "FileEntry",
+    "Discovery",
+    "discover",
+    "natural_key",
+    "ref_for_files",
+    "identity",
+]
 
 Layout = Literal["ab-arm", "campaign", "interactive", "generic"]
 
@@ -193,6 +201,26 @@ def ref_for_files(
         run=run,
         layout=layout,
     )
+
+
+def identity(ref: SessionRef, *, kind: str | None = None) -> dict[str, Any]:
+    """The identity columns of a session (every frame's first columns), `question` excluded.
+
+    `group` is never missing: `pass/repo` where the path gives them, else the session's parent
+    directory (`.` for a session at the top of the corpus).
+    """
+    named = [p for p in (ref.pass_, ref.repo) if p]
+    parent = ref.log.rpartition("/")[0]
+    return {
+        "log": ref.log,
+        "pass": ref.pass_,
+        "repo": ref.repo,
+        "arm": ref.arm,
+        "run": ref.run,
+        "slice": "multi-turn" if len(ref.segments) > 1 else "single-question",
+        "kind": kind or ("interactive" if ref.layout == "interactive" else "headless"),
+        "group": "/".join(named) if named else (parent or "."),
+    }
 
 
 def discover(root: str | os.PathLike[str]) -> Discovery:

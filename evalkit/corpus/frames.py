@@ -31,11 +31,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalkit.corpus.columns import build_frame
-from evalkit.corpus.discover import SessionRef, ref_for_files
+from evalkit.corpus.discover import SessionRef, identity, ref_for_files
 from evalkit.ecma import utf16_len
 from evalkit.errors import EvalkitError, TranscriptError
 from evalkit.formats.claude_code.transcripts import is_explore, tool_results
-from evalkit.metrics.envelope import split_sections
 from evalkit.metrics.occupancy import FAMILIES
 from evalkit.metrics.sufficiency import BUCKETS
 from evalkit.metrics.summary import Summary, summarize
@@ -127,27 +126,7 @@ def _has_subagents(path: str) -> bool:
     return os.path.isdir(os.path.join(head, name[: -len(".jsonl")], "subagents"))
 
 
-# --- identity ---------------------------------------------------------------------------------
-
-
-def identity(ref: SessionRef, *, kind: str | None = None) -> dict[str, Any]:
-    """The identity columns of a session (every frame's first columns), `question` excluded.
-
-    `group` is never missing: `pass/repo` where the path gives them, else the session's parent
-    directory (`.` for a session at the top of the corpus).
-    """
-    named = [p for p in (ref.pass_, ref.repo) if p]
-    parent = ref.log.rpartition("/")[0]
-    return {
-        "log": ref.log,
-        "pass": ref.pass_,
-        "repo": ref.repo,
-        "arm": ref.arm,
-        "run": ref.run,
-        "slice": "multi-turn" if len(ref.segments) > 1 else "single-question",
-        "kind": kind or ("interactive" if ref.layout == "interactive" else "headless"),
-        "group": "/".join(named) if named else (parent or "."),
-    }
+# --- which session a row belongs to ---------------------------------------------------------
 
 
 def _ref_of(s: AnySession) -> SessionRef:
@@ -316,11 +295,10 @@ def _json_id(x: Any) -> str | None:
 
 
 def _call_rows(v: _View, results: list[Any]) -> tuple[list[dict[str, Any]], dict[int, int]]:
-    # The tool_use id of each allocation call: §1.6's explore results, kept when they have a
-    # section (§3.2 step 1), so the i-th result belongs to call i.
-    kept = [
-        r for r in results if is_explore(r.name) and not r.is_error and split_sections(r.text).files
-    ]
+    # The tool_result of each allocation call: §1.6's explore results, in the order of the
+    # texts allocation was given, each call naming the text it came from (§3.2 step 1).
+    answered = [r for r in results if is_explore(r.name) and not r.is_error]
+    kept = [answered[c.source] for c in v.allocation.calls]
     # Sufficiency judges each explore tool_use once (its last non-error result, §9.1); a
     # duplicated result is two allocation calls sharing that verdict.
     verdicts = {}

@@ -162,7 +162,8 @@ class LoadedCorpus:
                 else:
                     df.to_csv(target, index=False)
                 written.append(target)
-            doc = {"format": fmt, "frames": dictionary_json()}
+            frames = dictionary_json()
+            doc = {"format": fmt, "frames": {name: frames[name] for name in FRAME_NAMES}}
             targets[-1].write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
             written.append(targets[-1])
         except OSError as exc:

@@ -110,13 +110,16 @@ class SectionVerdict:
 
 @dataclass(frozen=True)
 class CallAllocation:
-    """Allocation of one call (§3.2 step 6). `index` is 1-based over calls with sections."""
+    """Allocation of one call (§3.2 step 6). `index` is 1-based over calls with sections;
+    `source` is the 0-based position of its text among the explore texts given (texts without
+    a section are not calls, so the two differ)."""
 
     index: int
     envelope: int
     used: int
     used_path: int
     files: tuple[SectionVerdict, ...]
+    source: int = -1
 
     @property
     def efficiency(self) -> float:
@@ -194,7 +197,9 @@ def compute_allocation(explore_texts: Sequence[str], answer_text: str | None) ->
             file section are not calls.
         answer_text: The final answer (§1.7).
     """
-    calls = [env.files for env in map(split_sections, explore_texts) if env.files]
+    split = [(i, env.files) for i, env in enumerate(map(split_sections, explore_texts))]
+    calls = [files for _, files in split if files]
+    sources = [i for i, files in split if files]
     cites = answer_citations(answer_text, _extensions(calls))
 
     strong: dict[str, dict[str, None]] = {}
@@ -225,7 +230,7 @@ def compute_allocation(explore_texts: Sequence[str], answer_text: str | None) ->
 
     call_results = []
     pooled: dict[str, list] = {}
-    for index, sections in enumerate(calls, start=1):
+    for index, (sections, source) in enumerate(zip(calls, sources, strict=True), start=1):
         files = []
         for s in sections:
             via, symbol = verdict(s.path)
@@ -242,6 +247,7 @@ def compute_allocation(explore_texts: Sequence[str], answer_text: str | None) ->
                 used=sum(f.chars for f in files if f.via),
                 used_path=sum(f.chars for f in files if f.via == "path"),
                 files=tuple(files),
+                source=source,
             )
         )
     ranked = sorted(pooled.items(), key=lambda kv: -kv[1][0])  # stable: ties keep first-seen order

@@ -248,13 +248,13 @@ def arm_cells(result: SweepResult) -> tuple[pd.DataFrame, PairedDeltas | None]:
 
     from evalkit.stats import paired_deltas
 
-    none = pd.DataFrame(columns=["pass", "repo", "change_pt", "direction"])
+    none = pd.DataFrame(columns=["pass", "repo", "change", "direction"])
     if len(result.arms) < 2 or not result.arm_rows:
         return none, None
     first, second = result.arms[:2]
     changes = result.arm_changes_frame()
     both = changes[changes[f"{first}_median"].notna() & changes[f"{second}_median"].notna()]
-    both = both.sort_values("change_pt", kind="stable").reset_index(drop=True)
+    both = both.sort_values("change", kind="stable").reset_index(drop=True)
     if both.empty:
         return both, None
     summary = paired_deltas(

@@ -10,7 +10,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from evalkit.corpus.discover import natural_key
+from evalkit.corpus.columns import build_frame
+from evalkit.corpus.discover import identity, natural_key
 from evalkit.corpus.records import CallRecord, SessionRecord
 from evalkit.ecma import fix, jround
 from evalkit.tables.quantile import median, quantile
@@ -287,23 +288,18 @@ def span(
 
 
 def sessions_frame(records: Sequence[SessionRecord]) -> pd.DataFrame:
-    """One row per discovered session (all statuses), id columns first; fractions.
+    """One row per discovered session (all statuses), identity columns first; fractions.
 
-    Column names are those of `evalkit.corpus.frames.sessions_df` for the same quantities.
+    The `sweep_sessions` frame of the column dictionary (`evalkit columns sweep_sessions`);
+    names are those of `evalkit.corpus.frames.sessions_df` for the same quantities.
     """
-    import pandas as pd
-
     rows = [
         {
-            "log": r.log,
-            "pass": r.pass_,
-            "repo": r.repo,
-            "arm": r.arm,
-            "run": r.run,
+            **identity(r),  # a record has the labels of its SessionRef
+            "question": 1 if len(r.segments) == 1 else None,
             "layout": r.layout,
             "status": r.status,
             "segments": len(r.segments),
-            "multi_turn": r.multi_turn,
             "explore_calls": len(r.calls),
             "sections": r.sections,
             "chars": r.chars,
@@ -313,52 +309,24 @@ def sessions_frame(records: Sequence[SessionRecord]) -> pd.DataFrame:
             "path_efficiency": r.path_efficiency if r.in_sweep else None,
             "files_returned": r.files_returned,
             "files_cited": r.files_used,
-            "has_answer": r.has_answer,
+            "has_answer": r.has_answer if r.status in ("parsed", "no-explore") else None,
             "reason": r.reason,
         }
         for r in records
     ]
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "log",
-            "pass",
-            "repo",
-            "arm",
-            "run",
-            "layout",
-            "status",
-            "segments",
-            "multi_turn",
-            "explore_calls",
-            "sections",
-            "chars",
-            "cited_chars",
-            "path_cited_chars",
-            "efficiency",
-            "path_efficiency",
-            "files_returned",
-            "files_cited",
-            "has_answer",
-            "reason",
-        ],
-    )
+    return build_frame("sweep_sessions", rows)
 
 
 def calls_frame(records: Sequence[SessionRecord]) -> pd.DataFrame:
-    """One row per allocation call of the sessions in the sweep; fractions.
+    """One row per allocation call of the sessions in the sweep, identity columns first.
 
-    Column names are those of `evalkit.corpus.frames.calls_df` for the same quantities.
+    The `sweep_calls` frame of the column dictionary; names are those of
+    `evalkit.corpus.frames.calls_df` for the same quantities.
     """
-    import pandas as pd
-
     rows = [
         {
-            "log": r.log,
-            "pass": r.pass_,
-            "repo": r.repo,
-            "arm": r.arm,
-            "run": r.run,
+            **identity(r),
+            "question": 1 if len(r.segments) == 1 else None,
             "call": c.index,
             "chars": c.envelope,
             "cited_chars": c.used,
@@ -369,23 +337,7 @@ def calls_frame(records: Sequence[SessionRecord]) -> pd.DataFrame:
         }
         for r, c in all_calls(records)
     ]
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "log",
-            "pass",
-            "repo",
-            "arm",
-            "run",
-            "call",
-            "chars",
-            "cited_chars",
-            "path_cited_chars",
-            "sections",
-            "cited_sections",
-            "efficiency",
-        ],
-    )
+    return build_frame("sweep_calls", rows)
 
 
 def slices_frame(rows: Sequence[SliceRow]) -> pd.DataFrame:
@@ -457,8 +409,9 @@ def arm_changes_frame(rows: Sequence[ArmRow], arms: Sequence[str]) -> pd.DataFra
     """Per pass/repo, the second arm against the first (new against baseline).
 
     Columns: `pass, repo`, then for each of the two arms `<arm>_median`, `<arm>_min`,
-    `<arm>_max`, `<arm>_n`, then `change_pt` (median difference in percentage points) and
-    `direction` (`up`, `down`, `same`; None when an arm is missing). Sorted as the arm table.
+    `<arm>_max`, `<arm>_n`, then `change` (the second median minus the first, a difference of
+    fractions: 0.05 is five percentage points) and `direction` (`up`, `down`, `same`; None when
+    an arm is missing). Sorted as the arm table. Every value is a fraction, as in every frame.
     """
     import pandas as pd
 
@@ -472,8 +425,8 @@ def arm_changes_frame(rows: Sequence[ArmRow], arms: Sequence[str]) -> pd.DataFra
             for stat in ("median", "min", "max", "n"):
                 rec[f"{arm}_{stat}"] = getattr(c, stat) if c is not None else None
         a, b = rec[f"{first}_median"], rec[f"{second}_median"]
-        change = None if a is None or b is None else (b - a) * 100
-        rec["change_pt"] = change
+        change = None if a is None or b is None else b - a
+        rec["change"] = change
         rec["direction"] = (
             None if change is None else "up" if change > 0 else "down" if change < 0 else "same"
         )
