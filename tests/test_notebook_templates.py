@@ -190,3 +190,13 @@ def test_bundled_names_appear_only_in_the_published_section(path):
         assert not any(re.search(r"^## ", t, re.M) for t in after)
         # It says what it does on any other corpus.
         assert re.search(r"prints? nothing", "".join(cells[starts[0]]["source"]))
+
+
+def test_notebook_03_reviews_evidence_without_pairs(tmp_path, monkeypatch, caplog):
+    # tool_selection evidence has repetitions, not pairs: the notebook says so and goes on.
+    evidence = write_json(tmp_path / "selection.json", collected_evidence("tool_selection"))
+    path = repo_root() / "notebooks" / "03_per_pair_tables.ipynb"
+    printed = "\n".join(run_template(path, tmp_path, monkeypatch, caplog, evidence=str(evidence)))
+    assert not PUBLISHED.search(printed)
+    assert "experiment: tool_selection   basis: collected" in printed
+    assert "task: None" in printed and "no Host cells" in printed

@@ -152,6 +152,8 @@ def pair_deltas_figure(data: pd.DataFrame, title: str) -> Figure:
 
     metrics = list(dict.fromkeys(data["metric"]))
     tasks = list(dict.fromkeys(data["case_id"]))
+    if data.empty:
+        return _empty_figure(title, "no pairs in this evidence")
     fig, axes = _figure(1, len(metrics), squeeze=False, sharey=True)
     fig.set_size_inches(9.0, 3.6)
     for ax, metric in zip(axes[0], metrics, strict=True):
