@@ -199,4 +199,4 @@ def test_notebook_03_reviews_evidence_without_pairs(tmp_path, monkeypatch, caplo
     printed = "\n".join(run_template(path, tmp_path, monkeypatch, caplog, evidence=str(evidence)))
     assert not PUBLISHED.search(printed)
     assert "experiment: tool_selection   basis: collected" in printed
-    assert "task: None" in printed and "no Host cells" in printed
+    assert "task: none (this evidence has no pairs)" in printed and "no Host cells" in printed
