@@ -62,11 +62,15 @@ def texts(nb: dict) -> list[str]:
     return out
 
 
-def run_template(path: Path, tmp_path: Path, monkeypatch, caplog, **parameters) -> list[str]:
+def run_template(
+    path: Path, tmp_path: Path, monkeypatch, caplog, env=None, **parameters
+) -> list[str]:
     monkeypatch.setenv("PYTHONPATH", str(repo_root()))  # the kernel imports this checkout
     monkeypatch.setenv("EVALKIT_FIGURES", str(tmp_path / "figures"))
     monkeypatch.delenv("EVALKIT_CORPUS", raising=False)
     monkeypatch.delenv("EVALKIT_EVIDENCE", raising=False)
+    for name, value in (env or {}).items():
+        monkeypatch.setenv(name, value)
     out = tmp_path / path.name
     with caplog.at_level(logging.WARNING):
         papermill.execute_notebook(
@@ -200,3 +204,11 @@ def test_notebook_03_reviews_evidence_without_pairs(tmp_path, monkeypatch, caplo
     assert not PUBLISHED.search(printed)
     assert "experiment: tool_selection   basis: collected" in printed
     assert "task: none (this evidence has no pairs)" in printed and "no Host cells" in printed
+
+
+def test_the_corpus_can_come_from_the_environment(own_corpus, tmp_path, monkeypatch, caplog):
+    path = repo_root() / "notebooks" / "01_baseline_sweep.ipynb"
+    env = {"EVALKIT_CORPUS": str(own_corpus)}
+    printed = "\n".join(run_template(path, tmp_path, monkeypatch, caplog, env=env))
+    assert "corpus: team-logs" in printed
+    assert not PUBLISHED.search(printed)
