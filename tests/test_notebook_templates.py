@@ -96,7 +96,7 @@ def test_parameters_are_listed_with_their_defaults(path):
     params = {name: p["default"] for name, p in papermill.inspect_notebook(str(path)).items()}
     first = json.loads(path.read_text())["cells"]
     source = next(c for c in first if c["cell_type"] == "code")["source"]
-    assigned = [line.split("=")[0].strip() for line in "".join(source).splitlines() if "=" in line]
+    assigned = [re.match(r"\w+", line).group(0) for line in "".join(source).splitlines()]
     assert assigned and list(params) == assigned
     assert all(value == "None" for value in params.values())  # every default defers to the env
 
