@@ -273,7 +273,8 @@ def arm_cells_line(result: SweepResult, summary: PairedDeltas | None) -> str:
         if len(result.arms) < 2:
             found = ", ".join(result.arms) or "none"
             return f"no arm comparison: this corpus has fewer than two arms (arms found: {found})"
-        return "no arm comparison: no pass/repo cell has runs in both arms"
+        a, b = result.arms[:2]
+        return f"no arm comparison: no pass/repo cell has runs in both {a} and {b}"
     a, b = result.arms[:2]
     return (
         f"{b} vs {a}: {summary.improved} of {summary.n} pass/repo cells improved, "
