@@ -34,9 +34,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="evalkit",
         description=(
-            "Judge A/B evaluations of coding-agent tools from Claude Code stream-json transcripts: "
-            "explore allocation efficiency, sufficiency and occupancy per run; the baseline sweep "
-            "and new-vs-baseline arm table over a corpus; per-pair tables from paired evidence."
+            "Judge A/B evaluations of coding-agent tools from Claude Code transcripts: explore\n"
+            "allocation efficiency, sufficiency and occupancy per run; the baseline sweep and\n"
+            "new-vs-baseline arm table over a corpus; every session, explore call and tool call\n"
+            "as DataFrames (evalkit.load_corpus, evalkit export); per-pair tables from paired\n"
+            "evidence."
         ),
         epilog=(
             "Start with `evalkit sweep` (the bundled synthetic corpus) or\n"

@@ -116,33 +116,6 @@ def test_session_is_a_lookup_and_interactive_sessions_are_accepted(bundled):
         bundled.session("no/such.jsonl")
 
 
-def test_missing_means_missing():
-    from evalkit.corpus.columns import build_frame
-
-    df = build_frame("sessions", [{"log": "a", "efficiency": float("nan"), "success": None}])
-    assert df["efficiency"].dtype == "Float64" and df["efficiency"].isna().all()
-    assert str(df["success"].dtype) == "boolean" and df["success"].isna().all()
-    assert df["group"].isna().all()  # build_frame never invents a value
-    with pytest.raises(ValueError, match="undeclared"):
-        build_frame("calls", [{"log": "a", "bucket": "x"}])
-
-
-def test_frames_follow_the_dictionary_both_ways(bundled, swept):
-    built = {name: bundled.frame(name) for name in FRAME_NAMES}
-    built |= {"sweep_sessions": swept.sessions_frame(), "sweep_calls": swept.calls_frame()}
-    for name, cols in FRAMES.items():
-        df = built[name]
-        assert list(df.columns) == [c.name for c in cols], name
-        assert [str(t) for t in df.dtypes] == [c.dtype for c in cols], name
-
-
-def test_a_frame_with_an_undeclared_or_missing_column_fails_the_check(bundled):
-    df = bundled.frame("calls")
-    declared = [c.name for c in FRAMES["calls"]]
-    assert list(df.assign(extra=1).columns) != declared
-    assert list(df.drop(columns="efficiency").columns) != declared
-
-
 # --- a Claude Code projects directory -----------------------------------------------------
 
 
@@ -158,12 +131,13 @@ def projects_dir(tmp_path):
     write_records(subs / "agent-a1.jsonl", SUB_A1)
     (subs / "agent-a1.meta.json").write_text(json.dumps({"toolUseId": "a1"}))
     write_records(subs / "agent-b.jsonl", SUB_B)
-    write_records(log_dir / "1a1a1a1a-2222-4b3b-8c4c-abcdefabcdef.jsonl", MAIN[:10])
+    older = write_records(log_dir / "1a1a1a1a-2222-4b3b-8c4c-abcdefabcdef.jsonl", MAIN[:10])
+    os.utime(older, ns=(1_000_000_000 * 10**9, 1_000_000_000 * 10**9))
     (log_dir / "notes.md").write_text("# my notes\n")
     return projects, log_dir
 
 
-def test_a_projects_directory_loads_with_interactive_sessions(tmp_path):
+def test_a_projects_directory_loads_with_interactive_sessions(tmp_path, capsys):
     projects, log_dir = projects_dir(tmp_path)
     corpus = evalkit.load_corpus(projects, cache=False, jobs=1)
     sessions = corpus.sessions_df()
@@ -181,6 +155,14 @@ def test_a_projects_directory_loads_with_interactive_sessions(tmp_path):
     # sessions_df(DIR) is the same frame; and the sweep counts the same sessions.
     pd.testing.assert_frame_equal(sessions_df(projects), sessions)
     assert len(corpus.sweep().records) == len(sessions)
+    # `evalkit session` reads the newest of them the same way.
+    from evalkit.cli import main
+
+    assert main(["session", "--log-dir", str(log_dir)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"session: {SESSION_ID}\n")
+    assert "SUBAGENT tools (2 subagent transcripts)" in out
+    assert "(2 answered calls)" in out
 
 
 def test_evalkit_session_finds_a_log_dir_escaped_as_claude_code_does(tmp_path):
@@ -337,3 +319,9 @@ def test_notebook_04_runs_on_an_interactive_session(tmp_path, monkeypatch):
     text = out.read_text()
     assert f"session: -work-my-app/{SESSION_ID}.jsonl (1 segment)" in text
     assert "SUBAGENT tools (2 subagent transcripts)" in text
+
+
+def test_repr_is_short_and_names_no_absolute_path(bundled, swept):
+    text = repr(bundled)
+    assert text.startswith(f"<Corpus corpus/: {len(swept.records)} sessions, 0 unreadable, ")
+    assert str(bundled_corpus().parent) not in text

@@ -60,8 +60,10 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from evalkit.outputs import caveats
     from evalkit.paths import bundled_corpus
     from evalkit.tables.corpus import load_corpus
+    from evalkit.tables.sweep import is_bundled_corpus
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
@@ -75,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
             ) from None
     corpus = load_corpus(root, jobs=args.jobs, cache=not args.no_cache, progress=None)
     written = corpus.export(args.to, args.format)
+    if is_bundled_corpus(root):
+        print(f"note: {caveats.SYNTHETIC_CORPUS}", file=sys.stderr)
     for err in corpus.errors:
         print(f"evalkit export: not exported: {err}", file=sys.stderr)
     counts = {name: len(corpus.frame(name)) for name in ("sessions", "calls", "tool_calls")}

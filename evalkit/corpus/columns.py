@@ -319,10 +319,9 @@ def build_frame(frame: str, rows: list[dict[str, Any]]) -> pd.DataFrame:
     cols = columns_of(frame)
     names = [c.name for c in cols]
     known = set(names)
-    for row in rows[:1]:
-        extra = [k for k in row if k not in known]
-        if extra:
-            raise ValueError(f"frame {frame}: undeclared columns {extra}")
+    extra = set().union(*rows) - known if rows else set()
+    if extra:
+        raise ValueError(f"frame {frame}: undeclared columns {sorted(extra)}")
     data = {}
     for c in cols:
         values = [r.get(c.name) for r in rows]

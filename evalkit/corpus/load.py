@@ -14,6 +14,7 @@ reported in `errors` (or raised with `strict=True`) while the rest still loads.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -48,7 +49,7 @@ class CorpusError(EvalkitError):
     """`strict=True`: a session of the corpus could not be read (the message names it)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class LoadedCorpus:
     """A loaded corpus directory: every discovered session once, its frames, its accounting.
 
@@ -67,6 +68,14 @@ class LoadedCorpus:
     rows: dict[str, tuple[dict[str, Any], ...]] = field(repr=False)
     cache_hits: int = 0
     cache_misses: int = 0
+
+    def __repr__(self) -> str:
+        # Short, and without the absolute path: a notebook shows it as output.
+        skipped = sum(1 for f in self.discovery.files if f.session is None)
+        return (
+            f"<{type(self).__name__} {self.root.name}/: {len(self.records)} sessions, "
+            f"{len(self.errors)} unreadable, {skipped} files skipped>"
+        )
 
     @cached_property
     def _refs(self) -> dict[str, SessionRef]:
@@ -186,6 +195,16 @@ def _layout_skip(ref: SessionRef, layout: str) -> dict[str, Any]:
     }
 
 
+def _why(log: str, reason: str | None) -> str:
+    """A crash reason without the session's own name in front (the error names it once)."""
+    if not reason:
+        return "could not be read"
+    m = re.match(re.escape(log) + r"(?::(\d+))?: (.*)", reason, re.S)
+    if m is None:
+        return reason
+    return f"line {m[1]}: {m[2]}" if m[1] else m[2]
+
+
 def load_corpus_frames(
     path: str | os.PathLike[str],
     *,
@@ -237,7 +256,7 @@ def load_corpus_frames(
     errors: list[SessionError] = []
     for ref, payload in zip(found.sessions, payloads, strict=True):
         if payload["status"] == "crash":
-            errors.append(SessionError(ref.log, payload.get("reason") or "could not be read"))
+            errors.append(SessionError(ref.log, _why(ref.log, payload.get("reason"))))
             continue
         if "rows_error" in payload:
             errors.append(SessionError(ref.log, payload["rows_error"]))
@@ -249,7 +268,10 @@ def load_corpus_frames(
         for name in FRAME_NAMES:
             rows[name].extend({**ident, **r} for r in got[name])
     if strict and errors:
-        raise CorpusError(f"{errors[0]} (strict: {len(errors)} unreadable in {root.name}/)")
+        raise CorpusError(
+            f"{errors[0]} ({len(errors)} unreadable in {root.name}/; strict=False loads the "
+            "rest and lists them in errors)"
+        )
     return LoadedCorpus(
         root=root,
         discovery=found,

@@ -22,7 +22,7 @@ from evalkit.tables.sweep import SweepResult, is_bundled_corpus
 __all__ = ["Corpus", "load_corpus"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Corpus(LoadedCorpus):
     """A loaded corpus (`LoadedCorpus`: frames, `session(log)`, `accounting()`, `errors`,
     export) with the sweep over the same records."""

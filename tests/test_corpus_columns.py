@@ -1,0 +1,73 @@
+"""The column dictionary (evalkit/corpus/columns.py): every frame is built from it, exactly.
+
+A frame with a column the dictionary lacks cannot be built (`build_frame` refuses the key), and
+a declared column that no row builder fills fails here; missing values are <NA>.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import evalkit
+from evalkit.corpus.columns import FRAMES, IDENTITY
+from evalkit.corpus.frames import FRAME_NAMES
+from evalkit.paths import bundled_corpus
+from evalkit.sweep import run_sweep
+
+ID_NAMES = [c.name for c in IDENTITY]
+
+
+@pytest.fixture(scope="module")
+def bundled():
+    return evalkit.load_corpus(bundled_corpus(), cache=False)
+
+
+@pytest.fixture(scope="module")
+def swept():
+    return run_sweep(bundled_corpus(), cache=False)
+
+
+def test_missing_means_missing():
+    from evalkit.corpus.columns import build_frame
+
+    df = build_frame("sessions", [{"log": "a", "efficiency": float("nan"), "success": None}])
+    assert df["efficiency"].dtype == "Float64" and df["efficiency"].isna().all()
+    assert str(df["success"].dtype) == "boolean" and df["success"].isna().all()
+    assert df["group"].isna().all()  # build_frame never invents a value
+    with pytest.raises(ValueError, match="undeclared"):
+        build_frame("calls", [{"log": "a", "bucket": "x"}])
+
+
+def test_frames_follow_the_dictionary_both_ways(bundled, swept):
+    built = {name: bundled.frame(name) for name in FRAME_NAMES}
+    built |= {"sweep_sessions": swept.sessions_frame(), "sweep_calls": swept.calls_frame()}
+    for name, cols in FRAMES.items():
+        df = built[name]
+        assert list(df.columns) == [c.name for c in cols], name
+        assert [str(t) for t in df.dtypes] == [c.dtype for c in cols], name
+
+
+def test_a_frame_with_an_undeclared_or_missing_column_fails_the_check(bundled):
+    df = bundled.frame("calls")
+    declared = [c.name for c in FRAMES["calls"]]
+    assert list(df.assign(extra=1).columns) != declared
+    assert list(df.drop(columns="efficiency").columns) != declared
+
+
+def test_row_builders_fill_every_declared_column_and_no_other(bundled, swept):
+    # build_frame refuses an undeclared key; this catches the other direction: a declared
+    # column no builder fills (it would be <NA> everywhere without anyone noticing).
+    from evalkit.corpus.frames import session_rows
+
+    headless = bundled.session("cg22/ab-express/run-baseline-1.jsonl")
+    rows = session_rows(headless)
+    for name in FRAME_NAMES:
+        keys = set(ID_NAMES) - {"question"} | {k for r in rows[name] for k in r}
+        assert keys == {c.name for c in FRAMES[name]}, name
+    for name, df in (
+        ("sweep_sessions", swept.sessions_frame()),
+        ("sweep_calls", swept.calls_frame()),
+    ):
+        filled = {c for c in df.columns if df[c].notna().any()}
+        declared = {c.name for c in FRAMES[name]}
+        assert filled <= declared and declared - filled <= {"reason", "question"}, name
