@@ -222,10 +222,11 @@ def lowest_session_calls(result: SweepResult) -> pd.DataFrame:
 
 def lowest_session_line(result: SweepResult) -> str:
     """The sweep's lowest session and the files its answer cited, in one line."""
+    from evalkit.ecma import pct1
+
     lowest = result.tail(1)
     if not lowest:
         return "no session of this corpus is in the sweep"
-    from evalkit.ecma import pct1
 
     r = lowest[0]
     cited = ", ".join(r.cited_paths) or "no returned file"
@@ -240,9 +241,9 @@ def arm_cells(result: SweepResult) -> tuple[pd.DataFrame, PairedDeltas | None]:
 
     Returns:
         `(changes, summary)`: `SweepResult.arm_changes_frame()` of the cells with both arms,
-        smallest change first, and `evalkit.stats.paired_deltas` over their medians (higher is better, one pass/repo
-        cell as the resampling unit, seed 0) — or an empty frame and None when the corpus has
-        fewer than two arms or no cell with both.
+        smallest change first, and `evalkit.stats.paired_deltas` over their medians (higher is
+        better, one pass/repo cell as the resampling unit, seed 0) — or an empty frame and None
+        when the corpus has fewer than two arms or no cell with both.
     """
     import pandas as pd
 
