@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from evalkit import __version__
-from evalkit.errors import EvalkitError
+from evalkit.errors import EvalkitError, one_line, unexpected_error
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -63,15 +63,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             return int(args.func(args) or 0)
         except EvalkitError as exc:
-            print(f"evalkit {args.command}: {exc}", file=sys.stderr)
+            print(one_line(f"evalkit {args.command}: {exc}"), file=sys.stderr)
             return 2
         except BrokenPipeError:  # `evalkit sweep | head` is not an error
             return 0
+        except Exception as exc:  # noqa: BLE001 — the last line of defence: never a traceback
+            print(
+                one_line(f"evalkit {args.command}: {unexpected_error(_subject(args), exc)}"),
+                file=sys.stderr,
+            )
+            return 2
     except KeyboardInterrupt:
         # Ctrl-C: one line, the conventional 128 + SIGINT status; nothing half-written is kept
         # by the commands (the cache writes then renames, exports write whole files).
         print("\nevalkit: interrupted", file=sys.stderr)
         return 130
+
+
+def _subject(args: argparse.Namespace) -> str:
+    """What the command was reading, to name in an unexpected error: its files or directory."""
+    for name in ("files", "dir", "log_dir", "project_dir", "file", "output"):
+        value = getattr(args, name, None)
+        if value:
+            return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+    return "(input)"
 
 
 if __name__ == "__main__":

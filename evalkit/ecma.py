@@ -28,6 +28,8 @@ __all__ = [
     "js_string",
     "number_str",
     "js_json",
+    "js_add",
+    "js_div",
     "fix",
     "jround",
     "grp",
@@ -116,8 +118,30 @@ def js_string(x: Any) -> str:
     if isinstance(x, int | float):
         return number_str(x)
     if isinstance(x, list):
-        return ",".join("" if e is None else js_string(e) for e in x)
+        return _array_string(x)
     return "[object Object]"
+
+
+def _array_string(x: list[Any]) -> str:
+    """`String(array)`: elements converted and joined with `,`, `null` as empty, nested arrays
+    flattened the same way. Iterative, so an array nested thousands deep cannot overflow."""
+    out: list[str] = []
+    stack: list[Any] = [x]
+    while stack:
+        item = stack.pop()
+        if item is _COMMA:
+            out.append(",")
+        elif isinstance(item, list):
+            for n in range(len(item) - 1, -1, -1):
+                stack.append(item[n])
+                if n:
+                    stack.append(_COMMA)
+        elif item is not None:
+            out.append(js_string(item))
+    return "".join(out)
+
+
+_COMMA = object()
 
 
 def number_str(x: float | int) -> str:
@@ -178,12 +202,55 @@ def _is_array_index(key: str) -> bool:
     return key.isdigit() and key.isascii() and str(int(key)) == key and int(key) < 2**32 - 1
 
 
-def js_json(x: Any) -> str:
-    """`JSON.stringify(x)` with no indentation (§10.2).
+def js_json(x: Any, indent: int | None = None) -> str:
+    """`JSON.stringify(x)`, or `JSON.stringify(x, null, indent)` (§10.2).
 
     Differs from `json.dumps(..., separators=(",", ":"), ensure_ascii=False)` in number layout,
-    lone surrogates (escaped), non-finite numbers (`null`) and key order (array-index keys first).
+    lone surrogates (escaped as `\\udxxx`), non-finite numbers (`null`) and key order
+    (array-index keys first). The walk is iterative, so a value nested thousands of levels deep
+    is measured instead of raising `RecursionError`. Tuples are arrays; a non-string key is
+    converted with `String()`.
     """
+    out: list[str] = []
+    # Work items: a value to write (with its depth), or literal text (a `str` on the stack).
+    stack: list[Any] = [(x, 0)]
+    pad = "" if not indent else " " * indent
+    colon = ": " if pad else ":"
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        value, depth = item
+        if isinstance(value, list | tuple | dict) and value:
+            if pad:
+                inner = "\n" + pad * (depth + 1)
+                close = "\n" + pad * depth
+            else:
+                inner = close = ""
+            if isinstance(value, dict):
+                out.append("{")
+                stack.append(close + "}")
+                keys = list(value)
+                ordered = sorted((k for k in keys if _is_array_index(k)), key=int)
+                ordered += [k for k in keys if not _is_array_index(k)]
+                for n in range(len(ordered) - 1, -1, -1):
+                    k = ordered[n]
+                    stack.append((value[k], depth + 1))
+                    name = k if isinstance(k, str) else js_string(k)
+                    stack.append(("," if n else "") + inner + _quote(name) + colon)
+            else:
+                out.append("[")
+                stack.append(close + "]")
+                for n in range(len(value) - 1, -1, -1):
+                    stack.append((value[n], depth + 1))
+                    stack.append(("," if n else "") + inner)
+        else:
+            out.append(_scalar_json(value))
+    return "".join(out)
+
+
+def _scalar_json(x: Any) -> str:
     if x is None:
         return "null"
     if isinstance(x, bool):
@@ -195,13 +262,40 @@ def js_json(x: Any) -> str:
     if isinstance(x, str):
         return _quote(x)
     if isinstance(x, list | tuple):
-        return "[" + ",".join(js_json(e) for e in x) + "]"
+        return "[]"
     if isinstance(x, dict):
-        keys = list(x)
-        index_keys = sorted((k for k in keys if _is_array_index(k)), key=int)
-        other = [k for k in keys if not _is_array_index(k)]
-        return "{" + ",".join(_quote(k) + ":" + js_json(x[k]) for k in index_keys + other) + "}"
+        return "{}"
     raise TypeError(f"not a JSON value: {type(x).__name__}")
+
+
+def js_add(a: float, b: float) -> float:
+    """`a + b` on doubles (§10.4): exact while the sum is a safe integer, else rounded.
+
+    Python adds integers exactly; ECMAScript rounds every `+` to a double, so a token sum past
+    2^53 must be rounded at each step as the reference rounds it.
+    """
+    if type(a) is int and type(b) is int:
+        total = a + b
+        if -_MAX_SAFE <= total <= _MAX_SAFE:
+            return total
+        return float(a) + float(b)
+    return a + b
+
+
+_MAX_SAFE = 2**53
+
+
+def js_div(a: float, b: float) -> float:
+    """ECMAScript `a / b`: `x / 0` is ±Infinity (by the sign of the zero), `0 / 0` and any NaN
+    operand are NaN, `x / ±Infinity` is ±0 — never `ZeroDivisionError` (§10.4)."""
+    try:
+        return a / b
+    except ZeroDivisionError:
+        if a == 0 or math.isnan(a):
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+    except OverflowError:  # an integer quotient too large for a double
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
 
 
 def fix(x: float, d: int) -> str:
@@ -223,9 +317,21 @@ def jround(x: float) -> int | float:
 
 
 def grp(n: int | float) -> str:
-    """Comma thousands separators: `17465` → `17,465`."""
-    if isinstance(n, float) and n.is_integer():
-        n = int(n)
+    """Comma thousands separators: `17465` → `17,465` (`toLocaleString` in en-US).
+
+    A value past 2^53 is a double and prints its shortest round-trip digits, zero-padded
+    (`12345678901234567890` → `12,345,678,901,234,567,000`, not the exact binary value);
+    Infinity prints `∞` and NaN `NaN`, as `toLocaleString` writes them.
+    """
+    if isinstance(n, float):
+        if math.isnan(n):
+            return "NaN"
+        if math.isinf(n):
+            return "∞" if n > 0 else "-∞"
+        if n.is_integer():
+            return f"{Decimal(repr(n)).normalize():,f}" if abs(n) >= _MAX_SAFE else f"{int(n):,}"
+    elif isinstance(n, int) and abs(n) > _MAX_SAFE:
+        return grp(float(n))
     return f"{n:,}"
 
 

@@ -14,6 +14,8 @@ __all__ = [
     "NotATranscript",
     "NOT_A_TRANSCRIPT",
     "UsageError",
+    "one_line",
+    "unexpected_error",
 ]
 
 
@@ -37,7 +39,7 @@ class TranscriptError(EvalkitError):
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line is not None else self.path
-        return f"{where}: {self.reason}"
+        return one_line(f"{where}: {self.reason}")  # a name with a newline stays one line
 
 
 NOT_A_TRANSCRIPT = "not a Claude Code transcript"
@@ -57,3 +59,31 @@ class NotATranscript(TranscriptError):
 
 class UsageError(EvalkitError):
     """An option or argument the caller passed cannot be used (an invalid glob, say)."""
+
+
+def one_line(text: str) -> str:
+    """`text` on one line: line breaks and other control characters escaped (`\\n`, `\\x1b`)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == " " else _escape(c) for c in text)
+
+
+def _escape(c: str) -> str:
+    return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(c) or (
+        f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+    )
+
+
+def unexpected_error(path: str, exc: BaseException) -> TranscriptError:
+    """A `TranscriptError` naming `path` for an exception evalkit did not foresee.
+
+    Hostile input must never reach the user as a traceback (guide: bad input gets one line);
+    the exception's type is named so the problem can still be reported and fixed.
+    """
+    if isinstance(exc, RecursionError):
+        return TranscriptError(path, "input nested too deeply to measure")
+    if isinstance(exc, MemoryError):
+        return TranscriptError(path, "not enough memory to measure this session")
+    detail = one_line(str(exc))[:200]
+    what = type(exc).__name__ + (f": {detail}" if detail else "")
+    return TranscriptError(path, f"cannot be measured (unexpected {what})")

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalkit.errors import NotATranscript, TranscriptError
+from evalkit.errors import NotATranscript, TranscriptError, unexpected_error
 from evalkit.formats.claude_code.events import in_segment
 from evalkit.formats.claude_code.interactive import (
     SubagentTranscript,
@@ -110,12 +110,18 @@ def session_from_transcript(
     except TranscriptError as exc:
         # Name the segment file that holds the offending event, not the first one.
         raise in_segment(exc, transcript.paths, transcript.segment_starts) from None
+    except Exception as exc:  # noqa: BLE001 — hostile input never becomes a traceback
+        raise unexpected_error(path, exc) from exc
+    try:
+        allocation = compute_allocation(texts, answer.text)
+    except Exception as exc:  # noqa: BLE001
+        raise unexpected_error(path, exc) from exc
     return Session(
         log=log if log is not None else path,
         transcript=transcript,
         answer=answer,
         explore_texts=texts,
-        allocation=compute_allocation(texts, answer.text),
+        allocation=allocation,
         sufficiency=sufficiency,
         occupancy=occupancy,
         summary=summary,
@@ -252,9 +258,16 @@ def read_session_file(path: str, *, log: str | None = None) -> InteractiveSessio
         events.extend(sub.events)
         for tool, n in tool_counts(sub.events).items():
             sub_counts[tool] = sub_counts.get(tool, 0) + n
-    gen, fresh, cached = usage_totals(events, path)
-    answer = final_answer(events, path=path)
-    texts = tuple(explore_texts(events, path=path, any_type=True))
+    try:
+        gen, fresh, cached = usage_totals(events, path)
+        answer = final_answer(events, path=path)
+        texts = tuple(explore_texts(events, path=path, any_type=True))
+        sufficiency = classify_sufficiency(events, path=path)
+        allocation = compute_allocation(texts, answer.text)
+    except TranscriptError:
+        raise
+    except Exception as exc:  # noqa: BLE001 — hostile input never becomes a traceback
+        raise unexpected_error(path, exc) from exc
     return InteractiveSession(
         session_id=session_id,
         path=path,
@@ -267,8 +280,8 @@ def read_session_file(path: str, *, log: str | None = None) -> InteractiveSessio
         cached_tokens=cached,
         answer=answer,
         explore_texts=texts,
-        sufficiency=classify_sufficiency(events, path=path),
-        allocation=compute_allocation(texts, answer.text),
+        sufficiency=sufficiency,
+        allocation=allocation,
         segment_reads=(main_read, *(sub.read for sub in subagents if sub.read is not None)),
         log=log or path,
     )

@@ -254,7 +254,8 @@ def test_the_cache_gives_the_same_frames(tmp_path, monkeypatch):
 
 
 def test_export_parquet_reads_back_in_duckdb_with_the_same_row_counts(bundled, tmp_path):
-    duckdb = pytest.importorskip("duckdb")
+    import duckdb
+
     out = tmp_path / "out"
     written = bundled.to_parquet(out)
     assert sorted(p.name for p in written) == sorted(
@@ -304,7 +305,8 @@ def test_evalkit_export_and_columns_commands(tmp_path, capsys):
 
 
 def test_notebook_04_runs_on_an_interactive_session(tmp_path, monkeypatch):
-    papermill = pytest.importorskip("papermill")
+    import papermill
+
     projects, _ = projects_dir(tmp_path)
     monkeypatch.setenv("PYTHONPATH", str(bundled_corpus().parents[1]))
     monkeypatch.setenv("EVALKIT_FIGURES", str(tmp_path / "figures"))

@@ -23,6 +23,8 @@ TOP_KEYS = [
     "arms",
     "session_rows",
     "skipped",
+    "files",  # issue 11 item 14: every file and the damage account
+    "damage",
 ]
 SLICE_KEYS = ["slice", "n", "pooled", "median", "p25", "p75", "min", "path_cited"]
 ARM_KEYS = ["pass", "repo", "arm", "n", "median", "min", "max", "pooled"]

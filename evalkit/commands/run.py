@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from evalkit.ecma import printable
-from evalkit.errors import UsageError
+from evalkit.ecma import js_json, printable
+from evalkit.errors import UsageError, one_line
 from evalkit.metrics.occupancy import js_number, window_tokens_from_env
 from evalkit.metrics.summary import PROCESSED_MESSAGE_USAGE, PROCESSED_RESULT_USAGE
 from evalkit.outputs.report import format_run, run_json
@@ -36,6 +35,21 @@ examples:
 
 A damaged file (malformed or cut-off lines, invalid UTF-8, a cut gzip stream) is still
 measured over what survives, and each damaged file gets one line on stderr saying what was lost.
+
+deliberate differences from the reference (they only show on hostile input):
+  - a usage count, duration or cost that is text rather than a number stops with an error
+    naming the file; the reference would glue the text into its sums and print nonsense
+  - a line nested about 1,000 levels deep or more is skipped and counted as malformed, where
+    the reference still parses it (shallower nesting is measured exactly)
+  - tool ids are matched by value and type: the number 1 and the text "1" are two different
+    ids, and an id that is an object or a list matches no other id
+  - a file name holding a line break, a control character or bytes that are not UTF-8 is
+    printed escaped (\\n, \\x1b, \\udcff) so it cannot break the report's lines
+
+limits (skip with a reason instead of running out of memory; set in MB):
+  EVALKIT_MAX_DECOMPRESSED_MB  per .gz file, decompressed (default 512)
+  EVALKIT_MAX_LINE_MB          per line; a longer line is skipped and counted (default 64)
+  EVALKIT_MAX_SESSION_MB       per session, all segment files together (default 1024)
 
 exit status: 0 printed; 2 a file is missing, unreadable, not a regular file, or holds input
 the reference harness crashes on (the message names the file and line), or an option value is
@@ -112,7 +126,9 @@ def run(args: argparse.Namespace) -> int:
         args.files, window_tokens=_window_tokens(args.window_tokens), processed=args.processed
     )
     if args.json:
-        text = json.dumps(run_json(session), ensure_ascii=False, indent=2)
+        # As JSON.stringify(…, null, 2) writes it: non-finite numbers are null, lone surrogates
+        # are \udxxx escapes (never U+FFFD), integers in the shortest round-trip digits.
+        text = js_json(run_json(session), 2)
     else:
         text = format_run(
             session, brief=args.brief, envelope=args.envelope, answer_globs=args.answer
@@ -121,5 +137,5 @@ def run(args: argparse.Namespace) -> int:
     # Damage is reported, never silent: the numbers above are over the events that survived.
     for segment in session.transcript.segments:
         if damage := segment.damage():
-            print(f"evalkit run: {segment.path}: {damage}", file=sys.stderr)
+            print(one_line(f"evalkit run: {segment.path}: {damage}"), file=sys.stderr)
     return 0

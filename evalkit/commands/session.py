@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from evalkit.errors import one_line
 from evalkit.formats.claude_code.interactive import NoSessionLogs
 from evalkit.outputs.report import format_interactive
 from evalkit.session import read_interactive_session
@@ -79,4 +80,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"evalkit session: {exc}", file=sys.stderr)
         return 1
     sys.stdout.write(format_interactive(session) + "\n")
+    # A subagent file that could not be read is reported, never silently dropped.
+    for read in session.segment_reads:
+        if read.unreadable:
+            print(one_line(f"evalkit session: {read.path}: {read.damage()}"), file=sys.stderr)
     return 0

@@ -44,6 +44,9 @@ Parsed sessions are cached by file content and evalkit version (default
 $XDG_CACHE_HOME/evalkit or ~/.cache/evalkit); the cache never changes a number.
 A progress bar is drawn on stderr when stderr is a terminal.
 
+A file over a reading limit (EVALKIT_MAX_DECOMPRESSED_MB, EVALKIT_MAX_LINE_MB,
+EVALKIT_MAX_SESSION_MB; see `evalkit run --help`) is skipped with its reason, not fatal.
+
 exit status: 0 swept (crashed sessions are reported, not fatal); 2 unusable
 input (no such directory, bad option, an --arms label no session has);
 130 interrupted."""

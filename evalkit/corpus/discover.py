@@ -52,11 +52,12 @@ __all__ = [
 Layout = Literal["ab-arm", "campaign", "interactive", "generic"]
 
 # `X.jsonl`, `X.tN.jsonl`, each optionally `.gz`.
-_TRANSCRIPT = re.compile(r"^(?P<stem>.+?)(?:\.t(?P<turn>\d+))?\.jsonl(?P<gz>\.gz)?$")
-_INDEXED_RUN = re.compile(r"^run-(?P<label>.+)-(?P<index>\d+)$")  # §7.2 step 2
-_SINGLE_RUN = re.compile(r"^run-(?P<label>.+)$")  # §7.2 step 1
-_SIDECAR = re.compile(r"^explore-(?P<label>.+)\.jsonl(?:\.gz)?$")  # §7.1, CG-4
-_AB_DIR = re.compile(r"^ab-(?P<repo>.+)$")
+# re.S and \Z: a name holding a line break is a transcript like any other (issue 11).
+_TRANSCRIPT = re.compile(r"^(?P<stem>.+?)(?:\.t(?P<turn>\d+))?\.jsonl(?P<gz>\.gz)?\Z", re.S)
+_INDEXED_RUN = re.compile(r"^run-(?P<label>.+)-(?P<index>\d+)\Z", re.S)  # §7.2 step 2
+_SINGLE_RUN = re.compile(r"^run-(?P<label>.+)\Z", re.S)  # §7.2 step 1
+_SIDECAR = re.compile(r"^explore-(?P<label>.+)\.jsonl(?:\.gz)?\Z", re.S)  # §7.1, CG-4
+_AB_DIR = re.compile(r"^ab-(?P<repo>.+)\Z", re.S)
 _CAMPAIGN_RUN_DIR = re.compile(r"^run\d+$")  # §7.3
 # §1.10, §7.4: Claude Code names a project's log directory after its escaped absolute path
 # (`-private-tmp-repo`) and each session file after its UUID.

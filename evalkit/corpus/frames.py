@@ -32,7 +32,7 @@ from typing import Any
 
 from evalkit.corpus.columns import build_frame
 from evalkit.corpus.discover import SessionRef, identity, ref_for_files
-from evalkit.ecma import utf16_len
+from evalkit.ecma import js_string, utf16_len
 from evalkit.errors import EvalkitError, TranscriptError
 from evalkit.formats.claude_code.transcripts import is_explore, tool_results
 from evalkit.metrics.occupancy import FAMILIES
@@ -291,7 +291,7 @@ def _json_id(x: Any) -> str | None:
     """An id as text for a `string` column (ids are strings in every Claude Code transcript)."""
     if x is None:
         return None
-    return x if isinstance(x, str) else str(x)
+    return x if isinstance(x, str) else js_string(x)
 
 
 def _call_rows(v: _View, results: list[Any]) -> tuple[list[dict[str, Any]], dict[int, int]]:
@@ -316,7 +316,7 @@ def _call_rows(v: _View, results: list[Any]) -> tuple[list[dict[str, Any]], dict
                 "question": questions[c.index],
                 "call": c.index,
                 "tool_use_id": _json_id(tid),
-                "thread": verdict.thread if verdict else None,
+                "thread": js_string(verdict.thread) if verdict else None,
                 "sections": len(c.files),
                 "cited_sections": c.cited_files,
                 "chars": c.envelope,
@@ -324,7 +324,7 @@ def _call_rows(v: _View, results: list[Any]) -> tuple[list[dict[str, Any]], dict
                 "path_cited_chars": c.used_path,
                 "efficiency": c.efficiency,
                 "sufficiency_bucket": verdict.bucket if verdict else None,
-                "next_action": verdict.next if verdict else None,
+                "next_action": verdict.next_text if verdict else None,
             }
         )
     return rows, questions

@@ -17,6 +17,7 @@ from evalkit.errors import NOT_A_TRANSCRIPT, NotATranscript, TranscriptError
 __all__ = [
     "Accounting",
     "CallRecord",
+    "FileDamage",
     "SessionRecord",
     "account_files",
     "analyse_session",
@@ -27,7 +28,7 @@ __all__ = [
 Status = Literal["parsed", "no-explore", "crash", "skipped"]
 
 # Bump when the payload's shape or meaning changes; part of every cache key.
-PAYLOAD_VERSION = 2
+PAYLOAD_VERSION = 3  # 2: damage entries carry their line counts; 3: tool calls, skipped
 
 NO_EXPLORE = "no answered explore call with file sections (not in the sweep, Decision 4)"
 
@@ -59,6 +60,46 @@ class CallRecord:
 
 
 @dataclass(frozen=True)
+class FileDamage:
+    """What reading one damaged file lost (the sweep's `--json` damage account).
+
+    Attributes:
+        file: The file, relative to the swept directory.
+        what: The same account in words, as the text report prints it.
+        malformed: Lines that are not valid JSON, skipped.
+        non_object: Valid JSON lines that are not objects, ignored.
+        invalid_utf8: Lines holding bytes that are not UTF-8 (decoded with U+FFFD).
+        truncated_gzip: The gzip stream ended early.
+        unreadable: Why the file could not be read at all (a subagent file), else None.
+    """
+
+    file: str
+    what: str
+    malformed: int = 0
+    non_object: int = 0
+    invalid_utf8: int = 0
+    truncated_gzip: bool = False
+    unreadable: str | None = None
+
+    @property
+    def skipped(self) -> int:
+        """Non-blank lines that did not become events."""
+        return self.malformed + self.non_object
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "skipped": self.skipped,
+            "malformed": self.malformed,
+            "non_object": self.non_object,
+            "invalid_utf8": self.invalid_utf8,
+            "truncated_gzip": self.truncated_gzip,
+            "unreadable": self.unreadable,
+            "what": self.what,
+        }
+
+
+@dataclass(frozen=True)
 class SessionRecord:
     """A discovered session with its allocation totals (fractions, not percents).
 
@@ -81,6 +122,8 @@ class SessionRecord:
         tool_calls: tool_use blocks over every thread (0 for a corpus of no agent work).
         damage: `(segment, what was lost)` for each damaged segment file (skipped lines,
             invalid UTF-8, a cut gzip stream); the numbers are over what survived.
+        damage_counts: One `FileDamage` per damaged file, the same files as `damage`.
+        subagents: Interactive sessions only: the subagent files merged into the session.
     """
 
     log: str
@@ -103,6 +146,8 @@ class SessionRecord:
     explore_results: int = 0
     tool_calls: int = 0
     damage: tuple[tuple[str, str], ...] = ()
+    damage_counts: tuple[FileDamage, ...] = ()
+    subagents: tuple[str, ...] = ()
 
     @property
     def in_sweep(self) -> bool:
@@ -174,7 +219,19 @@ def analyse_session(
             reads = session.transcript.segments
             tool_calls = len(session.summary.calls)
             parsed = session
-        damage = [[_relative(seg.path, root), text] for seg in reads if (text := seg.damage())]
+        damage = [
+            [
+                _relative(seg.path, root),
+                text,
+                seg.malformed,
+                seg.non_object,
+                seg.invalid_utf8,
+                seg.truncated_gzip,
+                seg.unreadable,
+            ]
+            for seg in reads
+            if (text := seg.damage())
+        ]
     except NotATranscript as exc:
         where = _relative(exc.path, root)
         reason = NOT_A_TRANSCRIPT if where == segments[0] else f"{where}: {NOT_A_TRANSCRIPT}"
@@ -247,7 +304,9 @@ def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionReco
         has_answer=payload.get("has_answer", False),
         explore_results=payload.get("explore_results", 0),
         tool_calls=payload.get("tool_calls", 0),
-        damage=tuple(tuple(d) for d in payload.get("damage", ())),
+        damage=tuple((d[0], d[1]) for d in payload.get("damage", ())),
+        damage_counts=tuple(FileDamage(*d) for d in payload.get("damage", ())),
+        subagents=ref.subagents,
     )
 
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from evalkit.ecma import grp, js_trim, pct1, pl, rj
+from evalkit.ecma import grp, js_div, js_trim, pct1, pl, rj
 from evalkit.metrics.envelope import Section, path_tokens, split_sections
 
 __all__ = [
@@ -123,7 +123,7 @@ class CallAllocation:
 
     @property
     def efficiency(self) -> float:
-        return self.used / self.envelope if self.envelope else 0.0
+        return js_div(self.used, self.envelope) if self.envelope else 0.0
 
     @property
     def cited_files(self) -> int:
@@ -159,11 +159,11 @@ class Allocation:
 
     @property
     def efficiency(self) -> float:
-        return self.used / self.envelope if self.envelope else 0.0
+        return js_div(self.used, self.envelope) if self.envelope else 0.0
 
     @property
     def efficiency_path(self) -> float:
-        return self.used_path / self.envelope if self.envelope else 0.0
+        return js_div(self.used_path, self.envelope) if self.envelope else 0.0
 
     @property
     def files_returned(self) -> int:
@@ -289,7 +289,7 @@ def format_allocation(a: Allocation, indent: str = "  ", limit: int = 12) -> str
             f"{grp(c.envelope)} chars  {c.cited_files}/{len(c.files)} files"
         )
     for f in a.files[:limit]:
-        share = f.chars / a.envelope if a.envelope else 0.0
+        share = js_div(f.chars, a.envelope) if a.envelope else 0.0
         why = f"symbol `{f.symbol}`" if f.via == "symbol" else ("path" if f.via else "—")
         out.append(
             f"{indent}  {'*' if f.via else ' '} {rj(pct1(share), 6)} "

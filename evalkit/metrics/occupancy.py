@@ -24,6 +24,8 @@ from evalkit.ecma import (
     fix,
     grp,
     jround,
+    js_add,
+    js_div,
     js_json,
     js_truthy,
     lj,
@@ -86,7 +88,7 @@ def _usage_tokens(usage: Any, fields: Sequence[str], path: str) -> float:
         if not isinstance(value, int | float):
             # The reference would concatenate strings here; evalkit refuses to invent a number.
             raise TranscriptError(path, f"usage.{name} is not a number: {js_json(value)}")
-        total += value
+        total = js_add(total, value)  # a double sum, rounded past 2^53 as in ECMAScript
     return total
 
 
@@ -222,7 +224,11 @@ def _gaps(entries: list[Any]) -> tuple[list[Gap], list[float]]:
             if reqs:
                 gaps.append(
                     Gap(
-                        entry.ctx - reqs[-1], chars, tool_chars, tuple(by_family.items()), compacted
+                        js_add(entry.ctx, -reqs[-1]),
+                        chars,
+                        tool_chars,
+                        tuple(by_family.items()),
+                        compacted,
                     )
                 )
             reqs.append(entry.ctx)
@@ -244,25 +250,28 @@ def _calibrate(gaps: list[Gap]) -> tuple[float, bool]:
     clean = [
         g
         for g in gaps
-        if not g.compacted and g.delta > 0 and g.chars > 500 and g.tool_chars / g.chars >= 0.8
+        if not g.compacted
+        and g.delta > 0
+        and g.chars > 500
+        and js_div(g.tool_chars, g.chars) >= 0.8
     ]
-    ratios = sorted(g.tool_chars / g.delta for g in clean)
+    ratios = sorted(js_div(g.tool_chars, g.delta) for g in clean)
     lower_median = ratios[(len(ratios) - 1) // 2] if ratios else 0
     sum_d: float = 0
     sum_c: float = 0
     for g in clean:
         # A gap in which the window also shed content pushes the ratio up: leave it out.
-        if lower_median > 0 and g.tool_chars / g.delta > 1.5 * lower_median:
+        if lower_median > 0 and js_div(g.tool_chars, g.delta) > 1.5 * lower_median:
             continue
-        sum_d += g.delta
-        sum_c += g.tool_chars
+        sum_d = js_add(sum_d, g.delta)
+        sum_c = js_add(sum_c, g.tool_chars)
     if sum_d == 0:
         for g in gaps:
             if not g.compacted and g.delta > 0 and g.chars > 0:
-                sum_d += g.delta
-                sum_c += g.chars
+                sum_d = js_add(sum_d, g.delta)
+                sum_c = js_add(sum_c, g.chars)
     if sum_d > 0:
-        return sum_c / sum_d, True  # true even in the all-chars fallback (§9.2 row 7)
+        return js_div(sum_c, sum_d), True  # true even in the all-chars fallback (§9.2 row 7)
     return FALLBACK_CHARS_PER_TOKEN, False
 
 
@@ -271,9 +280,9 @@ def _dispersion(gaps: list[Gap], chars_per_token: float) -> float | None:
     errs = []
     for g in gaps:
         # Written as skip tests, so a NaN `chars` gap stays in (§9.1): every NaN comparison is false.
-        if g.compacted or g.delta <= 0 or g.chars <= 500 or g.tool_chars / g.chars < 0.95:
+        if g.compacted or g.delta <= 0 or g.chars <= 500 or js_div(g.tool_chars, g.chars) < 0.95:
             continue
-        errs.append(abs(g.tool_chars / chars_per_token - g.delta) / g.delta)
+        errs.append(js_div(abs(js_div(g.tool_chars, chars_per_token) - g.delta), g.delta))
     errs.sort()
     return errs[(len(errs) - 1) >> 1] if errs else None
 
@@ -294,7 +303,7 @@ def _attribute(
             queue = []
         tool_tokens: float = 0
         for fam, ch in g.by_family:
-            tok = ch / chars_per_token
+            tok = js_div(ch, chars_per_token)
             tool_tokens += tok
             contributed[fam] += tok
             queue.append([fam, tok])
@@ -500,15 +509,6 @@ def window_tokens_from_env(environ: Mapping[str, str] | None = None) -> float:
 # --- printed block (§6.8) -----------------------------------------------------------------------
 
 
-def _div(a: float, b: float) -> float:
-    """ECMAScript division: x/0 is ±Infinity, 0/0 is NaN (only reachable via CG_WINDOW_TOKENS)."""
-    if b == 0 or math.isnan(b):
-        if math.isnan(b) or a == 0 or math.isnan(a):
-            return math.nan
-        return math.copysign(math.inf, a) * math.copysign(1, b)
-    return a / b
-
-
 def _js_round(x: float) -> float:
     return x if not math.isfinite(x) else jround(x)
 
@@ -535,14 +535,14 @@ def format_occupancy(
     """
     i = indent
     win = result.window_tokens if window_tokens is None else window_tokens
-    w_k = number_str(_js_round(_div(win, 1000)))
+    w_k = number_str(_js_round(js_div(win, 1000)))
     ctx = result.final_context
 
     def pct_ctx(t: float) -> str:
-        return fix((t / ctx) * 100, 1) if ctx > 0 else "0.0"
+        return fix(js_div(t, ctx) * 100, 1) if ctx > 0 else "0.0"
 
     def pct_win(t: float) -> str:
-        return fix(_div(t, win) * 100, 1)
+        return fix(js_div(t, win) * 100, 1)
 
     def tok(t: float) -> str:
         return rj(grp(t) + " tok", 12)

@@ -35,7 +35,7 @@ from evalkit.ecma import (
 )
 from evalkit.errors import TranscriptError
 from evalkit.formats.claude_code.events import at_event
-from evalkit.formats.claude_code.transcripts import result_text, thread_of
+from evalkit.formats.claude_code.transcripts import id_key, result_text, thread_id
 from evalkit.metrics.allocation import norm_path, same_path
 from evalkit.metrics.envelope import mentioned_paths, returned_paths
 
@@ -43,6 +43,7 @@ __all__ = [
     "BUCKETS",
     "BUCKET_LABELS",
     "SufficiencyCall",
+    "UNDEFINED",
     "Sufficiency",
     "BashIntent",
     "classify_sufficiency",
@@ -130,27 +131,30 @@ class SufficiencyCall:
     """One answered explore call and its verdict (§5.3 step 7).
 
     Attributes:
-        thread: `main`, or the delegating tool_use id of a subagent thread (§1.8).
+        thread: `main`, or the delegating tool_use id of a subagent thread (§1.8), raw: a
+            non-string `parent_tool_use_id` keeps its JSON value (`5` is not `"5"`).
         query: `input.query` as ECMAScript `String()` would give it (`""` when absent).
         files: Number of file sections the response returned (duplicates count).
         chars: Length of the response text, in UTF-16 units.
         bucket: One of `BUCKETS`.
-        next: What the agent did next, as the reference prints it.
+        next: What the agent did next, as the reference holds it: text, or the raw tool name
+            when the reaction is the name itself (a non-string name stays as it is), or
+            `UNDEFINED` for a missing name (printed `undefined`, left out of the JSON).
         named: Only for `read_missed`: whether the response mentioned the path it read.
         tool_use_id: The explore's tool_use id (links the call to `calls_df`; not in the JSON).
     """
 
-    thread: str
+    thread: Any
     query: str
     files: int
     chars: int
     bucket: Bucket
-    next: str
+    next: Any
     named: bool | None = None
     tool_use_id: Any = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "thread": self.thread,
             "query": self.query,
             "files": self.files,
@@ -159,6 +163,14 @@ class SufficiencyCall:
             "next": self.next,
             "named": self.named,
         }
+        if self.next is UNDEFINED:  # JSON.stringify leaves an undefined property out
+            del out["next"]
+        return out
+
+    @property
+    def next_text(self) -> str:
+        """`next` as the printed block shows it (`"" + next`)."""
+        return _concat(self.next)
 
 
 @dataclass(frozen=True)
@@ -197,7 +209,10 @@ class Sufficiency:
         next action and whether the file read next was named by the response."""
         import pandas as pd
 
-        rows = [{"order": i, **c.to_dict()} for i, c in enumerate(self.calls, start=1)]
+        rows = [
+            {"order": i, **c.to_dict(), "thread": js_string(c.thread), "next": c.next_text}
+            for i, c in enumerate(self.calls, start=1)
+        ]
         columns = ["order", "thread", "query", "files", "chars", "bucket", "next", "named"]
         return pd.DataFrame(rows, columns=columns)
 
@@ -214,11 +229,19 @@ class _Action:
 @dataclass(frozen=True)
 class _Reaction:
     bucket: str
-    next: str
+    next: Any
     named: bool | None = None
 
 
-_MISSING = object()
+class _Undefined:
+    """ECMAScript `undefined`: a tool_use without a `name`."""
+
+    def __repr__(self) -> str:
+        return "UNDEFINED"
+
+
+UNDEFINED: Any = _Undefined()
+_MISSING = UNDEFINED
 
 
 def _key(x: Any) -> Any:
@@ -306,7 +329,7 @@ def _reaction_of(
             return _read_of(intent.path, "Bash ", returned, mentioned, earlier)
         if intent.kind == "search":
             return _Reaction("search", "Bash search")
-    return _Reaction("sufficient", _concat(name))
+    return _Reaction("sufficient", name)
 
 
 def classify_sufficiency(
@@ -323,7 +346,7 @@ def classify_sufficiency(
             or user message's content, a null element in an explore result's content, a
             non-string tool name containing `codegraph` judged as a reaction.
     """
-    threads: dict[str, list[_Action]] = {}
+    threads: dict[Any, tuple[Any, list[_Action]]] = {}  # Map key → (raw thread, actions)
     names: dict[Any, Any] = {}
     text_by_id: dict[Any, str] = {}
     index = -1
@@ -334,9 +357,9 @@ def classify_sufficiency(
             if not isinstance(content, list):
                 continue
             etype = event.get("type")
-            thread = thread_of(event)
+            thread = thread_id(event)
             if etype == "assistant":
-                actions = threads.setdefault(thread, [])
+                actions = threads.setdefault(id_key(thread), (thread, []))[1]
                 for block in content:
                     _check_block(block, etype, path)
                     if not isinstance(block, dict) or block.get("type") != "tool_use":
@@ -345,7 +368,7 @@ def classify_sufficiency(
                     msg_id = message.get("id")
                     if not js_truthy(msg_id):
                         # Every call without a message id counts as its own message (§5.2).
-                        msg_id = f"#{thread}-{len(actions)}"
+                        msg_id = f"#{js_string(thread)}-{len(actions)}"
                     raw_input = block.get("input")
                     actions.append(
                         _Action(
@@ -373,7 +396,7 @@ def classify_sufficiency(
     calls: list[SufficiencyCall] = []
     counts = dict.fromkeys(BUCKETS, 0)
     errors = concurrent = 0
-    for thread, actions in threads.items():
+    for thread, actions in threads.values():
         earlier: list[str] = []
         for i, action in enumerate(actions):
             if "codegraph_explore" not in _name_text(action.name):
@@ -427,19 +450,19 @@ def _check_block(block: Any, etype: str, path: str) -> None:
 
 def _through_delegation(
     delegation: _Action,
-    threads: dict[str, list[_Action]],
+    threads: dict[Any, tuple[Any, list[_Action]]],
     returned: list[str],
     mentioned: list[str],
     earlier: list[str],
     path: str,
 ) -> _Reaction:
     """§5.3 `throughDelegation`: the subagent's first substantive action, with the parent's paths."""
-    sub = threads.get(_key(delegation.id), [])
+    sub = threads.get(id_key(delegation.id), (None, []))[1]
     first = next((a for a in sub if a.name not in _BOOKKEEPING and a.name not in _DELEGATION), None)
     if first is None:
-        return _Reaction("sufficient", _concat(delegation.name))
+        return _Reaction("sufficient", delegation.name)
     r = _reaction_of(first, returned, mentioned, earlier, path)
-    return _Reaction(r.bucket, f"{_concat(delegation.name)} → {r.next}", r.named)
+    return _Reaction(r.bucket, f"{_concat(delegation.name)} → {_concat(r.next)}", r.named)
 
 
 # --- printed block (§5.8) ---------------------------------------------------------------------
@@ -464,9 +487,11 @@ def format_sufficiency(result: Sufficiency, indent: str = "  ") -> str:
         share = fix((count / answered) * 100, 0) + "%"
         out.append(f"{i}  {rj(str(count), 3)} {rj(share, 4)}  {lj(label, 31)}{meaning}")
     for k, call in enumerate(result.calls, start=1):
-        tag = " [subagent]" if call.thread and call.thread != "main" else ""
+        tag = " [subagent]" if js_truthy(call.thread) and call.thread != "main" else ""
         q = call.query if utf16_len(call.query) <= 46 else utf16_prefix(call.query, 45) + "…"
-        out.append(f'{i}  {k}.{tag} "{q}" [{call.files} {pl(call.files, "file")}] → {call.next}')
+        out.append(
+            f'{i}  {k}.{tag} "{q}" [{call.files} {pl(call.files, "file")}] → {call.next_text}'
+        )
     notes = []
     if result.errors > 0:
         notes.append(

@@ -22,6 +22,8 @@ from evalkit.ecma import (
     WS,
     fix,
     grp,
+    js_add,
+    js_div,
     js_json,
     js_string,
     js_truthy,
@@ -29,7 +31,7 @@ from evalkit.ecma import (
     printable,
     utf16_prefix,
 )
-from evalkit.errors import TranscriptError
+from evalkit.errors import TranscriptError, one_line
 from evalkit.formats.claude_code.events import at_event
 from evalkit.formats.claude_code.transcripts import (
     family,
@@ -238,7 +240,7 @@ def _usage_sum(usage: Any, path: str, what: str) -> float:
     total: float = 0
     if isinstance(usage, dict):
         for name in _PROCESSED_FIELDS:
-            total += _number(usage.get(name), f"{what}.{name}", path)
+            total = js_add(total, _number(usage.get(name), f"{what}.{name}", path))
     return total
 
 
@@ -288,9 +290,14 @@ def summarize(
                 )
             elif etype == "result":
                 subtypes.append(event.get("subtype", _MISSING))
-                dur += _number(event.get("duration_ms"), "result duration_ms", path)
-                cost += _number(event.get("total_cost_usd"), "result total_cost_usd", path)
-                processed_results += _usage_sum(event.get("usage"), path, "result usage")
+                # Every `+` is a double addition, rounded past 2^53 as in ECMAScript (§10.4).
+                dur = js_add(dur, _number(event.get("duration_ms"), "result duration_ms", path))
+                cost = js_add(
+                    cost, _number(event.get("total_cost_usd"), "result total_cost_usd", path)
+                )
+                processed_results = js_add(
+                    processed_results, _usage_sum(event.get("usage"), path, "result usage")
+                )
             elif etype == "assistant":
                 message = event.get("message")
                 if not isinstance(message, dict):
@@ -299,7 +306,9 @@ def summarize(
                 key = message_key(msg_id)
                 if key is not None and key not in seen_ids:
                     seen_ids.add(key)
-                    processed_messages += _usage_sum(message.get("usage"), path, "message usage")
+                    processed_messages = js_add(
+                        processed_messages, _usage_sum(message.get("usage"), path, "message usage")
+                    )
                 content = message.get("content")
                 if not isinstance(content, list):
                     continue
@@ -350,7 +359,7 @@ def summarize(
         bash=counts.get("Bash", 0),
         cg=sum(n for name, n in counts.items() if "codegraph" in name),
         turns=request_count(events),
-        dur=dur / 1000,
+        dur=js_div(dur, 1000),
         cost=cost,
         ok=bool(subtypes) and all(s == "success" for s in subtypes),
         processed=total,
@@ -381,7 +390,9 @@ def format_run_header(summary: Summary, paths: Sequence[str], *, brief: bool = F
         paths: The segment files, in order (only their basenames are printed).
         brief: Drop the numbered tool-call listing (`--brief`).
     """
-    names = " + ".join(os.fspath(p).split("/")[-1] for p in paths)
+    # A file name is escaped where it holds a line break, a control character or bytes that
+    # are not UTF-8 (`\n`, `\x1b`, `\udcff`): it cannot split or recolour the report.
+    names = " + ".join(one_line(os.fspath(p).split("/")[-1]) for p in paths)
     exposed = "?" if summary.init_tools is None else str(len(summary.init_tools))
     race = (
         '  [MCP COLD-START RACE — tool call hit "No such tool available"]' if summary.raced else ""

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from evalkit.ecma import fix, pl, printable, rj
+from evalkit.errors import one_line
 from evalkit.metrics.allocation import Allocation, format_allocation
 from evalkit.metrics.envelope import envelope_view, format_envelope
 from evalkit.metrics.occupancy import format_occupancy
@@ -110,7 +111,7 @@ def format_interactive(s: InteractiveSession) -> str:
     n = len(s.subagents)
     assert s.sufficiency is not None and s.allocation is not None
     out = [
-        f"session: {s.session_id}",
+        f"session: {one_line(s.session_id)}",  # a hostile file name stays one line
         "",
         "MAIN thread tools:",
         _fmt_counts(s.main_counts),

@@ -6,13 +6,13 @@ here, with the reference's `pct1` (§10.4), and arm cells follow compare-arms.mj
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from typing import Any
 
 from evalkit.corpus.records import CallRecord, SessionRecord
-from evalkit.ecma import grp, pct1, pl, rj
+from evalkit.ecma import grp, js_json, pct1, pl, rj
+from evalkit.errors import one_line
 from evalkit.outputs import caveats
 from evalkit.tables.aggregate import ArmCell, SliceRow, pct_cell, span
 from evalkit.tables.quantile import QUANTILE_METHOD
@@ -156,20 +156,20 @@ def _accounting_lines(result: SweepResult, *, every_file: bool) -> list[str]:
     damaged = [d for r in result.records for d in r.damage]
     if damaged:
         lines.append(f"  damaged: {_n(len(damaged), 'file')} read over what survived")
-        lines += [f"    {path}: {what}" for path, what in damaged]
+        lines += [f"    {one_line(path)}: {what}" for path, what in damaged]
     if every_file:
-        lines += [f"  parsed: {a.path}" for a in by["parsed"]]
+        lines += [f"  parsed: {one_line(a.path)}" for a in by["parsed"]]
     # Grouped by reason so a reason shared by many files is printed once.
     groups: dict[tuple[str, str], list[str]] = {}
     for status in ("no-explore", "crash"):
         for log in sessions[status]:
             r = records[log]
             extra = f" (+{len(r.segments) - 1} segments)" if len(r.segments) > 1 else ""
-            groups.setdefault((status, r.reason or ""), []).append(log + extra)
+            groups.setdefault((status, r.reason or ""), []).append(one_line(log) + extra)
     for a in by["skipped"]:
-        groups.setdefault(("skipped", a.reason or ""), []).append(a.path)
+        groups.setdefault(("skipped", a.reason or ""), []).append(one_line(a.path))
     for (status, reason), items in groups.items():
-        lines.append(f"  {status}: {reason}")
+        lines.append(f"  {status}: {one_line(reason)}")
         lines += [f"    {item}" for item in items]
     return lines
 
@@ -187,6 +187,12 @@ def no_tool_calls_note(result: SweepResult) -> str | None:
         else f"none of the {n} sessions holds a tool call"
     )
     return f"note: {who}, so there is no explore call to measure"
+
+
+def _terminal_safe(out: list[str]) -> str:
+    """The report's lines joined, each with control characters and bytes that are not UTF-8
+    escaped (labels come from path names): nothing a file name holds reaches the terminal raw."""
+    return "\n".join(one_line(line) for line in out) + "\n"
 
 
 def render_text(result: SweepResult, *, tail: int = 5, every_file: bool = False) -> str:
@@ -237,12 +243,12 @@ def render_text(result: SweepResult, *, tail: int = 5, every_file: bool = False)
             "where the signal is:",
         ]
         for r in low:
-            out.append(f"  {rj(pct1(r.efficiency), 6)}  {r.log}  ({_session_summary(r)})")
+            out.append(f"  {rj(pct1(r.efficiency), 6)}  {one_line(r.log)}  ({_session_summary(r)})")
             out += [f"            {call_line(c)}" for c in r.calls]
     out += ["", QUANTILE_METHOD, "", "How to read this:"]
     out += [f"  - {c}" for c in caveats.SWEEP_CAVEATS]
     out += [""] + _accounting_lines(result, every_file=every_file)
-    return "\n".join(out) + "\n"
+    return _terminal_safe(out)
 
 
 def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -302,7 +308,7 @@ def render_markdown(result: SweepResult, *, tail: int = 5) -> str:
         )
     else:
         out.append("None: every file is a segment of a session in the sweep.")
-    return "\n".join(out) + "\n"
+    return _terminal_safe(out)
 
 
 def to_json_dict(result: SweepResult) -> dict[str, Any]:
@@ -370,8 +376,16 @@ def to_json_dict(result: SweepResult) -> dict[str, Any]:
             for r in result.sessions
         ],
         "skipped": skipped,
+        # Every file of the tree (each segment and subagent file) and what became of it, and
+        # per damaged file what was lost: the accounting the text report lists.
+        "files": [
+            {"file": a.path, "status": a.status, "session": a.session} for a in result.accounting
+        ],
+        "damage": [d.to_dict() for r in result.records for d in r.damage_counts],
     }
 
 
 def render_json(result: SweepResult) -> str:
-    return json.dumps(to_json_dict(result), indent=2, ensure_ascii=False) + "\n"
+    """`--json`: written as JSON.stringify writes it (non-finite numbers are null, a name that is
+    not valid UTF-8 keeps its `\\udcXX` escapes), so the output is always valid JSON."""
+    return js_json(to_json_dict(result), 2) + "\n"

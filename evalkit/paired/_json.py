@@ -120,8 +120,26 @@ def decode_bounded(text: str) -> Any:
 
 
 def canonical_dumps(obj: Any) -> str:
-    """The canonical serialization of files evalkit writes (spec §3.1): sorted, indent 2, one \\n."""
-    return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    """The canonical serialization of files evalkit writes (spec §3.1): sorted, indent 2, one \\n.
+
+    Never invalid JSON: a non-finite number (a ratio over nothing in a report) is written as
+    `null`, as JSON.stringify writes it, and a lone surrogate as its `\\udxxx` escape.
+    """
+    text = json.dumps(_finite(obj), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
 
 
 def fingerprint_dumps(obj: Any) -> bytes:

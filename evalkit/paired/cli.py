@@ -11,7 +11,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from evalkit.errors import EvalkitError, UsageError
+from evalkit.errors import EvalkitError, UsageError, one_line, unexpected_error
 from evalkit.paired._json import is_commit_hex, is_sha256_hex
 from evalkit.paired.driver import DEFAULT_TIME_LIMIT
 from evalkit.paired.gate import Expected, strict_check
@@ -80,6 +80,17 @@ the runtime contracts, checks the attestations, and keeps failed samples as samp
 field beyond the validated values, and no driver output, is ever stored or printed. Worktrees,
 receipts and scratch files live in one temporary directory that is always removed. The
 evidence is written atomically in canonical form; --strict then runs the strict gate.
+
+What the driver cannot do: its receipt path is a random name created when its sample starts,
+and a receipt older than the driver is rejected; on Linux the collector adopts orphaned
+processes (a child subreaper) and kills every process the driver started, daemons in a new
+session included (without /proc only the process group is killed; a process that is never
+seen alive and re-parents itself under a subreaper of its own can still escape). Worktrees
+are removed by the registration recorded when they were created, never through a .git file
+the driver could rewrite. An --output that exists and is not a regular file (a device, a
+directory, a FIFO, a link) is refused before any sample runs; if writing the evidence fails,
+it is kept in a new file beside OUTPUT and that path is printed. SIGINT, SIGTERM and SIGHUP
+all clean up.
 
 experiments:
   direct_vs_host     Direct (baseline) vs Host Code Mode (candidate); 3 tasks x --pairs x 2
@@ -311,14 +322,21 @@ def run_collect(args: argparse.Namespace) -> int:
         strict=args.strict,
         time_limit=args.driver_timeout,
     )
-    previous = signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM cleans up like Ctrl-C
+    # SIGTERM and SIGHUP (a closed terminal) clean up exactly as Ctrl-C does.
+    previous = {sig: signal.signal(sig, _interrupt) for sig in _CLEANUP_SIGNALS}
     try:
         return collect(options).exit_code
     except KeyboardInterrupt:
         print("evalkit-paired: interrupted; worktrees and temporary files removed", file=sys.stderr)
         return 130
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+_CLEANUP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
 
 
 def _interrupt(signum, frame) -> None:
@@ -342,7 +360,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except EvalkitError as exc:
-        print(f"evalkit-paired: {exc}", file=sys.stderr)
+        print(one_line(f"evalkit-paired: {exc}"), file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # noqa: BLE001 — never a traceback (issue 11)
+        subject = getattr(args, "file", None) or getattr(args, "output", None) or "(input)"
+        print(one_line(f"evalkit-paired: {unexpected_error(str(subject), exc)}"), file=sys.stderr)
+        return 2

@@ -23,15 +23,17 @@ Example (the shipped scripted driver, collector testing only):
 from __future__ import annotations
 
 import os
+import secrets
 import shlex
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from evalkit.errors import UsageError
+from evalkit.errors import EvalkitError, UsageError
 from evalkit.paired._files import OpenMessages, read_bounded
 from evalkit.paired._json import BoundsError, SyntaxProblem, decode_bounded, is_sha256_hex
 from evalkit.paired.attest import (
@@ -94,6 +96,7 @@ __all__ = [
     "GroupResult",
     "SampleResult",
     "SampleSpec",
+    "EvidenceWriteError",
     "collect",
     "nested_output_path",
     "plan_samples",
@@ -222,6 +225,8 @@ def _check_options(o: CollectOptions) -> None:
     for path in _outputs(o):
         if not path.parent.is_dir():
             raise UsageError(f"output directory does not exist: {path.parent}")
+        if _exists_not_regular(path):  # a device, directory, FIFO or link: never replaced
+            raise UsageError(f"output exists and is not a regular file: {path}")
         if o.driver_kind == "scripted" and _under_data_evidence(path):
             raise UsageError("scripted-driver evidence must never be stored under data/evidence/")
 
@@ -452,9 +457,8 @@ def run_sample(run: _Run, spec: SampleSpec) -> SampleResult:
         status.reasons.add("driver_platform_unsupported")
         return _finish(spec, sample, status)
     workspace = run.root / "worktrees" / spec.label
-    receipt_path = run.root / "receipts" / f"{spec.label}.json"
     try:  # 1. a fresh detached worktree, clean before the driver starts
-        add_worktree(run.repo, workspace, run.source)
+        admin = add_worktree(run.repo, workspace, run.source)
     except GitError:
         status = _Status("fail")
         status.fail("sample_contract_error", "could not create the sample worktree")
@@ -464,7 +468,9 @@ def run_sample(run: _Run, spec: SampleSpec) -> SampleResult:
             status = _Status("fail")
             status.fail("sample_contract_error", "fresh benchmark worktree is not clean")
             return _finish(spec, sample, status)
-        _remove_stale(receipt_path)  # 2. a leftover receipt can never satisfy this sample
+        # 2. A receipt path nobody can predict, in a directory created now: a leftover or
+        # planted receipt can never satisfy this sample.
+        receipt_path = _fresh_receipt_path(run.root / "receipts", spec.label)
         env = driver_environment(  # 3. the §8.2 contract
             run.environ,
             workspace=str(workspace),
@@ -477,6 +483,7 @@ def run_sample(run: _Run, spec: SampleSpec) -> SampleResult:
             receipt=str(receipt_path),
             host_cell_policy=spec.policy,
         )
+        started_ns = _clock_mark(receipt_path.parent)
         try:  # 4. under the time limit, in its own process group
             outcome = run_driver(
                 run.options.driver_command,
@@ -494,6 +501,7 @@ def run_sample(run: _Run, spec: SampleSpec) -> SampleResult:
         receipt_error: str | None = None
         if not outcome.timed_out:
             try:  # 6.
+                _check_receipt_is_new(receipt_path, started_ns)
                 receipt = read_receipt(receipt_path)
             except ReceiptError as exc:
                 receipt_error = exc.message
@@ -528,14 +536,34 @@ def run_sample(run: _Run, spec: SampleSpec) -> SampleResult:
             status.partial()
         return _finish(spec, sample, status)  # 11.
     finally:
-        remove_worktree(run.repo, workspace)
+        remove_worktree(run.repo, workspace, admin)  # the registration recorded at creation
 
 
-def _remove_stale(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path)
-    elif os.path.lexists(path):
-        path.unlink()
+def _fresh_receipt_path(receipts: Path, label: str) -> Path:
+    """`<receipts>/<label>-<random>/<random>.json`: random names created when the sample starts."""
+    directory = Path(tempfile.mkdtemp(prefix=f"{label}-", dir=receipts))
+    return directory / f"{secrets.token_hex(16)}.json"
+
+
+def _clock_mark(directory: Path) -> int:
+    """The file-system clock just before the driver starts (the change time of a new file), so
+    a receipt's own change time can be compared with it on the same clock."""
+    mark = directory / ".started"
+    mark.touch(exist_ok=False)
+    try:
+        return os.lstat(mark).st_ctime_ns
+    finally:
+        mark.unlink()
+
+
+def _check_receipt_is_new(path: Path, started_ns: int) -> None:
+    """Reject a receipt that existed before its sample's driver started (§5.1, issue 11)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return  # missing: read_receipt reports it
+    if st.st_ctime_ns < started_ns:
+        raise ReceiptError("driver result existed before the driver started")
 
 
 def _from_receipt(run, spec, sample, status, receipt, outcome, workspace, oracle) -> None:
@@ -653,8 +681,34 @@ def _host_cells(spec, sample, status: _Status, receipt: Receipt, ids) -> None:
 # ----------------------------------------------------------------------------- the run
 
 
+def _exists_not_regular(path: Path) -> bool:
+    try:
+        return not stat.S_ISREG(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+
+
+class EvidenceWriteError(OSError, EvalkitError):
+    """The evidence could not be written where asked; `saved` is where it was kept instead."""
+
+    def __init__(self, message: str, saved: Path | None) -> None:
+        super().__init__(message)
+        self.saved = saved
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
 def write_atomically(path: Path, text: str) -> None:
-    """Write `text` to `path` via a temporary file in the same directory and a rename (§8.1)."""
+    """Write `text` to `path` via a temporary file in the same directory and a rename (§8.1).
+
+    Only a regular file (or nothing) at `path` is ever replaced: a device, directory, FIFO or
+    link is refused, checked again just before the rename.
+    """
+    if _exists_not_regular(path):
+        raise EvidenceWriteError(f"output exists and is not a regular file: {path}", None)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -664,6 +718,8 @@ def write_atomically(path: Path, text: str) -> None:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
+        if _exists_not_regular(path):
+            raise EvidenceWriteError(f"output exists and is not a regular file: {path}", None)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -798,7 +854,7 @@ def collect(
             results.append(GroupResult(experiment, output, evidence, tuple(samples)))
         final = []
         for group in results:
-            write_atomically(group.output, dump_evidence(group.evidence))
+            _write_evidence(group.output, dump_evidence(group.evidence), echo)
             strict = None
             if options.strict:
                 strict = strict_check(
@@ -816,6 +872,35 @@ def collect(
         return outcome
     finally:
         _cleanup(repo, root)
+
+
+def _write_evidence(output: Path, text: str, echo: Callable[[str], None]) -> None:
+    """Write one group's evidence; when that fails, keep it in a new file beside the output.
+
+    Every sample already ran: losing them to a full disk or a replaced output would waste the
+    whole run. The kept copy gets a fresh name (created exclusively, so it replaces nothing).
+    """
+    try:
+        write_atomically(output, text)
+        return
+    except OSError as exc:
+        reason = str(exc) if isinstance(exc, EvidenceWriteError) else exc.strerror or str(exc)
+    saved = None
+    for directory in (output.parent, Path(tempfile.gettempdir())):
+        try:
+            fd, name = tempfile.mkstemp(
+                prefix=f"{output.stem}.unsaved-", suffix=output.suffix or ".json", dir=directory
+            )
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            saved = Path(name)
+            break
+        except OSError:
+            continue
+    where = f"; the collected evidence was kept in {saved}" if saved else ""
+    if saved:
+        echo(f"evidence kept in: {saved}")
+    raise EvidenceWriteError(f"could not write the evidence to {output} ({reason}){where}", saved)
 
 
 def _cleanup(repo: Path, root: Path) -> None:

@@ -57,7 +57,7 @@ RUNTIME_CONTRACTS = (
     "selection_admission",
 )
 NESTED_SURFACES = ("read_only", "guarded_edit", "validation")
-CASE_ID = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+CASE_ID = re.compile(r"[a-z][a-z0-9_]{0,63}")  # matched with fullmatch: no trailing newline
 _CASE_KEYS = (
     "case_id",
     "title",
@@ -224,7 +224,7 @@ def _parse_case(raw: Any, i: int) -> Case:
     for field in ("case_id", "title", "prompt"):
         if not isinstance(raw.get(field), str) or not raw[field]:
             raise CaseManifestError(f"{loc}.{field} must be a non-empty string")
-    if not CASE_ID.match(raw["case_id"]):
+    if not CASE_ID.fullmatch(raw["case_id"]):
         raise CaseManifestError(f"{loc}.case_id must match ^[a-z][a-z0-9_]{{0,63}}$")
     surfaces = raw.get("surfaces")
     if (

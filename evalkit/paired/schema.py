@@ -100,8 +100,9 @@ DRIVER_KINDS = ("live_host", "manual_bridge", "scripted")
 ODD_ORDER = ("baseline", "candidate")
 EVEN_ORDER = ("candidate", "baseline")
 
-_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-_GATE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+# Matched with `fullmatch` (`$` would also accept a trailing newline).
+_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_GATE = re.compile(r"[a-z][a-z0-9_]{0,63}")
 _TOP_KEYS = (
     "schema_version",
     "kind",
@@ -649,7 +650,7 @@ class _Parser:
             raise _fail(f"{loc}.case_id must equal the enclosing case_id")
         if paired:
             self.count(obj["pair"], f"{loc}.pair")
-            if obj["ordinal"] not in (1, 2) or isinstance(obj["ordinal"], bool):
+            if type(obj["ordinal"]) is not int or obj["ordinal"] not in (1, 2):  # not 2.0, not true
                 raise _fail(f"{loc}.ordinal must be one of 1 or 2")
             if obj["repetition"] is not None:
                 raise _fail(f"{loc}.repetition must be null in paired evidence")
@@ -685,10 +686,10 @@ class _Parser:
         if len(gates) > 32:
             raise _fail(f"{loc}.runtime_gates must hold at most 32 gates")
         for i, (name, value) in enumerate(gates.items()):
-            if not _GATE.match(name):
+            if not _GATE.fullmatch(name):
                 raise _fail(f"{loc}.runtime_gates key {i} must be a gate name")
             if value is not None and not isinstance(value, bool):
-                raise _fail(f"{loc}.runtime_gates.{name} must be null or a boolean")
+                raise _fail(f"{loc}.runtime_gates key {i} must map to null or a boolean")
         oracle = self.oracle(obj["fixture_oracle"], f"{loc}.fixture_oracle")
         instrumentation = self.instrumentation(obj["instrumentation"], f"{loc}.instrumentation")
         metrics = self.metrics(obj["metrics"], f"{loc}.metrics")
@@ -744,13 +745,13 @@ class _Parser:
         if raw is None:
             return None
         if isinstance(raw, str):
-            if not _LABEL.match(raw):
+            if not _LABEL.fullmatch(raw):
                 raise bad
             return raw
         if (
             not isinstance(raw, list)
             or not 1 <= len(raw) <= 8
-            or not all(isinstance(x, str) and _LABEL.match(x) for x in raw)
+            or not all(isinstance(x, str) and _LABEL.fullmatch(x) for x in raw)
             or len(set(raw)) != len(raw)
         ):
             raise bad

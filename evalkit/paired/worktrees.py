@@ -3,7 +3,9 @@
 Every git command runs without a shell, with stdin on the null device and no terminal prompt.
 The collector removes only the worktrees it created (`git worktree remove --force`, with a
 recursive delete of the worktree and of its own administrative entry as fallback); it never
-runs a global `git worktree prune` and never touches other worktrees.
+runs a global `git worktree prune` and never touches other worktrees. The administrative entry
+is found in the collector's own repository when the worktree is created, never through the
+worktree's `.git` file, which the driver controls.
 """
 
 from __future__ import annotations
@@ -99,13 +101,19 @@ def committed_file(repo: Path, rev: str, relpath: str) -> bytes | None:
         return None
 
 
-def add_worktree(repo: Path, path: Path, rev: str) -> None:
-    """Create a fresh detached worktree of `rev` at `path`; roll back a failed checkout."""
+def add_worktree(repo: Path, path: Path, rev: str) -> Path | None:
+    """Create a fresh detached worktree of `rev` at `path`; roll back a failed checkout.
+
+    Returns:
+        The worktree's administrative directory (`<common dir>/worktrees/<name>`) as recorded at
+        creation, before any driver runs; `remove_worktree` removes exactly that one.
+    """
     try:
         git(repo, "worktree", "add", "--detach", "--quiet", str(path), rev)
     except GitError:
         remove_worktree(repo, path)
         raise
+    return _registered_admin(repo, path)
 
 
 def is_clean(path: Path) -> bool:
@@ -116,27 +124,60 @@ def is_clean(path: Path) -> bool:
         return False
 
 
-def remove_worktree(repo: Path, path: Path) -> None:
-    """Remove one worktree this collector created, and only that one."""
-    admin = _admin_dir(path)
+def remove_worktree(repo: Path, path: Path, admin: Path | None = None) -> None:
+    """Remove one worktree this collector created, and only that one.
+
+    The worktree's own `.git` file is never read: a driver may have rewritten its `gitdir:` to
+    point at another repository's registration. The administrative directory is the one
+    recorded at creation (`admin`), or else the entry of this repository whose `gitdir` names
+    `path`; either way it is removed only after checking that it lies in this repository's own
+    `worktrees/` directory (no global `git worktree prune`, §8.3).
+    """
+    if admin is None:
+        admin = _registered_admin(repo, path)
     try:
         git(repo, "worktree", "remove", "--force", str(path))
     except GitError:
         pass
-    if path.exists() or path.is_symlink():
+    if path.is_symlink():
+        path.unlink()  # never follow a link the driver put in its place
+    elif path.exists():
         shutil.rmtree(path, ignore_errors=True)
-    if admin is not None and admin.is_dir():
-        # Our own registration only: never a global `git worktree prune` (§8.3).
+    if admin is not None and _own_admin(repo, admin) and admin.is_dir():
         shutil.rmtree(admin, ignore_errors=True)
 
 
-def _admin_dir(path: Path) -> Path | None:
-    """The `.git/worktrees/<name>` entry the worktree at `path` points to, if any."""
+def _worktrees_dir(repo: Path) -> Path | None:
+    """This repository's `<common dir>/worktrees`, where git keeps worktree registrations."""
     try:
-        text = (path / ".git").read_text(encoding="utf-8")
+        out = git(repo, "rev-parse", "--path-format=absolute", "--git-common-dir").strip()
+    except GitError:
+        return None
+    return Path(out) / "worktrees" if out else None
+
+
+def _own_admin(repo: Path, admin: Path) -> bool:
+    """Whether `admin` is a real directory directly inside this repository's `worktrees/`."""
+    base = _worktrees_dir(repo)
+    if base is None or admin.is_symlink():
+        return False
+    try:
+        return admin.resolve(strict=True).parent == base.resolve(strict=True)
     except OSError:
+        return False
+
+
+def _registered_admin(repo: Path, path: Path) -> Path | None:
+    """The entry of this repository's `worktrees/` whose `gitdir` file names `path/.git`."""
+    base = _worktrees_dir(repo)
+    if base is None or not base.is_dir():
         return None
-    if not text.startswith("gitdir:"):
-        return None
-    admin = Path(text[len("gitdir:") :].strip())
-    return admin if admin.parent.name == "worktrees" else None
+    want = os.path.realpath(path / ".git")
+    for entry in sorted(base.iterdir()):
+        try:
+            text = (entry / "gitdir").read_text(encoding="utf-8").strip()
+        except OSError:
+            continue
+        if os.path.realpath(text) == want and _own_admin(repo, entry):
+            return entry
+    return None

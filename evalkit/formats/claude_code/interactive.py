@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalkit.ecma import js_json, js_string, js_truthy, listing_key
+from evalkit.ecma import js_add, js_json, js_string, js_truthy, listing_key
 from evalkit.errors import EvalkitError, TranscriptError, UsageError
 from evalkit.formats.claude_code.transcripts import SegmentRead, parse_line, read_segment
 
@@ -98,9 +99,22 @@ def find_project_log_dir(
     return claude if os.path.isdir(claude) else reference
 
 
+def _jsonl_names(directory: str) -> list[str]:
+    """Every `*.jsonl` entry of `directory`, in listing order (§10.5).
+
+    Raises:
+        TranscriptError: The directory cannot be listed (permissions, say): one line naming it.
+    """
+    try:
+        names = os.listdir(directory)
+    except OSError as exc:
+        reason = f"cannot read the directory ({exc.strerror or exc})"
+        raise TranscriptError(directory, reason) from None
+    return sorted((n for n in names if n.endswith(".jsonl")), key=listing_key)
+
+
 def _jsonl_files(directory: str) -> list[str]:
-    names = [n for n in os.listdir(directory) if n.endswith(".jsonl")]
-    return [n for n in sorted(names, key=listing_key) if os.path.isfile(os.path.join(directory, n))]
+    return [n for n in _jsonl_names(directory) if os.path.isfile(os.path.join(directory, n))]
 
 
 def newest_session_log(log_dir: str) -> str:
@@ -114,12 +128,16 @@ def newest_session_log(log_dir: str) -> str:
     names = _jsonl_files(log_dir)
     if not names:
         raise NoSessionLogs(f"no .jsonl sessions in {log_dir}")
-    best = names[0]
-    best_mtime = os.stat(os.path.join(log_dir, best)).st_mtime_ns
-    for name in names[1:]:
-        mtime = os.stat(os.path.join(log_dir, name)).st_mtime_ns
-        if mtime > best_mtime:  # strictly newer: ties keep the earlier name
+    best, best_mtime = None, 0
+    for name in names:
+        try:
+            mtime = os.stat(os.path.join(log_dir, name)).st_mtime_ns
+        except OSError:
+            continue  # vanished since the listing
+        if best is None or mtime > best_mtime:  # strictly newer: ties keep the earlier name
             best, best_mtime = name, mtime
+    if best is None:
+        raise NoSessionLogs(f"no .jsonl sessions in {log_dir}")
     return os.path.join(log_dir, best)
 
 
@@ -141,13 +159,19 @@ class SubagentTranscript:
     read: SegmentRead | None = field(default=None, repr=False)
 
 
+_MAX_META_BYTES = 1 << 20  # a `.meta.json` holds one small object
+
+
 def _parent_id(jsonl_path: str) -> Any:
     name = os.path.basename(jsonl_path)
     fallback = f"subagent:{name}"
     meta = jsonl_path[: -len(".jsonl")] + ".meta.json"
     try:
-        with open(meta, "rb") as fh:
-            text = fh.read().decode("utf-8", "replace")
+        if not stat.S_ISREG(os.stat(meta).st_mode):  # a FIFO would block the read
+            return fallback
+        fd = os.open(meta, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as fh:
+            text = fh.read(_MAX_META_BYTES).decode("utf-8", "replace")
     except OSError:
         return fallback
     ok, value = parse_line(text)
@@ -162,9 +186,14 @@ def read_subagents(log_dir: str, session_id: str) -> list[SubagentTranscript]:
     if not os.path.isdir(sub_dir):
         return []
     out = []
-    for name in _jsonl_files(sub_dir):
+    for name in _jsonl_names(sub_dir):
         path = os.path.join(sub_dir, name)
-        events, account = read_segment(path, drop_falsy=True)
+        try:
+            events, account = read_segment(path, drop_falsy=True)
+        except TranscriptError as exc:
+            # Reported, not dropped: the session is measured without it and says so.
+            out.append(SubagentTranscript(path, None, [], SegmentRead(path, unreadable=exc.reason)))
+            continue
         parent = _parent_id(path)
         if js_truthy(parent):
             for event in events:
@@ -208,7 +237,10 @@ def usage_totals(events: Sequence[dict[str, Any]], path: str) -> tuple[float, fl
         usage = message.get("usage") if isinstance(message, dict) else None
         if not js_truthy(usage) or not isinstance(usage, dict):
             continue
-        gen += num(usage, "output_tokens")
-        fresh += num(usage, "input_tokens") + num(usage, "cache_creation_input_tokens")
-        cached += num(usage, "cache_read_input_tokens")
+        # Double additions, rounded past 2^53 as in ECMAScript (§10.4).
+        gen = js_add(gen, num(usage, "output_tokens"))
+        fresh = js_add(
+            fresh, js_add(num(usage, "input_tokens"), num(usage, "cache_creation_input_tokens"))
+        )
+        cached = js_add(cached, num(usage, "cache_read_input_tokens"))
     return gen, fresh, cached

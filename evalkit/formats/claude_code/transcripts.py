@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import stat
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,7 @@ from evalkit.formats.claude_code.events import at_event
 
 __all__ = [
     "EXPLORE",
+    "ReadLimits",
     "SegmentRead",
     "Transcript",
     "ToolResult",
@@ -38,6 +40,7 @@ __all__ = [
     "tool_results",
     "explore_texts",
     "id_key",
+    "thread_id",
     "thread_of",
     "message_key",
 ]
@@ -61,6 +64,7 @@ EVENT_TYPES = frozenset(
         "progress",
     }
 )
+_MB = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,10 @@ class SegmentRead:
         gzip: The file was gzip-compressed.
         truncated_gzip: The gzip stream ended early; what was decompressed is kept.
         claude_events: Events whose `type` is a Claude Code event type (`EVENT_TYPES`).
+        unreadable: Why the file could not be read at all (a subagent file that is not a
+            regular file, say), else None; it then contributed no events.
+        over_limit: Lines skipped for being over the length limit, in words, else None.
+        too_long: Lines longer than `ReadLimits.line_bytes`, skipped.
     """
 
     path: str
@@ -90,6 +98,9 @@ class SegmentRead:
     gzip: bool = False
     truncated_gzip: bool = False
     claude_events: int = 0
+    unreadable: str | None = None
+    over_limit: str | None = None
+    too_long: int = 0
 
     @property
     def is_transcript(self) -> bool:
@@ -99,7 +110,7 @@ class SegmentRead:
     @property
     def skipped(self) -> int:
         """Non-blank lines that did not become events."""
-        return self.malformed + self.non_object
+        return self.malformed + self.non_object + self.too_long
 
     def damage(self) -> str | None:
         """What was lost or repaired reading this file, in words; None for a clean file.
@@ -118,6 +129,10 @@ class SegmentRead:
             )
         if self.truncated_gzip:
             parts.append("gzip stream cut short (what it held was read)")
+        if self.over_limit:
+            parts.append(self.over_limit)
+        if self.unreadable:
+            parts.append(f"could not be read ({self.unreadable})")
         return ", ".join(parts) or None
 
 
@@ -142,6 +157,51 @@ class Transcript:
         return sum(s.skipped for s in self.segments)
 
 
+@dataclass(frozen=True)
+class ReadLimits:
+    """Bounds on what reading one transcript may cost (issue 11): past them a file or line is
+    skipped with a reason instead of exhausting memory.
+
+    Defaults are far above any real transcript; each is settable through the environment
+    (in MB), so the sweep's worker processes see the same limits.
+
+    Attributes:
+        decompressed_bytes: Per `.gz` file, its decompressed size (`EVALKIT_MAX_DECOMPRESSED_MB`,
+            default 512). Past it the file is refused: `decompressed size over limit`.
+        line_bytes: Per line (`EVALKIT_MAX_LINE_MB`, default 64). A longer line is skipped and
+            counted, like a malformed one.
+        session_bytes: Per session, all segments' bytes together (`EVALKIT_MAX_SESSION_MB`,
+            default 1024). Past it the session is refused: `session over the memory budget`.
+    """
+
+    decompressed_bytes: int = 512 * _MB
+    line_bytes: int = 64 * _MB
+    session_bytes: int = 1024 * _MB
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> ReadLimits:
+        env = os.environ if environ is None else environ
+        values = {}
+        for field_name, var in _LIMIT_VARS.items():
+            raw = env.get(var)
+            if raw:
+                try:
+                    mb = float(raw)
+                except ValueError:
+                    raise TranscriptError(var, f"must be a number of MB, not {raw!r}") from None
+                if not mb > 0 or mb == math.inf:
+                    raise TranscriptError(var, f"must be a positive number of MB, not {raw!r}")
+                values[field_name] = int(mb * _MB)
+        return cls(**values)
+
+
+_LIMIT_VARS = {
+    "decompressed_bytes": "EVALKIT_MAX_DECOMPRESSED_MB",
+    "line_bytes": "EVALKIT_MAX_LINE_MB",
+    "session_bytes": "EVALKIT_MAX_SESSION_MB",
+}
+
+
 def _check_regular_file(path: str) -> None:
     try:
         st = os.stat(path)
@@ -158,18 +218,21 @@ def _check_regular_file(path: str) -> None:
         raise TranscriptError(path, "not a regular file")
 
 
-def _read_bytes(path: str) -> tuple[bytes, bool, bool]:
+def _read_bytes(path: str, limits: ReadLimits | None = None) -> tuple[bytes, bool, bool]:
     """The file's bytes; a `*.gz` file is gunzipped (so `.jsonl.gz` just works).
 
     Only the name decides, as the reference never decompresses: a gzip stream in a plain
     `.jsonl` file is read as the reference reads it (unparseable lines, counted as malformed).
     """
+    limits = limits or ReadLimits.from_env()
     _check_regular_file(path)
     try:
         with open(path, "rb") as fh:
-            data = fh.read()
+            data = fh.read(limits.session_bytes + 1)
     except OSError as exc:
         raise TranscriptError(path, f"cannot read: {exc.strerror or exc}") from None
+    if len(data) > limits.session_bytes:
+        raise TranscriptError(path, _OVER_BUDGET)
     if not path.endswith(".gz"):
         return data, False, False
     if not data.startswith(b"\x1f\x8b"):
@@ -180,18 +243,27 @@ def _read_bytes(path: str) -> tuple[bytes, bool, bool]:
     # Concatenated gzip members are valid gzip; a cut-off stream keeps what it decompressed.
     while rest:
         d = zlib.decompressobj(wbits=31)
+        room = limits.decompressed_bytes - len(out)
         try:
-            out += d.decompress(rest)
+            # Bounded: a small file that inflates to gigabytes (a gzip bomb) stops at the limit.
+            out += d.decompress(rest, room + 1)
+            if len(out) > limits.decompressed_bytes:
+                raise TranscriptError(path, "decompressed size over limit")
         except zlib.error as exc:
             if not out:
                 raise TranscriptError(path, f"not a readable gzip file ({exc})") from None
             truncated = True
             break
         if not d.eof:
+            if d.unconsumed_tail:  # stopped at the limit with input left: over the limit
+                raise TranscriptError(path, "decompressed size over limit")
             truncated = True
             break
         rest = d.unused_data
     return bytes(out), True, truncated
+
+
+_OVER_BUDGET = "session over the memory budget (see EVALKIT_MAX_SESSION_MB)"
 
 
 def _reject_constant(name: str) -> Any:
@@ -200,10 +272,17 @@ def _reject_constant(name: str) -> Any:
 
 
 def _parse_int(text: str) -> int | float:
-    # §10.2: numbers are doubles; integers beyond 2^53 lose precision as they do in Node.
-    # float() first: a 400-digit literal is Infinity in both (int() → float() would overflow).
-    f = float(text)
-    return int(text) if -_MAX_SAFE_INTEGER <= f <= _MAX_SAFE_INTEGER else f
+    # §10.2: numbers are doubles. An integer literal that is a safe integer (|n| ≤ 2^53) is kept
+    # as a Python int (the same value); any other becomes the double JSON.parse rounds it to.
+    # The range check is on the exact value (±(2^53+1) rounds to ±2^53, which would pass), and
+    # the digit count is checked first: a 400-digit literal is Infinity, never int() → float().
+    if len(text) <= 17:
+        value = int(text)
+        if value == 0 and text.startswith("-"):
+            return -0.0  # JSON.parse("-0") is negative zero (1 / -0 is -Infinity)
+        if -_MAX_SAFE_INTEGER <= value <= _MAX_SAFE_INTEGER:
+            return value
+    return float(text)
 
 
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
@@ -229,7 +308,7 @@ def _skip_ws(s: str, i: int) -> int:
 
 
 def read_segment(
-    path: str, *, drop_falsy: bool = False
+    path: str, *, drop_falsy: bool = False, limits: ReadLimits | None = None
 ) -> tuple[list[dict[str, Any]], SegmentRead]:
     """Read one segment file: its events and the account of what was skipped.
 
@@ -242,13 +321,17 @@ def read_segment(
         TranscriptError: The path is missing, unreadable or not a regular file, or a line is JSON
             `null` (the reference crashes on it, §9.1 case 1) and `drop_falsy` is off.
     """
-    data, gz, truncated = _read_bytes(path)
+    limits = limits or ReadLimits.from_env()
+    data, gz, truncated = _read_bytes(path, limits)
     events: list[dict[str, Any]] = []
-    blank = malformed = non_object = invalid = claude = 0
+    blank = malformed = non_object = invalid = claude = too_long = 0
     raw_lines = data.split(b"\n")  # 0x0A never occurs inside a UTF-8 sequence (§10.8)
     for lineno, raw in enumerate(raw_lines, start=1):
         if not raw:
             blank += 1
+            continue
+        if len(raw) > limits.line_bytes:
+            too_long += 1
             continue
         try:
             piece = raw.decode("utf-8")
@@ -280,6 +363,10 @@ def read_segment(
         gzip=gz,
         truncated_gzip=truncated,
         claude_events=claude,
+        over_limit=(
+            f"{too_long} {pl(too_long, 'line')} over the length limit skipped" if too_long else None
+        ),
+        too_long=too_long,
     )
     return events, account
 
@@ -299,9 +386,17 @@ def read_transcript(
     events: list[dict[str, Any]] = []
     accounts: list[SegmentRead] = []
     starts: list[int] = []
+    limits = ReadLimits.from_env()
+    total = 0
     for name in names:
         starts.append(len(events))
-        seg_events, account = read_segment(name, drop_falsy=drop_falsy)
+        try:
+            total += os.stat(name).st_size
+        except OSError:
+            pass  # read_segment names the problem
+        if total > limits.session_bytes:
+            raise TranscriptError(name, _OVER_BUDGET)
+        seg_events, account = read_segment(name, drop_falsy=drop_falsy, limits=limits)
         if not account.is_transcript:
             raise NotATranscript(name)
         events.extend(seg_events)
@@ -379,11 +474,18 @@ class ToolResult:
     thread: str
 
 
-def thread_of(event: dict[str, Any]) -> str:
-    """The thread key of an event (§1.8): its `parent_tool_use_id`, or `main` when that is
-    null or absent. `""` is a thread of its own, never main: test for None, not truthiness."""
+def thread_id(event: dict[str, Any]) -> Any:
+    """The thread of an event (§1.8) as the reference holds it: its raw `parent_tool_use_id`, or
+    `main` when that is null or absent. `""` is a thread of its own, never main (test for None,
+    not truthiness); a number stays a number. Key a map of threads with `id_key`, so `5` and
+    `"5"` are two threads, as in the reference's `Map`."""
     parent = event.get("parent_tool_use_id")
-    return "main" if parent is None else js_string(parent)
+    return "main" if parent is None else parent
+
+
+def thread_of(event: dict[str, Any]) -> str:
+    """`thread_id` as text (`String()`), for tables and labels: `main` or the parent id."""
+    return js_string(thread_id(event))
 
 
 def tool_results(
