@@ -1,4 +1,5 @@
-"""The `evalkit` command line: `evalkit run`, `session`, `sweep`, `columns`, `export`, `pairs`.
+"""The `evalkit` command line: `evalkit run`, `session`, `sweep`, `compare`, `campaign`,
+`columns`, `export` and `pairs`.
 
 Exit status: 0 success, 1 a negative verdict where a command has one (see its --help), 2 unusable
 input (a missing file, a bad option value), 130 interrupted (Ctrl-C). Errors are one line on
@@ -18,13 +19,15 @@ from evalkit.errors import EvalkitError, one_line, unexpected_error
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 # Order is the order `evalkit --help` lists them.
-COMMANDS = ("run", "session", "sweep", "columns", "export", "pairs")
+COMMANDS = ("run", "session", "sweep", "compare", "campaign", "columns", "export", "pairs")
 
 EXIT_CODES = """\
 exit status:
   0    done
   1    a negative verdict, for the commands that give one (evalkit pairs check: rejected;
-       evalkit session: no session logs for the project); see each command's --help
+       evalkit session: no session logs for the project; evalkit compare: no directory or
+       label given, or no arm has runs, as the harness's compare-arms.mjs); see each
+       command's --help
   2    unusable input: a missing or unreadable file, a file that is not a transcript, a bad
        option value (one line on stderr naming it, never a traceback)
   130  interrupted (Ctrl-C)"""

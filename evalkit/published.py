@@ -23,6 +23,7 @@ __all__ = [
     "arm_medians_comparison",
     "per_run_comparison",
     "reproduced_line",
+    "arm_comparison_comparison",
 ]
 
 
@@ -183,4 +184,37 @@ def per_run_comparison(result) -> pd.DataFrame:
                 **_compare(ours, want["efficiency_pct"]),
             }
         )
+    return pd.DataFrame(rows)
+
+
+def arm_comparison_comparison(cells: dict[str, list[str]], arms: list[str]) -> pd.DataFrame:
+    """The published ARM COMPARISON sample for cg22 express (§12.3) beside evalkit's cells.
+
+    Args:
+        cells: The printed cells by row label, one per arm (`evalkit.outputs.compare_text.
+            comparison_cells` of the cg22 express comparison).
+        arms: The arm labels, in the order of the cells.
+
+    Returns:
+        One row per published row and arm: `row`, `metric`, `arm`, `evalkit`, `published`,
+        `matches` (the cells are compared as printed text).
+    """
+    import pandas as pd
+
+    rows = []
+    table = pd.read_csv(published_dir() / "arm_comparison_cg22_express.csv", dtype=str)
+    for _, want in table.iterrows():
+        got = cells.get(want["row"])
+        for i, arm in enumerate(arms):
+            ours = got[i] if got is not None and i < len(got) else None
+            rows.append(
+                {
+                    "row": want["row"],
+                    "metric": want["metric"],
+                    "arm": arm,
+                    "evalkit": ours,
+                    "published": want[arm],
+                    "matches": ours == want[arm],
+                }
+            )
     return pd.DataFrame(rows)

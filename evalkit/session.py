@@ -36,9 +36,12 @@ from evalkit.metrics.answer import FinalAnswer, final_answer
 from evalkit.metrics.occupancy import DEFAULT_WINDOW_TOKENS, Occupancy, compute_occupancy
 from evalkit.metrics.sufficiency import Sufficiency, classify_sufficiency
 from evalkit.metrics.summary import PROCESSED_RESULT_USAGE, ProcessedDefinition, Summary, summarize
+from evalkit.metrics.tokens import ClaudeCodeTokens, claude_code_tokens
 
 __all__ = [
     "Session",
+    "RunFigures",
+    "run_figures",
     "parse_session",
     "session_from_transcript",
     "InteractiveSession",
@@ -63,6 +66,7 @@ class Session:
         sufficiency: Explore sufficiency: what the agent did next after each explore (§5).
         occupancy: Residual context occupancy per tool family at the end (§6).
         summary: Tool calls, turns, duration, cost, tokens processed, race, CLI use (§1.11).
+        tokens: Tokens, cost and timing done right (evalkit's own; agent-formats §5.3).
     """
 
     log: str
@@ -73,6 +77,7 @@ class Session:
     sufficiency: Sufficiency = field(repr=False)
     occupancy: Occupancy = field(repr=False)
     summary: Summary = field(repr=False)
+    tokens: ClaudeCodeTokens = field(repr=False, default=None)  # type: ignore[assignment]
 
     @property
     def segments(self) -> int:
@@ -82,6 +87,115 @@ class Session:
     def multi_turn(self) -> bool:
         """Decision 7: more than one segment file."""
         return self.segments > 1
+
+    @property
+    def figures(self) -> RunFigures:
+        """The run's figures as the arm comparison and the campaign tables read them."""
+        return run_figures(self)
+
+
+@dataclass(frozen=True)
+class RunFigures:
+    """One run as `compare-arms.mjs` and `parse-bench-readme.mjs` read it (§8.4, §8.5).
+
+    Every field comes from one metric of the session (§1.11, §3, §5, §6); the arm and campaign
+    tables aggregate these and nothing else.
+
+    Attributes:
+        dur: Σ result `duration_ms` / 1000.
+        tools, reads, grep, bash, cg: Tool calls (not ToolSearch), Read, Grep + Glob, Bash,
+            calls of tools whose name contains `codegraph` (§1.11).
+        turns: Requests (distinct assistant message ids).
+        ctx, ctx_base: Final and first request's context (§6.7).
+        occ_cg, occ_file: Residual codegraph and file-access tokens at the end (§6.7).
+        answered, counts, errors: Sufficiency: answered explore calls, calls per bucket,
+            errored or unanswered calls (§5.7).
+        alloc_used, alloc_envelope, alloc_calls: Allocation: cited chars, returned chars and
+            calls with a file section (§3.5).
+        cli_calls, cli_contaminated: codegraph CLI attempts via Bash, and those that returned
+            output (§1.11).
+        ok: Every result event succeeded (and there is one).
+        raced: A tool result hit the MCP cold-start race.
+        processed, processed_message_usage: Tokens processed, reference and later definition.
+        cost: Σ `total_cost_usd` (the reference's sum).
+        segments: Segment files.
+    """
+
+    dur: float
+    tools: int
+    reads: int
+    grep: int
+    bash: int
+    cg: int
+    turns: int
+    ctx: float
+    ctx_base: float
+    occ_cg: int
+    occ_file: int
+    answered: int
+    counts: dict[str, int]
+    errors: int
+    alloc_used: int
+    alloc_envelope: int
+    alloc_calls: int
+    cli_calls: int
+    cli_contaminated: int
+    ok: bool
+    raced: bool
+    processed: float
+    processed_message_usage: float
+    cost: float
+    segments: int
+
+    @property
+    def occ_self(self) -> int:
+        """The retrieval residual: codegraph + file-access residual tokens (§8.4)."""
+        return self.occ_cg + self.occ_file
+
+    @property
+    def occ_share(self) -> float:
+        """`occ_self / ctx × 100`, 0 when the final context is 0 (§8.4)."""
+        return (self.occ_self / self.ctx) * 100 if self.ctx else 0
+
+    def to_payload(self) -> dict[str, Any]:
+        """A JSON-able dict (the sweep cache stores it)."""
+        return {f: getattr(self, f) for f in self.__dataclass_fields__}
+
+    @classmethod
+    def from_payload(cls, payload: dict[str, Any]) -> RunFigures:
+        return cls(**{f: payload[f] for f in cls.__dataclass_fields__})
+
+
+def run_figures(session: Session) -> RunFigures:
+    """The figures of one run (§8.4 "Per run")."""
+    s, o, u, a = session.summary, session.occupancy, session.sufficiency, session.allocation
+    return RunFigures(
+        dur=s.dur,
+        tools=s.tools,
+        reads=s.reads,
+        grep=s.grep,
+        bash=s.bash,
+        cg=s.cg,
+        turns=s.turns,
+        ctx=o.final_context,
+        ctx_base=o.base_context,
+        occ_cg=o.residual["codegraph"],
+        occ_file=o.residual_file_access,
+        answered=u.answered,
+        counts=dict(u.counts),
+        errors=u.errors,
+        alloc_used=a.used,
+        alloc_envelope=a.envelope,
+        alloc_calls=len(a.calls),
+        cli_calls=s.cli_calls,
+        cli_contaminated=s.cli_contaminated,
+        ok=s.ok,
+        raced=s.raced,
+        processed=s.processed_result_usage,
+        processed_message_usage=s.processed_message_usage,
+        cost=s.cost,
+        segments=session.segments,
+    )
 
 
 def session_from_transcript(
@@ -125,6 +239,7 @@ def session_from_transcript(
         sufficiency=sufficiency,
         occupancy=occupancy,
         summary=summary,
+        tokens=claude_code_tokens(events, transcript.segment_starts),
     )
 
 

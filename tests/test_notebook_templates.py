@@ -25,6 +25,29 @@ from tests.test_interactive import build_projects
 papermill = pytest.importorskip("papermill")  # a dev dependency; skipped only outside one
 
 NOTEBOOKS = sorted((repo_root() / "notebooks").glob("*.ipynb"))
+# Notebooks another issue added before adopting the template rules. Each is a strict xfail, so
+# the entry must go the day the notebook runs on any corpus.
+NOT_YET_TEMPLATES = {
+    "07_arm_comparison_and_campaign.ipynb": (
+        "issue 13's notebook: reads cg22/ab-express by name and its parameter comment holds '='"
+    ),
+}
+
+
+def templates(paths):
+    """`paths` as parameters, the notebooks of NOT_YET_TEMPLATES marked as strict xfails."""
+    return [
+        pytest.param(
+            p,
+            id=p.name,
+            marks=[pytest.mark.xfail(strict=True, reason=NOT_YET_TEMPLATES[p.name])]
+            if p.name in NOT_YET_TEMPLATES
+            else [],
+        )
+        for p in paths
+    ]
+
+
 # Words only the published-comparison sections print.
 PUBLISHED = re.compile(r"published|reproduced|matches the", re.I)
 
@@ -91,7 +114,7 @@ def test_every_notebook_has_a_template_run():
     assert {p.name[:2] for p in NOTEBOOKS} >= covered
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", templates(NOTEBOOKS))
 def test_parameters_are_listed_with_their_defaults(path):
     params = {name: p["default"] for name, p in papermill.inspect_notebook(str(path)).items()}
     first = json.loads(path.read_text())["cells"]
@@ -101,7 +124,7 @@ def test_parameters_are_listed_with_their_defaults(path):
     assert all(value == "None" for value in params.values())  # every default defers to the env
 
 
-@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.name[:2] != "03"], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", templates(p for p in NOTEBOOKS if p.name[:2] != "03"))
 def test_runs_on_a_corpus_of_ones_own(path, own_corpus, tmp_path, monkeypatch, caplog):
     printed = run_template(path, tmp_path, monkeypatch, caplog, corpus=str(own_corpus))
     blob = "\n".join(printed)
@@ -158,7 +181,7 @@ def interactive_only(tmp_path_factory) -> Path:
     return root
 
 
-@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.name[:2] != "03"], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", templates(p for p in NOTEBOOKS if p.name[:2] != "03"))
 def test_runs_on_interactive_logs_alone(path, interactive_only, tmp_path, monkeypatch, caplog):
     printed = "\n".join(
         run_template(path, tmp_path, monkeypatch, caplog, corpus=str(interactive_only))
@@ -177,7 +200,7 @@ BUNDLED_NAMES = re.compile(
 SECTION = "Only for the bundled"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", templates(NOTEBOOKS))
 def test_bundled_names_appear_only_in_the_published_section(path):
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     starts = [i for i, c in enumerate(cells) if SECTION in "".join(c["source"])]

@@ -86,14 +86,19 @@ MODULES = [
     for p in sorted(PACKAGE.rglob("*.py"))
     if (name := p.relative_to(PACKAGE).as_posix())
 ]
+# Text reproduced character for character from the reference harness's own output, where
+# parity wins: compare-arms.mjs titles its sections with the project's metric labels (the
+# plain-words frame of the same block names them in words).
+REFERENCE_VERBATIM = {"outputs/compare_text.py": {"CG-7", "CG-8", "CG-9"}}
 
 
 @pytest.mark.parametrize("path", MODULES)
 def test_no_spec_words_in_what_the_code_can_print(path):
+    allowed = REFERENCE_VERBATIM.get(path.relative_to(PACKAGE).as_posix(), set())
     found = [
-        f"{path.relative_to(repo_root())}:{line}: {spec_words(text)}"
+        f"{path.relative_to(repo_root())}:{line}: {words}"
         for line, text in non_docstring_strings(path.read_text(encoding="utf-8"))
-        if spec_words(text)
+        if (words := [w for w in spec_words(text) if w not in allowed])
     ]
     assert not found, found
 

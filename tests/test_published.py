@@ -162,3 +162,16 @@ def test_every_corpus_file_is_accounted_for(result):
     assert set(accounted) == on_disk
     statuses = {a.status for a in result.accounting}
     assert statuses <= {"parsed", "no-explore", "skipped"}  # no crashes in the bundled corpus
+
+
+def test_arm_comparison_cg22_express_every_published_row():
+    # every row of the published sample (§12.3), as `evalkit compare` prints it
+    from evalkit.outputs.compare_text import comparison_cells
+    from evalkit.published import arm_comparison_comparison
+    from evalkit.tables.compare import compare_arms
+
+    cmp = compare_arms(CORPUS / "cg22" / "ab-express", ["new", "baseline"])
+    table = arm_comparison_comparison(comparison_cells(cmp), ["new", "baseline"])
+    assert len(table) == 2 * len(rows("arm_comparison_cg22_express.csv"))
+    bad = table[~table["matches"]]
+    assert bad.empty, bad.to_string()

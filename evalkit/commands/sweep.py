@@ -79,6 +79,20 @@ def register(subparsers) -> None:
         "(default: baseline,new when present, else every arm found)",
     )
     p.add_argument(
+        "--full",
+        action="store_true",
+        help="also print the full ARM COMPARISON (behaviour, occupancy, sufficiency, "
+        "allocation, contamination) for every pass / repo in the text report (in Python: "
+        "arm_frame(full=True))",
+    )
+    p.add_argument(
+        "--exclude",
+        metavar="RULES",
+        help="drop runs from the arm table by rule: any of raced, contaminated, failed, "
+        "comma-separated (default: none, as compare-arms.mjs); the report says how many "
+        "each rule dropped, per arm",
+    )
+    p.add_argument(
         "--tail",
         type=int,
         default=5,
@@ -116,9 +130,13 @@ def _run(args) -> int:
         arms = tuple(a.strip() for a in args.arms.split(",") if a.strip())
         if not arms:
             raise UsageError("--arms needs at least one arm label")
+    from evalkit.tables.compare import parse_exclude
+
+    exclude = parse_exclude(args.exclude)
     result = run_sweep(
         args.dir,
         arms=arms,
+        exclude=exclude,
         cache=not args.no_cache,
         cache_dir=args.cache_dir,
         jobs=args.jobs,
@@ -145,5 +163,7 @@ def _run(args) -> int:
             print(f"note: {caveats.SYNTHETIC_CORPUS}", file=sys.stderr)
         sys.stdout.write(render_json(result))
     else:
-        sys.stdout.write(render_text(result, tail=args.tail, every_file=args.list_files))
+        sys.stdout.write(
+            render_text(result, tail=args.tail, every_file=args.list_files, full=args.full)
+        )
     return 0

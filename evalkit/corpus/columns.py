@@ -194,6 +194,106 @@ _SESSIONS: tuple[Column, ...] = (
     ),
     _c("cli_calls", "Int64", "count", "Bash calls that ran the codegraph command line"),
     _c("cli_contaminated", "Int64", "count", "of those, results that entered the context"),
+    # the arm comparison's derived figures (§8.4)
+    _c(
+        "retrieval_residual",
+        "Float64",
+        "tokens",
+        "codegraph + file-access tokens still in the window at the end",
+    ),
+    _c("retrieval_residual_share", "Float64", "fraction", "retrieval_residual / final_context"),
+    # tokens and cost done right (evalkit's own; agent-formats §5.3): the token ledger
+    _c(
+        "prompt_tokens",
+        "Float64",
+        "tokens",
+        "every input token of every request, cached or not (each message id once)",
+    ),
+    _c("cache_read_tokens", "Float64", "tokens", "the part of prompt_tokens read from the cache"),
+    _c("cache_write_tokens", "Float64", "tokens", "the part of prompt_tokens written to the cache"),
+    _c("uncached_prompt_tokens", "Float64", "tokens", "prompt_tokens - cache_read_tokens"),
+    _c(
+        "output_tokens",
+        "Float64",
+        "tokens",
+        "generated tokens, from result.modelUsage, else result.usage; <NA> without a result",
+    ),
+    _c(
+        "reasoning_tokens",
+        "Float64",
+        "tokens",
+        "reasoning tokens; <NA>: Claude Code has none apart",
+    ),
+    _c("requests_main", "Int64", "count", "distinct message ids of the main thread"),
+    _c("requests_subagent", "Int64", "count", "distinct message ids of subagent threads"),
+    _c("prompt_tokens_main", "Float64", "tokens", "prompt_tokens of the main thread"),
+    _c("prompt_tokens_subagent", "Float64", "tokens", "prompt_tokens of subagent threads"),
+    _c(
+        "repeated_message_ids",
+        "Int64",
+        "count",
+        "messages a later segment repeated (counted once)",
+    ),
+    _c("num_turns", "Float64", "count", "result num_turns summed over result events"),
+    _c("duration_api_ms", "Float64", "ms", "result duration_api_ms summed over result events"),
+    _c("cost_usd_last", "Float64", "USD", "total_cost_usd of the last result event"),
+    _c(
+        "totals_carried_over",
+        "boolean",
+        "flag",
+        "later segments' cost and modelUsage already include the earlier ones (--resume)",
+    ),
+    _c(
+        "session_cost_usd",
+        "Float64",
+        "USD",
+        "the session's cost: cost_usd_last when carried over, else cost_usd",
+    ),
+    _c(
+        "model_usage",
+        "string",
+        "label",
+        "where models come from: last (one total), sum (added over segments) or none",
+    ),
+    _c("models", "Int64", "count", "models in result.modelUsage (see the models frame)"),
+    _c(
+        "context_window",
+        "Float64",
+        "tokens",
+        "modelUsage contextWindow of the model with the largest prompt; <NA> without",
+    ),
+    _c(
+        "final_context_window_share",
+        "Float64",
+        "fraction",
+        "final_context / context_window (the nominal 200k when the log gives none)",
+    ),
+    _c(
+        "retrieval_residual_window_share",
+        "Float64",
+        "fraction",
+        "retrieval_residual / context_window (the nominal 200k when the log gives none)",
+    ),
+)
+
+_MODELS: tuple[Column, ...] = (
+    _c("model", "string", "label", "the model id (message.model, or a result.modelUsage key)"),
+    _c("requests", "Int64", "count", "assistant messages of this model (each id once)"),
+    _c("prompt_tokens", "Float64", "tokens", "prompt tokens of those messages (the token ledger)"),
+    _c("input_tokens", "Float64", "tokens", "inputTokens: uncached input"),
+    _c("output_tokens", "Float64", "tokens", "outputTokens (thinking included)"),
+    _c("cache_read_tokens", "Float64", "tokens", "cacheReadInputTokens"),
+    _c("cache_creation_tokens", "Float64", "tokens", "cacheCreationInputTokens"),
+    _c("cost_usd", "Float64", "USD", "costUSD (an estimate, not a bill)"),
+    _c("context_window", "Float64", "tokens", "contextWindow"),
+    _c("web_search_requests", "Float64", "count", "webSearchRequests"),
+    _c(
+        "source",
+        "string",
+        "label",
+        "modelUsage totals: last (the last segment's, carried over) or sum (added over "
+        "segments); <NA> when the results carry no modelUsage",
+    ),
 )
 
 _CALLS: tuple[Column, ...] = (
@@ -284,6 +384,7 @@ FRAMES: dict[str, tuple[Column, ...]] = {
     "sections": IDENTITY + _SECTIONS,
     "files": IDENTITY + _FILES,
     "tool_calls": IDENTITY + _TOOL_CALLS,
+    "models": IDENTITY + _MODELS,
     "sweep_sessions": IDENTITY + _SWEEP_SESSIONS,
     "sweep_calls": IDENTITY + _SWEEP_CALLS,
 }

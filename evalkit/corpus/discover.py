@@ -47,6 +47,9 @@ __all__ = [
     "natural_key",
     "ref_for_files",
     "identity",
+    "ArmRun",
+    "discover_runs",
+    "turn_files",
 ]
 
 Layout = Literal["ab-arm", "campaign", "interactive", "generic"]
@@ -431,3 +434,73 @@ def _classify_dir(
                 )
             )
     return sessions
+
+
+# --- runs of one arm in one directory (§7.2, compare-arms.mjs) ----------------------------------
+
+_JS_REGEX_SPECIAL = re.compile(r"[.*+?^${}()|\[\]\\]")
+
+
+@dataclass(frozen=True)
+class ArmRun:
+    """One run of an arm, as `compare-arms.mjs`'s `discoverRuns` finds it (§7.2).
+
+    Attributes:
+        name: `<label>` for a single run, `<label>-<i>` for an indexed one.
+        segments: The segment files (paths under the directory), in reading order.
+        problem: Set when the reference crashes on this run before reading it: a zero-padded
+            index points at a file that does not exist (§7.2 quirk).
+    """
+
+    name: str
+    segments: tuple[str, ...]
+    problem: str | None = None
+
+
+def turn_files(names: list[str], stem: str) -> list[str]:
+    """The `<stem>.t<N>.jsonl` names among `names`, sorted numerically by N (§7.2, §7.3)."""
+    pat = re.compile("^" + _JS_REGEX_SPECIAL.sub(r"\\\g<0>", stem) + r"\.t(\d+)\.jsonl$")
+    found = [(int(m[1]), n) for n in names if (m := pat.match(n))]
+    return [n for _, n in sorted(found, key=lambda t: t[0])]
+
+
+def discover_runs(directory: str | os.PathLike[str], label: str) -> tuple[ArmRun, ...]:
+    """`discoverRuns(dir, label)` of `compare-arms.mjs` (§7.2).
+
+    `run-<label>.jsonl` makes the arm exactly one run (its `.tN` files follow, sorted
+    numerically) and the indexed files are ignored; otherwise every `run-<label>-<i>.jsonl` is a
+    run, indices sorted numerically. The label is regex-escaped inside the patterns.
+
+    Raises:
+        UsageError: The directory does not exist or cannot be listed.
+    """
+    directory = Path(directory)
+    try:
+        names = sorted(os.listdir(directory), key=listing_key)
+    except FileNotFoundError:
+        raise UsageError(f"{os.fspath(directory)}: no such directory") from None
+    except NotADirectoryError:
+        raise UsageError(f"{os.fspath(directory)}: not a directory") from None
+    except OSError as exc:
+        raise UsageError(f"{os.fspath(directory)}: cannot list ({exc.strerror})") from None
+    single = f"run-{label}.jsonl"
+    if single in names:
+        segs = [single, *turn_files(names, f"run-{label}")]
+        return (ArmRun(label, tuple(os.fspath(directory / n) for n in segs)),)
+    indexed = re.compile("^run-" + _JS_REGEX_SPECIAL.sub(r"\\\g<0>", label) + r"-(\d+)\.jsonl$")
+    found = sorted(((int(m[1]), n) for n in names if (m := indexed.match(n))), key=lambda t: t[0])
+    runs = []
+    for index, name in found:
+        stem = f"run-{label}-{index}"  # rebuilt from the number, as the reference does
+        first = f"{stem}.jsonl"
+        problem = None
+        if first not in names:
+            problem = (
+                f"{name}: the run index is zero-padded, so the reference looks for {first}, "
+                "which does not exist (compare-arms.mjs crashes here)"
+            )
+        segs = [first, *turn_files(names, stem)]
+        runs.append(
+            ArmRun(f"{label}-{index}", tuple(os.fspath(directory / n) for n in segs), problem)
+        )
+    return tuple(runs)

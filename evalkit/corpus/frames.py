@@ -35,9 +35,10 @@ from evalkit.corpus.discover import SessionRef, identity, ref_for_files
 from evalkit.ecma import js_string, utf16_len
 from evalkit.errors import EvalkitError, TranscriptError
 from evalkit.formats.claude_code.transcripts import is_explore, tool_results
-from evalkit.metrics.occupancy import FAMILIES
+from evalkit.metrics.occupancy import DEFAULT_WINDOW_TOKENS, FAMILIES
 from evalkit.metrics.sufficiency import BUCKETS
 from evalkit.metrics.summary import Summary, summarize
+from evalkit.metrics.tokens import ClaudeCodeTokens, claude_code_tokens
 from evalkit.session import InteractiveSession, Session, parse_session, read_session_file
 
 __all__ = [
@@ -47,13 +48,14 @@ __all__ = [
     "calls_df",
     "sections_df",
     "tool_calls_df",
+    "models_df",
     "load_sessions",
     "session_rows",
     "identity",
     "FRAME_NAMES",
 ]
 
-FRAME_NAMES = ("sessions", "calls", "sections", "files", "tool_calls")
+FRAME_NAMES = ("sessions", "calls", "sections", "files", "tool_calls", "models")
 
 AnySession = Session | InteractiveSession
 SessionLike = AnySession | str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
@@ -153,6 +155,7 @@ class _View:
     occupancy: Any
     summary: Summary | None
     skipped_lines: int
+    tokens: ClaudeCodeTokens
 
     def question(self, event_index: int) -> int:
         """1-based segment (question) holding event `event_index`."""
@@ -179,6 +182,7 @@ def _view(s: AnySession) -> _View:
             occupancy=None,  # the reference's session reader computes none (§1.10 step 7)
             summary=summary,
             skipped_lines=sum(r.skipped for r in s.segment_reads),
+            tokens=claude_code_tokens(s.events),
         )
     t = s.transcript
     return _View(
@@ -193,6 +197,7 @@ def _view(s: AnySession) -> _View:
         occupancy=s.occupancy,
         summary=s.summary,
         skipped_lines=t.skipped_lines,
+        tokens=s.tokens,
     )
 
 
@@ -208,6 +213,7 @@ def session_rows(s: AnySession) -> dict[str, list[dict[str, Any]]]:
         "sections": _section_rows(v, call_questions),
         "files": _file_rows(v),
         "tool_calls": _tool_call_rows(v, results),
+        "models": _model_rows(v),
     }
 
 
@@ -284,7 +290,99 @@ def _session_row(v: _View) -> dict[str, Any]:
                 "cli_contaminated": m.cli_contaminated,
             }
         )
+    row.update(_token_columns(v))
     return row
+
+
+def _token_columns(v: _View) -> dict[str, Any]:
+    """The token ledger and the cost figures done right (agent-formats §5.3)."""
+    t = v.tokens
+    g = t.ledger
+    window = t.context_window or DEFAULT_WINDOW_TOKENS
+    row: dict[str, Any] = {
+        "prompt_tokens": g.prompt_tokens,
+        "cache_read_tokens": g.cache_read_tokens,
+        "cache_write_tokens": g.cache_write_tokens,
+        "uncached_prompt_tokens": g.uncached_prompt_tokens,
+        "output_tokens": g.output_tokens,
+        "reasoning_tokens": g.reasoning_tokens,
+        "requests_main": t.main_requests,
+        "requests_subagent": t.subagent_requests,
+        "prompt_tokens_main": t.main_prompt_tokens,
+        "prompt_tokens_subagent": t.subagent_prompt_tokens,
+        "repeated_message_ids": t.repeated_ids,
+        "num_turns": t.num_turns,
+        "duration_api_ms": t.duration_api_ms,
+        "cost_usd_last": t.cost_last,
+        "totals_carried_over": t.cumulative if t.cost_last is not None else None,
+        "session_cost_usd": t.cost,
+        "model_usage": t.model_usage,
+        "models": len(t.models),
+        "context_window": t.context_window,
+    }
+    if (o := v.occupancy) is not None:
+        residual = o.residual["codegraph"] + o.residual_file_access
+        row.update(
+            {
+                "retrieval_residual": residual,
+                "retrieval_residual_share": residual / o.final_context if o.final_context else None,
+                "final_context_window_share": o.final_context / window,
+                "retrieval_residual_window_share": residual / window,
+            }
+        )
+    return row
+
+
+_MODEL_USAGE_COLUMNS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_creation_tokens",
+    "cost_usd",
+    "context_window",
+    "web_search_requests",
+    "source",
+)
+
+
+def _model_rows(v: _View) -> list[dict[str, Any]]:
+    """One row per model of the session: every `message.model` of its assistant messages
+    (requests and prompt tokens, each message id once) and every model of `result.modelUsage`
+    (the session's carried-over or summed totals), in first-seen order. Messages without a
+    model make a row (model <NA>) only when no model is named at all."""
+    t = v.tokens
+    question = 1 if v.segments == 1 else None
+    rows: dict[str | None, dict[str, Any]] = {}
+    # Every column is named in every row: what `result.modelUsage` does not give stays <NA>.
+    unknown = dict.fromkeys(_MODEL_USAGE_COLUMNS)
+    for model, requests, prompt in t.message_models:
+        rows[model] = {
+            "question": question,
+            "model": model,
+            "requests": requests,
+            "prompt_tokens": prompt,
+            **unknown,
+        }
+    for m in t.models:
+        rows.setdefault(
+            m.model,
+            {"question": question, "model": m.model, "requests": 0, "prompt_tokens": None},
+        )
+        rows[m.model].update(
+            {
+                "input_tokens": m.input_tokens,
+                "output_tokens": m.output_tokens,
+                "cache_read_tokens": m.cache_read_tokens,
+                "cache_creation_tokens": m.cache_creation_tokens,
+                "cost_usd": m.cost_usd,
+                "context_window": m.context_window,
+                "web_search_requests": m.web_search_requests,
+                "source": t.model_usage,
+            }
+        )
+    if None in rows and len(rows) > 1:  # requests without a model beside named ones
+        rows.pop(None)
+    return list(rows.values())
 
 
 def _json_id(x: Any) -> str | None:
@@ -455,6 +553,15 @@ def files_df(sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = Tr
     envelope; `sections` counts its occurrences (a file returned twice is charged twice).
     """
     return _build(sessions, strict, "files")
+
+
+def models_df(sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = True):
+    """One row per session × model (agent-formats §5.3): `requests` and `prompt_tokens` from
+    the assistant messages of that model, and from `result.modelUsage` its input, output, cache
+    read and cache creation tokens, `cost_usd`, `context_window` (<NA> without modelUsage).
+    The modelUsage totals are the session's: the last segment's when they are carried over
+    `--resume`, else added over segments (`source`)."""
+    return _build(sessions, strict, "models")
 
 
 def tool_calls_df(sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = True):

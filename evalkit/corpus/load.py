@@ -114,6 +114,10 @@ class LoadedCorpus:
         """One row per tool_use block."""
         return self.frame("tool_calls")
 
+    def models_df(self) -> pd.DataFrame:
+        """One row per session × model of `result.modelUsage` (see `frames.models_df`)."""
+        return self.frame("models")
+
     def session(self, log: str) -> Session | InteractiveSession:
         """The session whose log is `log`, parsed in full (a lookup: no discovery is re-run).
 

@@ -8,11 +8,14 @@ payload with the labels discovery read from the path.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit.corpus.discover import Discovery, SessionRef
 from evalkit.errors import NOT_A_TRANSCRIPT, NotATranscript, TranscriptError
+
+if TYPE_CHECKING:
+    from evalkit.session import RunFigures
 
 __all__ = [
     "Accounting",
@@ -28,7 +31,7 @@ __all__ = [
 Status = Literal["parsed", "no-explore", "crash", "skipped"]
 
 # Bump when the payload's shape or meaning changes; part of every cache key.
-PAYLOAD_VERSION = 3  # 2: damage entries carry their line counts; 3: tool calls, skipped
+PAYLOAD_VERSION = 4  # 2: damage line counts; 3: tool calls, skipped; 4: run figures
 
 NO_EXPLORE = "no answered explore call with file sections (not in the sweep, Decision 4)"
 
@@ -124,6 +127,8 @@ class SessionRecord:
             invalid UTF-8, a cut gzip stream); the numbers are over what survived.
         damage_counts: One `FileDamage` per damaged file, the same files as `damage`.
         subagents: Interactive sessions only: the subagent files merged into the session.
+        figures: The run's ARM COMPARISON figures (§8.4) for a headless session; None for an
+            interactive one (no occupancy) or a session that was not read.
     """
 
     log: str
@@ -148,6 +153,7 @@ class SessionRecord:
     damage: tuple[tuple[str, str], ...] = ()
     damage_counts: tuple[FileDamage, ...] = ()
     subagents: tuple[str, ...] = ()
+    figures: RunFigures | None = field(default=None, repr=False, compare=False)
 
     @property
     def in_sweep(self) -> bool:
@@ -203,6 +209,7 @@ def analyse_session(
     from evalkit.session import parse_session, read_session_file
 
     paths = [os.path.join(root, s) for s in segments]
+    extra_figures: dict[str, Any] = {}
     try:
         if interactive:  # §1.10: subagent files merged, falsy lines dropped
             isession = read_session_file(paths[0], log=log)
@@ -219,6 +226,7 @@ def analyse_session(
             reads = session.transcript.segments
             tool_calls = len(session.summary.calls)
             parsed = session
+            extra_figures = {"figures": session.figures.to_payload()}
         damage = [
             [
                 _relative(seg.path, root),
@@ -277,12 +285,15 @@ def analyse_session(
         "explore_results": len(texts),
         "tool_calls": tool_calls,
         "damage": damage,
+        **extra_figures,
         **extra,
     }
 
 
 def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionRecord:
     """Join a session's labels with its analysed numbers."""
+    from evalkit.session import RunFigures
+
     calls = tuple(CallRecord(*c) for c in payload.get("calls", ()))
     return SessionRecord(
         log=ref.log,
@@ -307,6 +318,7 @@ def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionReco
         damage=tuple((d[0], d[1]) for d in payload.get("damage", ())),
         damage_counts=tuple(FileDamage(*d) for d in payload.get("damage", ())),
         subagents=ref.subagents,
+        figures=RunFigures.from_payload(payload["figures"]) if payload.get("figures") else None,
     )
 
 

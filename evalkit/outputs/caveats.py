@@ -15,6 +15,10 @@ __all__ = [
     "SIGNAL_IN_TAIL",
     "SMALL_N",
     "SWEEP_CAVEATS",
+    "COMPARISON_SCOPE",
+    "CAMPAIGN_CALIBRATION",
+    "CAMPAIGN_FIXED_TEXT",
+    "TOKENS_OWN",
 ]
 
 SYNTHETIC_CORPUS = (
@@ -47,6 +51,29 @@ SIGNAL_IN_TAIL = (
 SMALL_N = (
     "Small n: an arm has a handful of runs of 1–5 explore calls each; report the range, "
     "not the median of three."
+)
+
+COMPARISON_SCOPE = (
+    "Occupancy shares are Claude Code on its window and do not transfer to another host; "
+    "compare the arms' ratio, not the absolute share."
+)
+
+CAMPAIGN_CALIBRATION = (
+    "The bundled campaign is calibrated to the published explore sufficiency and allocation "
+    "figures only: its throughput, token and occupancy numbers are whatever the synthetic "
+    "transcripts give, not the published ones."
+)
+
+CAMPAIGN_FIXED_TEXT = (
+    "The campaign's explanatory paragraphs (why a residual is higher, the fixed-overhead note, "
+    "the single-turn caveat, how to read the last table) are evalkit's wording: the harness's "
+    "own text is not published; every figure and table line is the harness's."
+)
+
+TOKENS_OWN = (
+    "Token and cost columns beyond tokens_processed and cost_usd are evalkit's own: each "
+    "request counted once by message id, output from result.modelUsage, totals carried over "
+    "--resume not added twice. They never change a number the harness prints."
 )
 
 # In the order `evalkit sweep` prints them.

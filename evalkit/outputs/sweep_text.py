@@ -195,8 +195,41 @@ def _terminal_safe(out: list[str]) -> str:
     return "\n".join(one_line(line) for line in out) + "\n"
 
 
-def render_text(result: SweepResult, *, tail: int = 5, every_file: bool = False) -> str:
-    """The full `evalkit sweep` report."""
+def hygiene_lines(result: SweepResult) -> list[str]:
+    """How many runs each `--exclude` rule dropped, per pass / repo / arm (none asked: none)."""
+    if not result.exclude:
+        return []
+    out = [
+        f"Run hygiene — runs dropped from the arm table by --exclude {','.join(result.exclude)}:"
+    ]
+    for row in result.arm_rows:
+        for c in row.cells:
+            if c is None:
+                continue
+            parts = " · ".join(f"{rule} {c.dropped.get(rule, 0)}" for rule in result.exclude)
+            out.append(f"  {_group_name(row.pass_, row.repo)} {c.arm}: {parts}")
+    return out
+
+
+def full_comparison_text(result: SweepResult) -> str:
+    """`--full`: the ARM COMPARISON block of compare-arms.mjs for every pass / repo of the arm
+    table, over the runs with figures (headless sessions)."""
+    from evalkit.outputs.compare_text import format_comparison
+    from evalkit.tables.compare import Comparison
+
+    blocks = []
+    for row in result.arm_rows:
+        arms = tuple(c.figures for c in row.cells if c is not None and c.figures is not None)
+        if arms:
+            name = "/".join(x for x in (row.pass_, f"ab-{row.repo}" if row.repo else None) if x)
+            blocks.append(format_comparison(Comparison(name or DASH, result.arms, arms, ())))
+    return "".join(blocks)
+
+
+def render_text(
+    result: SweepResult, *, tail: int = 5, every_file: bool = False, full: bool = False
+) -> str:
+    """The full `evalkit sweep` report; `full` adds the ARM COMPARISON of every pass / repo."""
     out = [f"Explore allocation sweep — {_where(result)}"]
     if note := no_tool_calls_note(result):
         out.append(note)
@@ -235,6 +268,11 @@ def render_text(result: SweepResult, *, tail: int = 5, every_file: bool = False)
         )
     else:
         out.append("  (no session has a pass/repo/arm label from its path)")
+    if hyg := hygiene_lines(result):
+        out += ["", *hyg]
+    if full and result.arm_rows:
+        out += ["", "Arms — the full comparison per pass / repo (compare-arms.mjs):"]
+        out += full_comparison_text(result).rstrip("\n").split("\n")  # line by line: escaped
     low = result.tail(tail)
     if low:
         out += [
@@ -280,6 +318,8 @@ def render_markdown(result: SweepResult, *, tail: int = 5) -> str:
         out += _md_table(_arm_header(result), _arm_cells(result))
     else:
         out.append("No session has a pass/repo/arm label from its path.")
+    if hyg := hygiene_lines(result):
+        out += ["", hyg[0], ""] + [f"- {line.strip()}" for line in hyg[1:]]
     low = result.tail(tail)
     if low:
         out += ["", "## The tail (lowest sessions)", ""]

@@ -14,6 +14,7 @@ from evalkit.corpus.columns import build_frame
 from evalkit.corpus.discover import identity, natural_key
 from evalkit.corpus.records import CallRecord, SessionRecord
 from evalkit.ecma import fix, jround
+from evalkit.tables.compare import ArmFigures, Span, arm_figures, select_runs
 from evalkit.tables.quantile import median, quantile
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ __all__ = [
     "calls_frame",
     "slices_frame",
     "arm_frame",
+    "full_arm_frame",
     "arm_changes_frame",
 ]
 
@@ -107,6 +109,9 @@ class ArmCell:
         pooled: Σ cited chars / Σ chars over the arm's sessions.
         values: `(run, efficiency)` per session with an envelope, in run order.
         logs: The sessions' logs, aligned with `values`.
+        figures: Every ARM COMPARISON figure of the arm (§8.4) over its headless runs (None
+            when it has none, e.g. only interactive sessions).
+        dropped: Runs each run-hygiene rule dropped (`exclude` of `arm_table`).
     """
 
     pass_: str | None
@@ -120,6 +125,8 @@ class ArmCell:
     pooled: float | None
     values: tuple[tuple[str | None, float], ...] = field(default=())
     logs: tuple[str, ...] = field(default=())
+    figures: ArmFigures | None = field(default=None, repr=False, compare=False)
+    dropped: dict[str, int] = field(default_factory=dict, compare=False)
 
     @property
     def percents(self) -> list[float]:
@@ -194,7 +201,10 @@ def _group_key(r: SessionRecord) -> tuple:
 
 
 def arm_table(
-    records: Sequence[SessionRecord], arms: Sequence[str] | None = None
+    records: Sequence[SessionRecord],
+    arms: Sequence[str] | None = None,
+    *,
+    exclude: Sequence[str] = (),
 ) -> tuple[tuple[str, ...], tuple[ArmRow, ...]]:
     """The pass/repo × arm table of per-session allocation efficiency (§8.4 allocation rows).
 
@@ -203,6 +213,8 @@ def arm_table(
             runs but contribute no value, as in compare-arms.mjs).
         arms: Arm labels to compare, in column order. Default: `baseline`, `new` when any session
             has one of them, else every arm label found (sorted).
+        exclude: Run-hygiene rules (`evalkit.tables.compare.EXCLUDE_RULES`: `failed`, `raced`,
+            `contaminated`) dropping runs from the arm table; default none (the reference).
 
     Returns:
         `(arms, rows)`: rows for every pass/repo with a run in one of the arms, passes and repos in
@@ -226,6 +238,8 @@ def arm_table(
             if not recs:
                 cells.append(None)
                 continue
+            recs, dropped = _hygiene(recs, exclude)
+            headless = [(r.run or r.log, r.figures) for r in recs if r.figures is not None]
             swept = [r for r in recs if r.chars > 0]
             effs = [r.efficiency for r in swept]
             cells.append(
@@ -241,10 +255,24 @@ def arm_table(
                     pooled=_ratio(sum(r.cited_chars for r in swept), sum(r.chars for r in swept)),
                     values=tuple((r.run, r.efficiency) for r in swept),
                     logs=tuple(r.log for r in swept),
+                    figures=arm_figures(arm, headless, dropped=dropped) if headless else None,
+                    dropped=dropped,
                 )
             )
         rows.append(ArmRow(pass_, repo, tuple(cells)))
     return arms, tuple(rows)
+
+
+def _hygiene(
+    recs: list[SessionRecord], exclude: Sequence[str]
+) -> tuple[list[SessionRecord], dict[str, int]]:
+    """Drop the runs the rules name (a run without figures is never dropped)."""
+    if not exclude:
+        return recs, {}
+    with_figs = [(r.log, r.figures) for r in recs if r.figures is not None]
+    kept, dropped = select_runs(with_figs, exclude)
+    keep = {log for log, _ in kept}
+    return [r for r in recs if r.figures is None or r.log in keep], dropped
 
 
 def tail(records: Sequence[SessionRecord], n: int = 5) -> tuple[SessionRecord, ...]:
@@ -272,16 +300,7 @@ def span(
     `f(median) + " [" + f(min) + "–" + f(max) + "]"`, or just `f(median)` when the two ends
     format the same.
     """
-    import math
-
-    vals = [v for v in values if v is not None and math.isfinite(v)]
-    if not vals:
-        return "—"
-    mid = f(median(vals))  # type: ignore[arg-type]
-    if len(vals) == 1:
-        return mid
-    lo, hi = f(min(vals)), f(max(vals))
-    return mid if lo == hi else f"{mid} [{lo}–{hi}]"
+    return Span.of(values).cell(f)  # one span rule (compare-arms.mjs `span`)
 
 
 # --- DataFrames for notebooks ---------------------------------------------------------------
@@ -403,6 +422,22 @@ def arm_frame(rows: Sequence[ArmRow], *, per_run: bool = False) -> pd.DataFrame:
         ],
         columns=["pass", "repo", "arm", "n", "runs", "median", "min", "max", "pooled"],
     )
+
+
+def full_arm_frame(rows: Sequence[ArmRow]) -> pd.DataFrame:
+    """`arm_frame(rows)` followed by every ARM COMPARISON figure of each cell (§8.4)."""
+    import pandas as pd
+
+    from evalkit.tables.compare import arms_frame
+
+    base = arm_frame(rows)
+    cells = [c for row in rows for c in row.cells if c is not None]
+    extra = arms_frame(
+        ({"pass": c.pass_, "repo": c.repo}, c.figures) for c in cells if c.figures is not None
+    )
+    if extra.empty:
+        return base
+    return pd.merge(base, extra, on=["pass", "repo", "arm"], how="left")
 
 
 def arm_changes_frame(rows: Sequence[ArmRow], arms: Sequence[str]) -> pd.DataFrame:

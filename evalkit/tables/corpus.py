@@ -14,10 +14,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from evalkit.corpus.load import LoadedCorpus, load_corpus_frames
 from evalkit.tables.aggregate import arm_table
 from evalkit.tables.sweep import SweepResult, is_bundled_corpus
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["Corpus", "load_corpus"]
 
@@ -27,14 +31,17 @@ class Corpus(LoadedCorpus):
     """A loaded corpus (`LoadedCorpus`: frames, `session(log)`, `accounting()`, `errors`,
     export) with the sweep over the same records."""
 
-    def sweep(self, arms: tuple[str, ...] | None = None) -> SweepResult:
+    def sweep(
+        self, arms: tuple[str, ...] | None = None, *, exclude: tuple[str, ...] = ()
+    ) -> SweepResult:
         """The `SweepResult` of this corpus, from the records already parsed (nothing is read
         again): the same numbers as `evalkit sweep DIR`.
 
         Args:
             arms: Arm labels for the arm table (default `baseline`, `new` when present).
+            exclude: Run-hygiene rules for the arm table (`failed`, `raced`, `contaminated`).
         """
-        arm_labels, rows = arm_table(self.records, arms)
+        arm_labels, rows = arm_table(self.records, arms, exclude=exclude)
         return SweepResult(
             root=self.root,
             bundled=is_bundled_corpus(self.root),
@@ -42,9 +49,18 @@ class Corpus(LoadedCorpus):
             records=self.records,
             arms=arm_labels,
             arm_rows=rows,
+            exclude=tuple(exclude),
             cache_hits=self.cache_hits,
             cache_misses=self.cache_misses,
         )
+
+    def arms_df(
+        self, arms: tuple[str, ...] | None = None, *, exclude: tuple[str, ...] = ()
+    ) -> pd.DataFrame:
+        """One row per pass × repo × arm with every ARM COMPARISON figure (§8.4): the arm
+        table's allocation columns, then median / min / max / n of each span row, pooled
+        sufficiency and allocation, contamination, and runs dropped by `exclude`."""
+        return self.sweep(arms, exclude=exclude).arm_frame(full=True)
 
 
 def load_corpus(

@@ -48,6 +48,7 @@ from evalkit.tables.aggregate import (
     arm_table,
     calls_frame,
     corpus_counts,
+    full_arm_frame,
     per_call,
     sessions_frame,
     slice_table,
@@ -111,6 +112,8 @@ class SweepResult:
         discovery: Sessions and file entries found.
         records: One record per discovered session, in discovery order (every status).
         arms: Arm labels compared in `arm_rows`, in column order.
+        exclude: Run-hygiene rules applied to the arm table (`failed`, `raced`,
+            `contaminated`; default none, as compare-arms.mjs).
         cache_hits, cache_misses: How many sessions came from the cache.
     """
 
@@ -120,6 +123,7 @@ class SweepResult:
     records: tuple[SessionRecord, ...]
     arms: tuple[str, ...]
     arm_rows: tuple[ArmRow, ...]
+    exclude: tuple[str, ...] = ()
     cache_hits: int = 0
     cache_misses: int = 0
 
@@ -191,7 +195,16 @@ class SweepResult:
     def slices_frame(self) -> pd.DataFrame:
         return slices_frame(self.slices)
 
-    def arm_frame(self, *, per_run: bool = False) -> pd.DataFrame:
+    def arm_frame(self, *, per_run: bool = False, full: bool = False) -> pd.DataFrame:
+        """The arm table: one row per pass × repo × arm (or per run with `per_run`).
+
+        `full=True` adds every ARM COMPARISON figure (§8.4) after the allocation columns: for
+        each span row `<row>_median`, `_min`, `_max`, `_n`, the pooled sufficiency counts and
+        allocation totals, the contamination counts and the runs each `exclude` rule dropped
+        (see `evalkit.tables.compare.arms_frame`).
+        """
+        if full and not per_run:
+            return full_arm_frame(self.arm_rows)
         return arm_frame(self.arm_rows, per_run=per_run)
 
     def arm_changes_frame(self) -> pd.DataFrame:
@@ -235,6 +248,7 @@ def run_sweep(
     cache_dir: str | os.PathLike[str] | None = None,
     jobs: int | None = None,
     progress: bool | None = False,
+    exclude: tuple[str, ...] = (),
 ) -> SweepResult:
     """Discover, parse and aggregate a corpus directory (spec §7, §8.2, §8.4).
 
@@ -245,6 +259,8 @@ def run_sweep(
         cache_dir: Cache location (default `$XDG_CACHE_HOME/evalkit` or `~/.cache/evalkit`).
         jobs: Worker processes for parsing (default: every core).
         progress: Progress bar on stderr: True, False, or None = only when stderr is a terminal.
+        exclude: Run-hygiene rules for the arm table (`failed`, `raced`, `contaminated`);
+            the baseline sweep's tables always cover every session.
 
     Raises:
         UsageError: The directory does not exist (or, by default, the bundled corpus is absent).
@@ -261,7 +277,7 @@ def run_sweep(
     store = SweepCache((cache_dir or default_cache_dir()) if cache else None)
     bar = None if progress is False else Progress(len(found.sessions), enabled=progress)
     records = tuple(analyse_sessions(root, found.sessions, cache=store, jobs=jobs, progress=bar))
-    arm_labels, rows = arm_table(records, arms)
+    arm_labels, rows = arm_table(records, arms, exclude=exclude)
     return SweepResult(
         root=root,
         bundled=is_bundled_corpus(root),
@@ -269,6 +285,7 @@ def run_sweep(
         records=records,
         arms=arm_labels,
         arm_rows=rows,
+        exclude=tuple(exclude),
         cache_hits=store.hits,
         cache_misses=store.misses,
     )
