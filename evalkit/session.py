@@ -31,9 +31,11 @@ from evalkit.formats.claude_code.transcripts import (
     read_segment,
     read_transcript,
 )
+from evalkit.formats.profiles import CODEGRAPH, ToolProfile
 from evalkit.metrics.allocation import Allocation, compute_allocation
 from evalkit.metrics.answer import FinalAnswer, final_answer
 from evalkit.metrics.occupancy import DEFAULT_WINDOW_TOKENS, Occupancy, compute_occupancy
+from evalkit.metrics.read_allocation import ReadAllocation, compute_read_allocation
 from evalkit.metrics.sufficiency import Sufficiency, classify_sufficiency
 from evalkit.metrics.summary import PROCESSED_RESULT_USAGE, ProcessedDefinition, Summary, summarize
 from evalkit.metrics.tokens import ClaudeCodeTokens, claude_code_tokens
@@ -67,6 +69,9 @@ class Session:
         occupancy: Residual context occupancy per tool family at the end (§6).
         summary: Tool calls, turns, duration, cost, tokens processed, race, CLI use (§1.11).
         tokens: Tokens, cost and timing done right (evalkit's own; agent-formats §5.3).
+        read_allocation: File-attributed read allocation (evalkit's own metric, never the
+            reference's explore allocation).
+        profile: The tool profile the families and counts follow.
     """
 
     log: str
@@ -78,6 +83,8 @@ class Session:
     occupancy: Occupancy = field(repr=False)
     summary: Summary = field(repr=False)
     tokens: ClaudeCodeTokens = field(repr=False, default=None)  # type: ignore[assignment]
+    read_allocation: ReadAllocation | None = field(default=None, repr=False)
+    profile: ToolProfile = field(default=CODEGRAPH, repr=False)
 
     @property
     def segments(self) -> int:
@@ -179,7 +186,7 @@ def run_figures(session: Session) -> RunFigures:
         turns=s.turns,
         ctx=o.final_context,
         ctx_base=o.base_context,
-        occ_cg=o.residual["codegraph"],
+        occ_cg=o.residual[o.tool_family],
         occ_file=o.residual_file_access,
         answered=u.answered,
         counts=dict(u.counts),
@@ -204,6 +211,7 @@ def session_from_transcript(
     log: str | None = None,
     window_tokens: float = DEFAULT_WINDOW_TOKENS,
     processed: ProcessedDefinition = PROCESSED_RESULT_USAGE,
+    profile: ToolProfile = CODEGRAPH,
 ) -> Session:
     """Compute every metric of a transcript already read.
 
@@ -212,15 +220,19 @@ def session_from_transcript(
         log: The session's name in tables (default: the first segment's path).
         window_tokens: The nominal window of the occupancy share-of-window column (§6.7).
         processed: Which `tokens processed` definition `summary.processed` uses (§1.11).
+        profile: The tool profile (default codegraph: the reference's rules).
     """
     path = transcript.paths[0]
     events = transcript.events
     try:
-        texts = tuple(explore_texts(events, path=path))
+        texts = tuple(explore_texts(events, path=path, profile=profile))
         answer = final_answer(events, path=path)
-        sufficiency = classify_sufficiency(events, path=path)
-        occupancy = compute_occupancy(events, window_tokens=window_tokens, path=path)
-        summary = summarize(events, processed=processed, path=path)
+        sufficiency = classify_sufficiency(events, path=path, profile=profile)
+        occupancy = compute_occupancy(
+            events, window_tokens=window_tokens, path=path, profile=profile
+        )
+        summary = summarize(events, processed=processed, path=path, profile=profile)
+        reads = compute_read_allocation(events, answer.text, profile=profile, path=path)
     except TranscriptError as exc:
         # Name the segment file that holds the offending event, not the first one.
         raise in_segment(exc, transcript.paths, transcript.segment_starts) from None
@@ -240,6 +252,8 @@ def session_from_transcript(
         occupancy=occupancy,
         summary=summary,
         tokens=claude_code_tokens(events, transcript.segment_starts),
+        read_allocation=reads,
+        profile=profile,
     )
 
 
@@ -249,17 +263,22 @@ def parse_session(
     log: str | None = None,
     window_tokens: float = DEFAULT_WINDOW_TOKENS,
     processed: ProcessedDefinition = PROCESSED_RESULT_USAGE,
+    profile: ToolProfile = CODEGRAPH,
 ) -> Session:
     """Read the segment files of one session, in order, and compute its metrics.
 
-    `window_tokens` and `processed` are passed to `session_from_transcript`.
+    `window_tokens`, `processed` and `profile` are passed to `session_from_transcript`.
 
     Raises:
         TranscriptError: A file is missing, unreadable or not a regular file, or holds input the
             reference crashes on (§9.1).
     """
     return session_from_transcript(
-        read_transcript(paths), log=log, window_tokens=window_tokens, processed=processed
+        read_transcript(paths),
+        log=log,
+        window_tokens=window_tokens,
+        processed=processed,
+        profile=profile,
     )
 
 

@@ -21,6 +21,9 @@ fixed column order, `ci95_lo`/`ci95_hi`-style names):
   attainable p is stated — and a seeded bootstrap interval for the Hodges–Lehmann estimate.
 * `sign_flip_test(deltas)` → `ExactTest`; `hodges_lehmann(deltas)`; `bootstrap_interval(...)`
   → `Interval`.
+* `sign_test(deltas)` and `mcnemar_exact(b, c)` → `ExactTest`: the exact binomial tests of the
+  per-task outcome table (`evalkit.tables.outcomes`), equal to scipy's `binomtest` with p = 1/2;
+  withheld below `MIN_NONZERO_FOR_TEST` non-tied tasks or discordant pairs.
 
 The paired-evidence report never calls the tests or intervals (paired-evidence spec §1.2): it
 uses only `nearest_rank` and `describe`.
@@ -50,10 +53,13 @@ __all__ = [
     "bootstrap_interval",
     "describe",
     "hodges_lehmann",
+    "mcnemar_exact",
     "min_attainable_p",
     "nearest_rank",
     "paired_deltas",
+    "binomial_two_sided",
     "sign_flip_test",
+    "sign_test",
 ]
 
 MIN_NONZERO_FOR_TEST = 6
@@ -409,3 +415,49 @@ def paired_deltas(
             )
         ),
     )
+
+
+def binomial_two_sided(k: int, n: int) -> float:
+    """Exact two-sided binomial p of `k` successes in `n` trials with p = 1/2.
+
+    The distribution is symmetric, so this is `2 * P(X <= min(k, n - k))`, capped at 1 — what
+    scipy's `binomtest(k, n, 0.5).pvalue` gives. Computed with integers, no rounding inside.
+    """
+    if n < 0 or not 0 <= k <= n:
+        raise ValueError("need 0 <= k <= n")
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(k, n - k) + 1))
+    return float(min(Fraction(1), Fraction(2 * tail, 2**n)))
+
+
+def sign_test(deltas: Sequence[float], *, min_nonzero: int = MIN_NONZERO_FOR_TEST) -> ExactTest:
+    """Exact two-sided sign test of paired deltas: ties dropped, the positives ~ Binomial(n, 1/2).
+
+    With fewer than `min_nonzero` non-zero deltas no p-value is reported, only the minimum
+    attainable one (all deltas one way: `2 / 2^n`).
+    """
+    nonzero = [d for d in deltas if d != 0]
+    n = len(nonzero)
+    floor = min_attainable_p(n)
+    if n < min_nonzero:
+        return ExactTest("exact_sign_test", "positives", n, None, floor, _few(min_nonzero))
+    k = sum(1 for d in nonzero if d > 0)
+    return ExactTest("exact_sign_test", "positives", n, binomial_two_sided(k, n), floor, None)
+
+
+def mcnemar_exact(b: int, c: int, *, min_discordant: int = MIN_NONZERO_FOR_TEST) -> ExactTest:
+    """Exact McNemar test of paired binary outcomes: `b` pairs pass only in the first arm, `c`
+    only in the second; under the null `c ~ Binomial(b + c, 1/2)` (two-sided).
+
+    Withheld (p None, the minimum attainable p stated) below `min_discordant` discordant pairs.
+    """
+    n = b + c
+    floor = min_attainable_p(n)
+    if n < min_discordant:
+        return ExactTest("exact_mcnemar", "discordant", n, None, floor, _few(min_discordant))
+    return ExactTest("exact_mcnemar", "discordant", n, binomial_two_sided(c, n), floor, None)
+
+
+def _few(k: int) -> str:
+    return f"fewer than {k} non-tied pairs"

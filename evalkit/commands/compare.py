@@ -72,6 +72,12 @@ def register(subparsers) -> None:
         help="drop runs by rule before comparing: any of raced, contaminated, failed, "
         "comma-separated (default: none, as the reference)",
     )
+    p.add_argument(
+        "--profile",
+        metavar="NAME|FILE",
+        help="tool profile: which tools are the tool under test (codegraph, the default and the "
+        "reference's; sourcegraph; or a TOML file); the table's tool rows follow it",
+    )
     out = p.add_mutually_exclusive_group()
     out.add_argument(
         "--json",
@@ -97,6 +103,7 @@ def _is_bundled(path: str) -> bool:
 
 
 def _run(args) -> int:
+    from evalkit.formats.profiles import load_profile
     from evalkit.outputs.compare_text import (
         USAGE,
         comparison_json,
@@ -119,7 +126,8 @@ def _run(args) -> int:
             raise UsageError(
                 f"{d}: no such directory" if not Path(d).exists() else f"{d}: not a directory"
             )
-    cmps = [compare_arms(d, labels, exclude=exclude) for d in dirs]
+    profile = load_profile(args.profile) if args.profile is not None else None
+    cmps = [compare_arms(d, labels, exclude=exclude, profile=profile) for d in dirs]
     if any(_is_bundled(d) for d in dirs):
         print(f"note: {caveats.SYNTHETIC_CORPUS}", file=sys.stderr)
     status = 0
@@ -139,5 +147,10 @@ def _run(args) -> int:
         sys.stdout.write(comparison_markdown(cmps))
     else:
         for cmp in cmps:
-            sys.stdout.write(format_comparison(cmp))
+            if profile is None:
+                sys.stdout.write(format_comparison(cmp))
+            else:
+                print(f"Tool profile: {profile.describe()}")
+                explore = bool(profile.explore.globs)
+                sys.stdout.write(format_comparison(cmp, tool=profile.label, explore=explore))
     return 0

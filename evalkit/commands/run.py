@@ -7,9 +7,11 @@ import sys
 
 from evalkit.ecma import js_json, printable
 from evalkit.errors import UsageError, one_line
+from evalkit.formats.profiles import load_profile
 from evalkit.metrics.occupancy import js_number, window_tokens_from_env
 from evalkit.metrics.summary import PROCESSED_MESSAGE_USAGE, PROCESSED_RESULT_USAGE
 from evalkit.outputs.report import format_run, run_json
+from evalkit.outputs.trials_text import read_allocation_lines
 from evalkit.session import parse_session
 
 HELP = """\
@@ -109,6 +111,12 @@ def register(subparsers) -> None:
         action="store_true",
         help="print one JSON object (fractions, not percents) instead of text",
     )
+    parser.add_argument(
+        "--profile",
+        metavar="NAME|FILE",
+        help="tool profile: which tools are the tool under test (codegraph, the default; "
+        "sourcegraph; or a TOML file); adds the profile and read allocation to the report",
+    )
     parser.set_defaults(func=run)
 
 
@@ -122,17 +130,29 @@ def _window_tokens(raw: str | None) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
+    profile = load_profile(args.profile) if args.profile is not None else None
     session = parse_session(
-        args.files, window_tokens=_window_tokens(args.window_tokens), processed=args.processed
+        args.files,
+        window_tokens=_window_tokens(args.window_tokens),
+        processed=args.processed,
+        **({"profile": profile} if profile is not None else {}),
     )
     if args.json:
         # As JSON.stringify(…, null, 2) writes it: non-finite numbers are null, lone surrogates
         # are \udxxx escapes (never U+FFFD), integers in the shortest round-trip digits.
-        text = js_json(run_json(session), 2)
+        doc = run_json(session)
+        if profile is not None:
+            doc["profile"] = profile.to_dict() | {"source": profile.source}
+            doc["read_allocation"] = session.read_allocation.to_dict()
+        text = js_json(doc, 2)
     else:
         text = format_run(
             session, brief=args.brief, envelope=args.envelope, answer_globs=args.answer
         )
+        if profile is not None:
+            extra = [f"Tool profile: {profile.describe()}"]
+            extra += read_allocation_lines(session.read_allocation)
+            text += "\n\n" + "\n".join(extra)
     sys.stdout.write(printable(text) + "\n")
     # Damage is reported, never silent: the numbers above are over the events that survived.
     for segment in session.transcript.segments:

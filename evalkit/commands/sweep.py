@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -30,7 +31,21 @@ and a zero-padded index (run-new-01) is a crash, as in the reference harness
 A session whose parse raises is a crash: counted, reported, excluded.
 
 With no DIR, sweeps the bundled synthetic corpus (data/corpus), whose numbers
-demonstrate the pipeline and say nothing about any real tool."""
+demonstrate the pipeline and say nothing about any real tool.
+
+Any retrieval tool, other layouts, task outcomes: --layout, --profile or
+--outcomes turn the sweep into a trial sweep. Every run is read with the tool
+profile (which tools are the tool under test: codegraph by default, or the
+sourcegraph preset, or your own TOML file), its outcome is joined, and the
+report shows the per-arm comparison with the profile's families, the per-task
+outcome table between two arms (helps / hurts / tie / incomplete, with an
+exact test from six non-tied tasks), cost, tokens, duration and tool calls per
+task, read allocation per arm (evalkit's own metric), and the accounting.
+  --layout harbor       <suite>/<arm>/<task>/<trial>/agent/claude-code.txt,
+                        the outcome from <trial>/result.json
+  --layout PATTERN      e.g. {suite}/{arm}/{task}/{trial}/agent/claude-code.txt
+                        (placeholders {suite} {pass} {repo} {task} {arm}
+                        {trial} {run}; * inside a component; ** for folders)"""
 
 EPILOG = """\
 examples:
@@ -39,6 +54,10 @@ examples:
   evalkit sweep DIR --markdown sweep.md  also write the tables as markdown
   evalkit sweep DIR --json | jq .arms    machine-readable (fractions, not percents)
   evalkit sweep DIR --no-cache -j 1      re-parse everything in one process
+  evalkit sweep runs/ --layout harbor --profile sourcegraph
+                                         an MCP A/B in harbor trial folders
+  evalkit sweep DIR --layout harbor --outcomes rewards.csv --arms baseline,mcp
+  python -m evalkit.synthetic harbor /tmp/h   a small synthetic one to try
 
 Parsed sessions are cached by file content and evalkit version (default
 $XDG_CACHE_HOME/evalkit or ~/.cache/evalkit); the cache never changes a number.
@@ -76,7 +95,8 @@ def register(subparsers) -> None:
         "--arms",
         metavar="A,B",
         help="arm labels for the arm table, in column order "
-        "(default: baseline,new when present, else every arm found)",
+        "(default: baseline,new when present, else every arm found); in a trial sweep "
+        "BASELINE,CANDIDATE of the outcome table (default: baseline, then the other arm)",
     )
     p.add_argument(
         "--full",
@@ -114,7 +134,74 @@ def register(subparsers) -> None:
         type=Path,
         help="cache location (default $XDG_CACHE_HOME/evalkit or ~/.cache/evalkit)",
     )
+    t = p.add_argument_group("trial sweep (any retrieval tool, layouts, outcomes)")
+    t.add_argument(
+        "--layout",
+        metavar="PATTERN",
+        help="find runs by a path pattern, or `harbor` (see above); default: the harness's rules",
+    )
+    t.add_argument(
+        "--profile",
+        metavar="NAME|FILE",
+        help="tool profile: codegraph (default), sourcegraph, or a TOML file",
+    )
+    t.add_argument(
+        "--outcomes",
+        metavar="FILE.csv",
+        type=Path,
+        help="rewards per run: columns log, or task,arm,trial, plus reward and/or passed",
+    )
+    t.add_argument(
+        "--pass-threshold",
+        type=float,
+        default=1.0,
+        metavar="R",
+        help="a run passed when its reward is at least R (default 1.0)",
+    )
     p.set_defaults(func=_run)
+
+
+def _trial_mode(args) -> bool:
+    return args.layout is not None or args.profile is not None or args.outcomes is not None
+
+
+def _run_trials(args, arms) -> int:
+    from evalkit.outputs.trials_text import (
+        render_trials_json,
+        render_trials_markdown,
+        render_trials_text,
+    )
+    from evalkit.tables.trials import run_trial_sweep
+
+    if args.dir is None:
+        raise UsageError("a trial sweep (--layout, --profile, --outcomes) needs DIR")
+    if not math.isfinite(args.pass_threshold):
+        raise UsageError(f"--pass-threshold must be a number, got {args.pass_threshold}")
+    from evalkit.tables.compare import parse_exclude
+
+    result = run_trial_sweep(
+        args.dir,
+        exclude=parse_exclude(args.exclude),
+        layout=args.layout,
+        profile=args.profile,
+        outcomes=args.outcomes,
+        pass_threshold=args.pass_threshold,
+        arms=arms,
+        cache=not args.no_cache,
+        cache_dir=args.cache_dir,
+        jobs=args.jobs,
+        progress=None,
+    )
+    if args.markdown is not None:
+        try:
+            args.markdown.write_text(render_trials_markdown(result), encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--markdown {args.markdown}: cannot write ({exc.strerror})") from None
+    if args.json:
+        sys.stdout.write(render_trials_json(result))
+    else:
+        sys.stdout.write(render_trials_text(result, every_file=args.list_files))
+    return 0
 
 
 def _run(args) -> int:
@@ -130,6 +217,8 @@ def _run(args) -> int:
         arms = tuple(a.strip() for a in args.arms.split(",") if a.strip())
         if not arms:
             raise UsageError("--arms needs at least one arm label")
+    if _trial_mode(args):
+        return _run_trials(args, arms)
     from evalkit.tables.compare import parse_exclude
 
     exclude = parse_exclude(args.exclude)

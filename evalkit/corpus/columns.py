@@ -80,6 +80,19 @@ IDENTITY: tuple[Column, ...] = (
     _c("repo", "string", "label", "the repository the path names (express), else <NA>"),
     _c("arm", "string", "label", "the arm the file name gives (baseline, new, headless-with)"),
     _c("run", "string", "label", "the run the path names (1 for run-new-1, run2 for a campaign)"),
+    _c("suite", "string", "label", "the benchmark suite a --layout path names, else <NA>"),
+    _c(
+        "task",
+        "string",
+        "label",
+        "the task a --layout path names (a harbor task folder), else <NA>",
+    ),
+    _c(
+        "trial",
+        "string",
+        "label",
+        "the trial a --layout path names (a harbor trial folder), else <NA>",
+    ),
     _c(
         "question",
         "Int64",

@@ -53,6 +53,8 @@ __all__ = [
 ]
 
 Layout = Literal["ab-arm", "campaign", "interactive", "generic"]
+# Sessions found by a `--layout` (evalkit.corpus.layouts) rather than the harness's rules.
+LayoutFound = Literal["harbor", "pattern"]
 
 # `X.jsonl`, `X.tN.jsonl`, each optionally `.gz`.
 # re.S and \Z: a name holding a line break is a transcript like any other (issue 11).
@@ -86,10 +88,13 @@ class SessionRef:
         repo: The repo (`express`), when the path names it; else None.
         arm: The arm label (`new`, `baseline`, `headless-with`), when the file name gives it.
         run: The run (`1` for `run-new-1`, `run2` for a campaign run directory), when given.
-        layout: Which rule found it: `ab-arm`, `campaign`, `interactive` or `generic`.
+        layout: Which rule found it: `ab-arm`, `campaign`, `interactive` or `generic`; or
+            `harbor` / `pattern` when a `--layout` found it (`evalkit.corpus.layouts`).
         subagents: Interactive sessions only: the subagent transcripts (§1.10 step 3).
         problem: Set when the reference would crash on this session before reading it (a
             zero-padded run index, §7.2); such a session is reported as a crash.
+        suite, task, trial: Labels a `--layout` reads from the path (None otherwise).
+        outcome: A harbor trial's `result.json`, relative to the root (None otherwise).
     """
 
     log: str
@@ -98,9 +103,13 @@ class SessionRef:
     repo: str | None = None
     arm: str | None = None
     run: str | None = None
-    layout: Layout = "generic"
+    layout: Layout | LayoutFound = "generic"
     subagents: tuple[str, ...] = ()
     problem: str | None = None
+    suite: str | None = None
+    task: str | None = None
+    trial: str | None = None
+    outcome: str | None = None
 
     @property
     def multi_turn(self) -> bool:
@@ -221,6 +230,9 @@ def identity(ref: SessionRef, *, kind: str | None = None) -> dict[str, Any]:
         "repo": ref.repo,
         "arm": ref.arm,
         "run": ref.run,
+        "suite": ref.suite,
+        "task": ref.task,
+        "trial": ref.trial,
         "slice": "multi-turn" if len(ref.segments) > 1 else "single-question",
         "kind": kind or ("interactive" if ref.layout == "interactive" else "headless"),
         "group": "/".join(named) if named else (parent or "."),

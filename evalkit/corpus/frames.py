@@ -257,9 +257,10 @@ def _session_row(v: _View) -> dict[str, Any]:
                 "chars_per_token": _nan_to_none(o.chars_per_token),
                 "calibrated": o.calibrated,
                 "dispersion": _nan_to_none(o.dispersion),
-                **{f"residual_{f}": o.residual[f] for f in FAMILIES},
+                # Another tool profile's tool family has no column here: <NA>, never mislabelled.
+                **{f"residual_{f}": o.residual.get(f) for f in FAMILIES},
                 "residual_file_access": o.residual_file_access,
-                **{f"contributed_{f}": o.contributed[f] for f in FAMILIES},
+                **{f"contributed_{f}": o.contributed.get(f) for f in FAMILIES},
                 "contributed_file_access": o.contributed_file_access,
                 "evicted": o.evicted,
                 "compactions": o.compactions,
@@ -321,7 +322,7 @@ def _token_columns(v: _View) -> dict[str, Any]:
         "context_window": t.context_window,
     }
     if (o := v.occupancy) is not None:
-        residual = o.residual["codegraph"] + o.residual_file_access
+        residual = o.residual[o.tool_family] + o.residual_file_access  # the profile's tool
         row.update(
             {
                 "retrieval_residual": residual,

@@ -24,6 +24,7 @@ from evalkit.corpus.cache import SweepCache, code_fingerprint, default_cache_dir
 from evalkit.corpus.columns import build_frame, dictionary_json
 from evalkit.corpus.discover import Discovery, Layout, SessionRef, discover
 from evalkit.corpus.frames import FRAME_NAMES, SessionError, identity
+from evalkit.corpus.layouts import discover_layout, parse_layout
 from evalkit.corpus.parse import Progress, analyse_payloads
 from evalkit.corpus.records import (
     Accounting,
@@ -33,6 +34,7 @@ from evalkit.corpus.records import (
     record_from_payload,
 )
 from evalkit.errors import EvalkitError, UsageError
+from evalkit.formats.profiles import load_profile
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -218,6 +220,7 @@ def load_corpus_frames(
     cache_dir: str | os.PathLike[str] | None = None,
     progress: bool | None = None,
     strict: bool = False,
+    profile: Any = None,
 ) -> LoadedCorpus:
     """Discover, parse and keep every session of a corpus directory (see the module docstring).
 
@@ -225,6 +228,11 @@ def load_corpus_frames(
         path: The corpus directory.
         layout: Keep only sessions found by one layout rule (`ab-arm`, `campaign`,
             `interactive`, `generic`); the others are listed as skipped. None = every session.
+            Or find the sessions by a layout of their own: `harbor` (harbor trial folders) or
+            a pattern such as `{suite}/{arm}/{task}/{trial}/agent/claude-code.txt`
+            (`evalkit.corpus.layouts`); the frames' `suite`, `task`, `trial` come from it.
+        profile: A tool profile (`ToolProfile`, preset name or TOML file) the sessions are
+            parsed with; None = codegraph (the reference's rules).
         jobs: Worker processes (default: every core); 1 parses in this process.
         cache: Use the parsed-session cache (it never changes a number, only the time taken).
         cache_dir: Cache location (default `$XDG_CACHE_HOME/evalkit` or `~/.cache/evalkit`).
@@ -236,20 +244,29 @@ def load_corpus_frames(
         UsageError: `path` is not a directory, or `layout` is unknown.
         CorpusError: `strict=True` and a session could not be read.
     """
+    spec = None
     if layout is not None and layout not in LAYOUTS:
-        raise UsageError(f"unknown layout {layout!r} (one of {', '.join(LAYOUTS)})")
+        if layout != "harbor" and "{" not in layout:
+            raise UsageError(
+                f"unknown layout {layout!r} (one of {', '.join(LAYOUTS)}, harbor, or a pattern "
+                "with placeholders such as {arm}/{task}/{trial}.jsonl)"
+            )
+        spec = parse_layout(layout)
+    prof = load_profile(profile) if profile is not None else None
     if jobs is not None and jobs < 1:
         raise UsageError(f"jobs must be at least 1, got {jobs}")
     root = Path(path)
-    found = discover(root)
-    wanted = [r for r in found.sessions if layout is None or r.layout == layout]
+    found = discover(root) if spec is None else discover_layout(root, spec)
+    wanted = [r for r in found.sessions if spec is not None or layout is None or r.layout == layout]
     # Frame payloads hold more than the sweep's: their own cache entries, same machinery.
     store = SweepCache(
         (cache_dir or default_cache_dir()) if cache else None,
-        fingerprint=code_fingerprint() + ":frames",
+        fingerprint=code_fingerprint() + ":frames" + (f":{prof.fingerprint()}" if prof else ""),
     )
     bar = None if progress is False else Progress(len(wanted), enabled=progress)
-    parsed = analyse_payloads(root, wanted, cache=store, jobs=jobs, progress=bar, frames=True)
+    parsed = analyse_payloads(
+        root, wanted, cache=store, jobs=jobs, progress=bar, frames=True, profile=prof
+    )
     by_log = {r.log: p for r, p in zip(wanted, parsed, strict=True)}
     payloads = [by_log.get(r.log) or _layout_skip(r, layout or "") for r in found.sessions]
 

@@ -51,7 +51,7 @@ class Progress:
             self.stream.flush()
 
 
-Work = tuple[str, tuple[str, ...], str, str | None, bool, bool]
+Work = tuple[str, tuple[str, ...], str, str | None, bool, bool, Any]
 
 
 def _ignore_interrupt() -> None:
@@ -92,6 +92,7 @@ def analyse_payloads(
     jobs: int | None = None,
     progress: Progress | None = None,
     frames: bool = False,
+    profile: Any = None,
 ) -> list[dict[str, Any]]:
     """One `analyse_session` payload per ref, in the order of `refs` (`analyse_sessions`'s
     arguments; `frames` also builds every corpus frame's rows from the same parse — give such
@@ -120,6 +121,7 @@ def analyse_payloads(
             refs[i].problem,
             refs[i].layout == "interactive",
             frames,
+            profile,
         )
         for i in todo
     ]

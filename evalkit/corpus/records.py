@@ -110,6 +110,7 @@ class SessionRecord:
         log: First segment, relative to the swept directory.
         segments: Every segment file, relative to the swept directory.
         pass_, repo, arm, run, layout: Labels from the path (`SessionRef`).
+        suite, task, trial: Labels a `--layout` reads from the path (None otherwise).
         status: `parsed` (in the sweep), `no-explore` (parsed, no allocation call), `crash`,
             or `skipped` (not a Claude Code transcript).
         reason: Why a session is not in the sweep (None when parsed).
@@ -153,6 +154,9 @@ class SessionRecord:
     damage: tuple[tuple[str, str], ...] = ()
     damage_counts: tuple[FileDamage, ...] = ()
     subagents: tuple[str, ...] = ()
+    suite: str | None = None
+    task: str | None = None
+    trial: str | None = None
     figures: RunFigures | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -194,6 +198,7 @@ def analyse_session(
     problem: str | None = None,
     interactive: bool = False,
     frames: bool = False,
+    profile: Any = None,
 ) -> dict[str, Any]:
     """Parse one session and reduce it to its allocation numbers (§8.2 steps 1–2).
 
@@ -201,7 +206,9 @@ def analyse_session(
     naming the file relative to `root`; a file that is not a Claude Code transcript at all is a
     `skipped` payload. `interactive` reads the session as §1.10 does (its `<id>/subagents/`
     merged, falsy lines dropped). `frames` adds `rows`: the rows of every corpus frame
-    (`evalkit.corpus.frames.session_rows`), from the same parse.
+    (`evalkit.corpus.frames.session_rows`), from the same parse. `profile` (a `ToolProfile`)
+    parses with that tool profile and adds `run`: the figures the trial sweep reads
+    (`run_payload`); give such a run a cache of its own, keyed by the profile.
     """
     if problem is not None:
         return {"status": "crash", "reason": problem}
@@ -221,7 +228,10 @@ def analyse_session(
             tool_calls = sum(isession.main_counts.values()) + sum(isession.subagent_counts.values())
             parsed: Any = isession
         else:
-            session = parse_session(paths, log=log)
+            if profile is not None:
+                session = parse_session(paths, log=log, profile=profile)
+            else:
+                session = parse_session(paths, log=log)
             allocation, texts = session.allocation, session.explore_texts
             reads = session.transcript.segments
             tool_calls = len(session.summary.calls)
@@ -256,6 +266,8 @@ def analyse_session(
             "reason": f"unexpected {type(exc).__name__} while parsing: {exc}",
         }
     extra: dict[str, Any] = {}
+    if profile is not None and not interactive:
+        extra["run"] = run_payload(parsed)
     if frames:
         # Rows are built apart from the sweep's numbers: a failure here loses the session's
         # frame rows (reported as an error), never its place in the sweep.
@@ -290,6 +302,32 @@ def analyse_session(
     }
 
 
+def run_payload(session: Any) -> dict[str, Any]:
+    """What the trial sweep keeps of one parsed session (JSON-able, cached): the arm
+    comparison's figures, read allocation, tool calls, tokens, cost, duration, event types."""
+    s, tokens = session.summary, session.tokens
+    ledger = tokens.ledger if tokens is not None else None
+    total = None
+    if ledger is not None and ledger.prompt_tokens is not None:
+        total = ledger.prompt_tokens + (ledger.output_tokens or 0)
+    other: dict[str, int] = {}
+    for seg in session.transcript.segments:
+        for name, n in seg.other_types:
+            other[name] = other.get(name, 0) + n
+    return {
+        "figures": session.figures.to_payload(),
+        "read_allocation": session.read_allocation.to_dict(),
+        "tool_calls": len(s.calls),
+        "tool_under_test_calls": s.cg,
+        "cost_usd": tokens.cost if tokens is not None else s.cost,
+        "tokens": total,
+        "duration_s": s.dur,
+        "other_types": other,
+        "containers": sorted({seg.container for seg in session.transcript.segments}),
+        "wrapped": sum(seg.wrapped for seg in session.transcript.segments),
+    }
+
+
 def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionRecord:
     """Join a session's labels with its analysed numbers."""
     from evalkit.session import RunFigures
@@ -303,6 +341,9 @@ def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionReco
         arm=ref.arm,
         run=ref.run,
         layout=ref.layout,
+        suite=ref.suite,
+        task=ref.task,
+        trial=ref.trial,
         status=payload["status"],
         reason=payload.get("reason"),
         calls=calls,

@@ -37,6 +37,7 @@ from evalkit.ecma import (
 from evalkit.errors import TranscriptError
 from evalkit.formats.claude_code.events import at_event
 from evalkit.formats.claude_code.transcripts import family, id_key, message_key, result_text
+from evalkit.formats.profiles import CODEGRAPH, ToolProfile
 
 __all__ = [
     "FAMILIES",
@@ -51,8 +52,9 @@ __all__ = [
     "request_count",
 ]
 
-# §1.4: the occupancy families, in the order they are tested and printed.
-FAMILIES: tuple[str, ...] = ("codegraph", "read", "search", "bash", "other")
+# §1.4: the occupancy families, in the order they are tested and printed (the default profile's;
+# another profile puts its own tool-under-test label first: `ToolProfile.families`).
+FAMILIES: tuple[str, ...] = CODEGRAPH.families
 FILE_ACCESS: tuple[str, ...] = ("read", "search", "bash")
 DEFAULT_WINDOW_TOKENS = 200000
 FALLBACK_CHARS_PER_TOKEN = 3.0
@@ -126,7 +128,9 @@ def _block_chars(block: Any, path: str) -> float:
     return utf16_len(js_json(block))
 
 
-def _timeline(events: Sequence[dict[str, Any]], path: str) -> tuple[list[Any], int]:
+def _timeline(
+    events: Sequence[dict[str, Any]], path: str, profile: ToolProfile = CODEGRAPH
+) -> tuple[list[Any], int]:
     entries: list[Any] = []
     compactions = 0
     seen: set[Any] = set()
@@ -179,7 +183,7 @@ def _timeline(events: Sequence[dict[str, Any]], path: str) -> tuple[list[Any], i
                         if isinstance(block, dict) and block.get("type") == "tool_result":
                             name = names.get(id_key(block.get("tool_use_id")), "")
                             text = result_text(block.get("content"), path=path)
-                            entries.append(_Add(utf16_len(text), family(name or "")))
+                            entries.append(_Add(utf16_len(text), family(name or "", profile)))
                         else:
                             entries.append(_Add(utf16_len(result_text([block], path=path)), None))
                 elif isinstance(content, str):
@@ -288,10 +292,10 @@ def _dispersion(gaps: list[Gap], chars_per_token: float) -> float | None:
 
 
 def _attribute(
-    gaps: list[Gap], chars_per_token: float
+    gaps: list[Gap], chars_per_token: float, families: tuple[str, ...] = FAMILIES
 ) -> tuple[dict[str, float], dict[str, float], float]:
     """§6.6: contributed tokens per family, the FIFO residual and the evicted total (unrounded)."""
-    contributed: dict[str, float] = dict.fromkeys(FAMILIES, 0)
+    contributed: dict[str, float] = dict.fromkeys(families, 0)
     queue: list[list[Any]] = []  # [family, tokens], one entry per family per gap
     evicted: float = 0
     for g in gaps:
@@ -321,7 +325,7 @@ def _attribute(
                     head[1] -= left
                     evicted += left
                     left = 0
-    residual: dict[str, float] = dict.fromkeys(FAMILIES, 0)
+    residual: dict[str, float] = dict.fromkeys(families, 0)
     for fam, tok in queue:
         residual[fam] += tok
     return contributed, residual, evicted
@@ -354,6 +358,7 @@ class Occupancy:
         turns: Requests (distinct assistant `message.id`s).
         window_tokens: The window the share-of-window column uses.
         gaps: The gaps between consecutive requests.
+        families: The families, tool under test first (its label names the first row).
     """
 
     final_context: float
@@ -374,18 +379,25 @@ class Occupancy:
     residual_exact: dict[str, float]
     contributed_exact: dict[str, float]
     gaps: tuple[Gap, ...]
+    families: tuple[str, ...] = FAMILIES
+
+    @property
+    def tool_family(self) -> str:
+        """The tool under test's family (`codegraph` by default)."""
+        return self.families[0]
 
     @property
     def base_tokens(self) -> float:
         """The `base (prompt+prose)` row: what the rounded residuals leave of the final context."""
-        return max(0, self.final_context - sum(self.residual[f] for f in FAMILIES))
+        return max(0, self.final_context - sum(self.residual[f] for f in self.families))
 
     @property
     def dropped(self) -> int:
         """Rounded tokens contributed but no longer resident (decides the `evicted` note)."""
+        tool = self.tool_family
         return (
-            self.contributed["codegraph"] + self.contributed_file_access + self.contributed["other"]
-        ) - (self.residual["codegraph"] + self.residual_file_access + self.residual["other"])
+            self.contributed[tool] + self.contributed_file_access + self.contributed["other"]
+        ) - (self.residual[tool] + self.residual_file_access + self.residual["other"])
 
     def to_dict(self) -> dict[str, Any]:
         """The `occupancy` object of `evalkit run --json`."""
@@ -409,6 +421,7 @@ def compute_occupancy(
     *,
     window_tokens: float = DEFAULT_WINDOW_TOKENS,
     path: str = "(transcript)",
+    profile: ToolProfile = CODEGRAPH,
 ) -> Occupancy:
     """§6.2–6.7: residual and contributed tokens per tool family at the end of the session.
 
@@ -417,18 +430,20 @@ def compute_occupancy(
         window_tokens: The nominal window for the share-of-window column (§10.7); use
             `window_tokens_from_env()` to honour `CG_WINDOW_TOKENS` as the reference does.
         path: Named in errors.
+        profile: Forms the families (default: the reference's, `codegraph` first).
 
     Raises:
         TranscriptError: On inputs the reference crashes on (§9.1 cases 2 and 4), and on a
             non-numeric usage count.
     """
-    entries, compactions = _timeline(events, path)
+    families = profile.families
+    entries, compactions = _timeline(events, path, profile)
     gaps, reqs = _gaps(entries)
     chars_per_token, calibrated = _calibrate(gaps)
     dispersion = _dispersion(gaps, chars_per_token)
-    contributed, residual, evicted = _attribute(gaps, chars_per_token)
-    chars: dict[str, int] = dict.fromkeys(FAMILIES, 0)
-    results: dict[str, int] = dict.fromkeys(FAMILIES, 0)
+    contributed, residual, evicted = _attribute(gaps, chars_per_token, families)
+    chars: dict[str, int] = dict.fromkeys(families, 0)
+    results: dict[str, int] = dict.fromkeys(families, 0)
     for entry in entries:
         if isinstance(entry, _Add) and entry.family is not None:
             chars[entry.family] += entry.chars
@@ -439,8 +454,8 @@ def compute_occupancy(
         chars_per_token=chars_per_token,
         calibrated=calibrated,
         dispersion=dispersion,
-        residual={f: jround(residual[f]) for f in FAMILIES},
-        contributed={f: jround(contributed[f]) for f in FAMILIES},
+        residual={f: jround(residual[f]) for f in families},
+        contributed={f: jround(contributed[f]) for f in families},
         residual_file_access=jround(_sum(residual[f] for f in FILE_ACCESS)),
         contributed_file_access=jround(_sum(contributed[f] for f in FILE_ACCESS)),
         chars=chars,
@@ -452,6 +467,7 @@ def compute_occupancy(
         residual_exact=residual,
         contributed_exact=contributed,
         gaps=tuple(gaps),
+        families=families,
     )
 
 
@@ -514,7 +530,7 @@ def _js_round(x: float) -> float:
 
 
 _ROWS = (
-    ("codegraph", ("codegraph",)),
+    (None, None),  # the tool under test: its family label names the row
     ("Read", ("read",)),
     ("Grep/Glob", ("search",)),
     ("Bash", ("bash",)),
@@ -554,6 +570,8 @@ def format_occupancy(
         "question, before any tool answered",
     ]
     for label, fams in _ROWS:
+        if fams is None:
+            label, fams = result.tool_family, (result.tool_family,)
         t = result.residual_file_access if fams == FILE_ACCESS else result.residual[fams[0]]
         ch = sum(result.chars[f] for f in fams)
         n = sum(result.results[f] for f in fams)

@@ -36,6 +36,7 @@ from evalkit.ecma import (
 from evalkit.errors import TranscriptError
 from evalkit.formats.claude_code.events import at_event
 from evalkit.formats.claude_code.transcripts import id_key, result_text, thread_id
+from evalkit.formats.profiles import CODEGRAPH, ToolProfile
 from evalkit.metrics.allocation import norm_path, same_path
 from evalkit.metrics.envelope import mentioned_paths, returned_paths
 
@@ -301,11 +302,16 @@ _MCP_PREFIX = re.compile(r"^mcp__[^_]*__")
 
 
 def _reaction_of(
-    action: _Action, returned: list[str], mentioned: list[str], earlier: list[str], path: str
+    action: _Action,
+    returned: list[str],
+    mentioned: list[str],
+    earlier: list[str],
+    path: str,
+    profile: ToolProfile = CODEGRAPH,
 ) -> _Reaction:
-    """§5.4 `reactionOf`."""
+    """§5.4 `reactionOf` (a call of the tool under test, by default `codegraph`, explores again)."""
     name = action.name
-    if "codegraph" in _name_text(name):
+    if profile.is_tool_under_test(_name_text(name)):
         if not isinstance(name, str):
             raise at_event(
                 TranscriptError(
@@ -333,13 +339,17 @@ def _reaction_of(
 
 
 def classify_sufficiency(
-    events: Sequence[dict[str, Any]], *, path: str = "(transcript)"
+    events: Sequence[dict[str, Any]],
+    *,
+    path: str = "(transcript)",
+    profile: ToolProfile = CODEGRAPH,
 ) -> Sufficiency:
     """§5.2–5.3 `classifySufficiency`: bucket every answered explore call.
 
     Args:
         events: The session's events, all threads and segments, in stream order.
         path: Named in errors.
+        profile: Its codegraph-format explore tools are the calls bucketed (none: no calls).
 
     Raises:
         TranscriptError: On inputs the reference crashes on (§9.1): a null block in an assistant
@@ -385,7 +395,7 @@ def classify_sufficiency(
                     if not isinstance(block, dict) or block.get("type") != "tool_result":
                         continue
                     tid = _key(block.get("tool_use_id"))
-                    if "codegraph_explore" in _name_text(names.get(tid)) and not js_truthy(
+                    if profile.is_explore(_name_text(names.get(tid))) and not js_truthy(
                         block.get("is_error")
                     ):
                         text_by_id[tid] = result_text(block.get("content"), path=path)
@@ -399,7 +409,7 @@ def classify_sufficiency(
     for thread, actions in threads.values():
         earlier: list[str] = []
         for i, action in enumerate(actions):
-            if "codegraph_explore" not in _name_text(action.name):
+            if not profile.is_explore(_name_text(action.name)):
                 continue
             text = text_by_id.get(_key(action.id))
             if text is None:
@@ -418,10 +428,10 @@ def classify_sufficiency(
                     continue
                 if later.name in _DELEGATION:
                     reaction = _through_delegation(
-                        later, threads, returned, mentioned, earlier, path
+                        later, threads, returned, mentioned, earlier, path, profile
                     )
                     break
-                reaction = _reaction_of(later, returned, mentioned, earlier, path)
+                reaction = _reaction_of(later, returned, mentioned, earlier, path, profile)
                 break
             earlier.extend(returned)
             counts[reaction.bucket] += 1
@@ -455,13 +465,14 @@ def _through_delegation(
     mentioned: list[str],
     earlier: list[str],
     path: str,
+    profile: ToolProfile = CODEGRAPH,
 ) -> _Reaction:
     """§5.3 `throughDelegation`: the subagent's first substantive action, with the parent's paths."""
     sub = threads.get(id_key(delegation.id), (None, []))[1]
     first = next((a for a in sub if a.name not in _BOOKKEEPING and a.name not in _DELEGATION), None)
     if first is None:
         return _Reaction("sufficient", delegation.name)
-    r = _reaction_of(first, returned, mentioned, earlier, path)
+    r = _reaction_of(first, returned, mentioned, earlier, path, profile)
     return _Reaction(r.bucket, f"{_concat(delegation.name)} → {_concat(r.next)}", r.named)
 
 

@@ -12,14 +12,11 @@ option, and `format_run_header` says so on the `tokens processed` line when it i
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from evalkit.ecma import (
-    NOT_WS,
-    WS,
     fix,
     grp,
     js_add,
@@ -40,6 +37,7 @@ from evalkit.formats.claude_code.transcripts import (
     thread_of,
     tool_results,
 )
+from evalkit.formats.profiles import CODEGRAPH, ToolProfile
 from evalkit.metrics.occupancy import request_count
 
 __all__ = [
@@ -95,8 +93,13 @@ def _concat(x: Any) -> str:
     return "undefined" if x is _MISSING else js_string(x)
 
 
-def tool_call_display(block: dict[str, Any], *, path: str = "(transcript)") -> str:
+def tool_call_display(
+    block: dict[str, Any], *, path: str = "(transcript)", profile: ToolProfile = CODEGRAPH
+) -> str:
     """§1.11: `name + detail` for one tool_use block, as the reference lists it.
+
+    The tool under test's calls show their first `query`/`task`/`symbol` input (the reference's
+    rule for names containing `codegraph`; `profile` says which names those are).
 
     Raises:
         TranscriptError: A `Task` description or `Bash` command that is a number, boolean or
@@ -112,7 +115,7 @@ def tool_call_display(block: dict[str, Any], *, path: str = "(transcript)") -> s
         return f"{name} [subagent_type={kind}] " + _cut(
             inp.get("description"), 40, path, "Task input.description"
         )
-    if "codegraph" in name:
+    if profile.is_tool_under_test(name):
         first = next((inp[k] for k in ("query", "task", "symbol") if inp.get(k) is not None), "")
         # The cut can drop the closing quote (§9.2 row 19).
         return f"{name} " + utf16_prefix(js_json(first), 60)
@@ -126,17 +129,10 @@ def tool_call_display(block: dict[str, Any], *, path: str = "(transcript)") -> s
     return name
 
 
-_CLI = re.compile(
-    r"(^|[;&|(]|&&|\|\||\$\(|`)" + WS + r"*(?:[A-Za-z_]\w*=" + NOT_WS + "*" + WS + r"+)*"
-    r"[\w./~-]*codegraph(" + WS + r"|\Z)",
-    re.ASCII,
-)
-
-
-def is_cli_call(command: Any) -> bool:
-    """§1.11: the command invokes the codegraph CLI in some command position."""
+def is_cli_call(command: Any, profile: ToolProfile = CODEGRAPH) -> bool:
+    """§1.11: the command invokes the tool's CLI (by default codegraph's) in a command position."""
     text = "undefined" if command is _MISSING else js_string(command)
-    return _CLI.search(text) is not None
+    return profile.is_cli_call(text)
 
 
 @dataclass(frozen=True)
@@ -181,7 +177,9 @@ class Summary:
         tool_calls: Their display strings.
         counts: Calls per tool name, in first-seen order.
         tools: Display strings not starting with `ToolSearch`.
-        reads / grep / bash / cg: `Read`; `Grep` + `Glob`; `Bash`; names containing `codegraph`.
+        reads / grep / bash / cg: `Read`; `Grep` + `Glob`; `Bash`; the tool under test's calls
+            (names containing `codegraph` by default). The profile's `counts` name the first
+            three.
         turns: Distinct assistant `message.id`s.
         dur: Σ `duration_ms` over result events, in seconds.
         cost: Σ `total_cost_usd`.
@@ -192,10 +190,11 @@ class Summary:
         raced: Some tool result says `No such tool available`.
         cli_calls: Bash calls that invoke the codegraph CLI.
         cli_contaminated: Non-error results of those calls (output that entered the window).
-        init_tools: Tool names containing `codegraph` from the last `system/init`, or None.
+        init_tools: The tool under test's names from the last `system/init`, or None.
         subtypes: The `subtype` of every result event, in order (an absent one is a sentinel
             that prints as `undefined`; a JSON null prints as `null`).
         results: Number of result events.
+        tool_label: The tool under test's family label (`codegraph` by default).
     """
 
     calls: tuple[ToolCall, ...] = field(repr=False)
@@ -219,6 +218,7 @@ class Summary:
     cli_contaminated: int = 0
     init_tools: tuple[str, ...] | None = None
     subtypes: tuple[Any, ...] = ()
+    tool_label: str = "codegraph"
 
     @property
     def results(self) -> int:
@@ -249,6 +249,7 @@ def summarize(
     *,
     processed: ProcessedDefinition = PROCESSED_RESULT_USAGE,
     path: str = "(transcript)",
+    profile: ToolProfile = CODEGRAPH,
 ) -> Summary:
     """§1.11: the per-session summary fields.
 
@@ -256,6 +257,7 @@ def summarize(
         events: Every event of the session.
         processed: `PROCESSED_RESULT_USAGE` (reference default) or `PROCESSED_MESSAGE_USAGE`.
         path: Named in errors.
+        profile: Which tools are the tool under test and form the families and counts.
 
     Raises:
         TranscriptError: On the crash cases of §9.1 that concern these fields (5, 6, and a
@@ -286,7 +288,7 @@ def summarize(
                         "system/init tools is not an array (the reference harness crashes here)",
                     )
                 init_tools = tuple(
-                    js_string(t) for t in (tools or []) if "codegraph" in js_string(t)
+                    js_string(t) for t in (tools or []) if profile.is_tool_under_test(js_string(t))
                 )
             elif etype == "result":
                 subtypes.append(event.get("subtype", _MISSING))
@@ -324,8 +326,8 @@ def summarize(
                             thread=thread,
                             message_id=msg_id,
                             name=name,
-                            family=family(block.get("name") or ""),
-                            display=tool_call_display(block, path=path),
+                            family=family(block.get("name") or "", profile),
+                            display=tool_call_display(block, path=path, profile=profile),
                             event=index,
                         )
                     )
@@ -335,7 +337,7 @@ def summarize(
                         command = (
                             inp.get("command", _MISSING) if isinstance(inp, dict) else _MISSING
                         )
-                        if is_cli_call(command):
+                        if is_cli_call(command, profile):
                             cli_calls += 1  # every attempt counts, even with a repeated id
                             cli_ids.add(id_key(block.get("id")))
     except TranscriptError as exc:
@@ -354,10 +356,10 @@ def summarize(
         tool_calls=tuple(c.display for c in calls),
         counts=counts,
         tools=sum(1 for c in calls if not c.display.startswith("ToolSearch")),
-        reads=counts.get("Read", 0),
-        grep=counts.get("Grep", 0) + counts.get("Glob", 0),
-        bash=counts.get("Bash", 0),
-        cg=sum(n for name, n in counts.items() if "codegraph" in name),
+        reads=sum(n for name, n in counts.items() if profile.count_read(name)),
+        grep=sum(n for name, n in counts.items() if profile.count_search(name)),
+        bash=sum(n for name, n in counts.items() if profile.count_bash(name)),
+        cg=sum(n for name, n in counts.items() if profile.is_tool_under_test(name)),
         turns=request_count(events),
         dur=js_div(dur, 1000),
         cost=cost,
@@ -371,6 +373,7 @@ def summarize(
         cli_contaminated=contaminated,
         init_tools=init_tools,
         subtypes=tuple(subtypes),
+        tool_label=profile.label,
     )
 
 
@@ -397,17 +400,17 @@ def format_run_header(summary: Summary, paths: Sequence[str], *, brief: bool = F
     race = (
         '  [MCP COLD-START RACE — tool call hit "No such tool available"]' if summary.raced else ""
     )
-    out = ["", f"=== {names} ===", f"codegraph tools exposed: {exposed}{race}"]
+    out = ["", f"=== {names} ===", f"{summary.tool_label} tools exposed: {exposed}{race}"]
     n = summary.cli_contaminated
     if n > 0:
         out.append(
-            f"!! {n} codegraph CLI {pl(n, 'call')} RETURNED OUTPUT via Bash — if this is a "
+            f"!! {n} {summary.tool_label} CLI {pl(n, 'call')} RETURNED OUTPUT via Bash — if this is a "
             "without-arm, the run is CONTAMINATED"
         )
     elif summary.cli_calls > 0:
         m = summary.cli_calls
         out.append(
-            f"   ({m} codegraph CLI {pl(m, 'attempt')} blocked — no output entered the window)"
+            f"   ({m} {summary.tool_label} CLI {pl(m, 'attempt')} blocked — no output entered the window)"
         )
     out.append("")
     out.append(f"Tool calls ({len(summary.tool_calls)}):")

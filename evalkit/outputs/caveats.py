@@ -19,6 +19,9 @@ __all__ = [
     "CAMPAIGN_CALIBRATION",
     "CAMPAIGN_FIXED_TEXT",
     "TOKENS_OWN",
+    "READ_ALLOCATION_OWN",
+    "SYNTHETIC_HARBOR_CORPUS",
+    "READ_ALLOCATION_CAVEATS",
 ]
 
 SYNTHETIC_CORPUS = (
@@ -84,3 +87,19 @@ SWEEP_CAVEATS = (
     SIGNAL_IN_TAIL,
     SMALL_N,
 )
+
+READ_ALLOCATION_OWN = (
+    "Read allocation is evalkit's own figure, not the reference harness's: it charges the chars "
+    "of every call that names one file (Read, or a file field a tool profile declares) to that "
+    "file, so an arm without an explore tool gets a figure too; it never enters the explore "
+    "allocation numbers."
+)
+
+SYNTHETIC_HARBOR_CORPUS = (
+    "This corpus was written by evalkit's synthetic harbor-corpus generator: every transcript, "
+    "reward and number in it is invented. It demonstrates the pipeline and says nothing about "
+    "any real tool."
+)
+
+# Beside every read-allocation figure: what it is, and the allocation caveats that apply to it.
+READ_ALLOCATION_CAVEATS = (READ_ALLOCATION_OWN, RELATIVE_METRIC, UNCITED_IS_NOT_UNUSED)

@@ -86,8 +86,14 @@ def _bucket_cell(a: ArmFigures, bucket: str) -> str:
     return f"{count}  {fix((count / a.answered) * 100, 0)}%"
 
 
-def _rows(cmp: Comparison) -> list[tuple[str, list[str]] | str]:
-    """The table as items: `(label, cells)` for a row, a string for a title or empty line."""
+def _rows(
+    cmp: Comparison, tool: str = "codegraph", explore: bool = True
+) -> list[tuple[str, list[str]] | str]:
+    """The table as items: `(label, cells)` for a row, a string for a title or empty line.
+
+    `tool` names the tool under test's rows (a tool profile's label; the reference's text is
+    `codegraph`); `explore=False` leaves out the explore sufficiency and allocation sections, for
+    a tool profile that declares no codegraph-format explore tool."""
     arms = cmp.arms
 
     def spans(key: str, f=_n) -> list[str]:
@@ -106,16 +112,26 @@ def _rows(cmp: Comparison) -> list[tuple[str, list[str]] | str]:
         ("reads", "Read"),
         ("grep", "Grep/Glob"),
         ("bash", "Bash"),
-        ("cg", "codegraph calls"),
+        ("cg", f"{tool} calls"),
     ):
         out.append(("  " + label, spans(key)))
     out += ["", REFERENCE_TITLES["occupancy"]]
     out.append(("  final context (tok)", spans("ctx", _int)))
-    out.append(("  codegraph residual (tok)", spans("occ_cg", _int)))
+    out.append((f"  {tool} residual (tok)", spans("occ_cg", _int)))
     out.append(("  file-access residual (tok)", spans("occ_file", _int)))
     out.append(("  → retrieval residual (tok)", spans("occ_self", _int)))
     out.append(("  → share of final context", spans("occ_share", _p)))
-    out += ["", REFERENCE_TITLES["sufficiency"]]
+    if explore:
+        out += _explore_rows(arms, spans)
+    out += ["", REFERENCE_TITLES["contamination"].replace("codegraph", tool)]
+    out.append(("  CLI calls that RETURNED output", [str(a.cli_contaminated) for a in arms]))
+    out.append(("  CLI attempts blocked", [str(a.cli_calls) for a in arms]))
+    return out
+
+
+def _explore_rows(arms, spans) -> list[tuple[str, list[str]] | str]:
+    """The explore sufficiency (CG-8) and allocation (CG-9) sections of §8.4."""
+    out: list[tuple[str, list[str]] | str] = ["", REFERENCE_TITLES["sufficiency"]]
     out.append(("  answered explore calls", [str(a.answered) for a in arms]))
     for b in BUCKETS:
         out.append(("  " + BUCKET_LABELS[b][0], [_bucket_cell(a, b) for a in arms]))
@@ -131,9 +147,6 @@ def _rows(cmp: Comparison) -> list[tuple[str, list[str]] | str]:
     )
     out.append(("  per-run efficiency", spans("efficiency", _p)))
     out.append(("  envelope (chars)", [_int(a.alloc_envelope) for a in arms]))
-    out += ["", REFERENCE_TITLES["contamination"]]
-    out.append(("  CLI calls that RETURNED output", [str(a.cli_contaminated) for a in arms]))
-    out.append(("  CLI attempts blocked", [str(a.cli_calls) for a in arms]))
     return out
 
 
@@ -167,22 +180,24 @@ def comparison_cells(cmp: Comparison) -> dict[str, list[str]]:
     return {item[0].strip(): item[1] for item in _rows(cmp) if isinstance(item, tuple) and item[0]}
 
 
-def format_comparison(cmp: Comparison) -> str:
+def format_comparison(cmp: Comparison, *, tool: str = "codegraph", explore: bool = True) -> str:
     """The reference's stdout for `compare-arms.mjs <dir> <labels…>` (§8.4), every line ending
-    in a newline. Empty when no arm has runs (the reference prints only the error then)."""
+    in a newline. Empty when no arm has runs (the reference prints only the error then).
+
+    `tool` and `explore` as for `_rows` (a tool profile other than codegraph)."""
     if not cmp.arms:
         return ""
     out = ["", f"====== ARM COMPARISON — {cmp.directory} ======"]
-    for item in _rows(cmp):
+    for item in _rows(cmp, tool, explore):
         out.append(item if isinstance(item, str) else _row(*item))
     dirty = [a.label for a in cmp.arms if a.contaminated_runs]
     if dirty:
         out.append(
-            f"  !! {', '.join(dirty)} reached codegraph through Bash — those runs are CONTAMINATED"
+            f"  !! {', '.join(dirty)} reached {tool} through Bash — those runs are CONTAMINATED"
         )
         out.append(
-            "     (a without-arm was not without codegraph; a with-arm has bytes attributed "
-            "to Bash, not codegraph)"
+            f"     (a without-arm was not without {tool}; a with-arm has bytes attributed "
+            f"to Bash, not {tool})"
         )
     out += ["", HOW_TO_READ]
     return printable("\n".join(out) + "\n")

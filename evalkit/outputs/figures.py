@@ -28,6 +28,9 @@ __all__ = [
     "ARM_COLOURS",
     "arm_runs_data",
     "arm_runs_figure",
+    "OUTCOME_COLOURS",
+    "outcome_deltas_data",
+    "outcome_deltas_figure",
 ]
 
 SYNTHETIC_LABEL = " (synthetic corpus)"
@@ -300,3 +303,45 @@ def arm_runs_figure(data: pd.DataFrame, title: str) -> Figure:
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
+
+
+# One colour per per-task outcome class (evalkit.tables.outcomes.CLASSES).
+OUTCOME_COLOURS = {
+    "helps": "#1b7837",
+    "hurts": "#b2182b",
+    "tie": "#bababa",
+    "incomplete": "#f4a582",
+}
+
+
+def outcome_deltas_data(table) -> pd.DataFrame:
+    """One row per task of an `OutcomeTable`: delta (candidate minus baseline) and class,
+    largest gain first, incomplete tasks last with a delta of 0 so they still show."""
+    df = table.to_frame()[["task", "delta", "class"]].copy()
+    df["shown"] = df["delta"].fillna(0.0)
+    df["order"] = df["class"].eq("incomplete")
+    df = df.sort_values(["order", "shown", "task"], ascending=[True, False, True], kind="stable")
+    return df.drop(columns="order").reset_index(drop=True)
+
+
+def outcome_deltas_figure(data: pd.DataFrame, title: str) -> Figure:
+    """Horizontal bars of the per-task reward deltas, coloured by class."""
+    fig, ax = _figure()
+    y = list(range(len(data)))[::-1]
+    ax.barh(y, data["shown"], color=[OUTCOME_COLOURS[c] for c in data["class"]])
+    ax.set_yticks(y, list(data["task"]))
+    ax.axvline(0, color="#444444", linewidth=0.8)
+    ax.set_xlabel("reward delta (candidate minus baseline, mean over trials)")
+    ax.set_title(title)
+    handles = [
+        _patch(colour, cls) for cls, colour in OUTCOME_COLOURS.items() if cls in set(data["class"])
+    ]
+    ax.legend(handles=handles, loc="lower right", frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def _patch(colour: str, label: str):
+    from matplotlib.patches import Patch
+
+    return Patch(color=colour, label=label)

@@ -39,6 +39,7 @@ __all__ = [
     "DPI",
     "setup",
     "corpus_dir",
+    "harbor_corpus_dir",
     "evidence_file",
     "figures_dir",
     "save_figure",
@@ -118,6 +119,31 @@ def corpus_dir(parameter: str | os.PathLike[str] | None = None) -> Path:
     """The corpus a notebook analyses: its parameter, else `$EVALKIT_CORPUS`, else the bundled one."""
     chosen = parameter or os.environ.get("EVALKIT_CORPUS") or bundled_corpus()
     return Path(chosen)
+
+
+def harbor_corpus_dir(parameter: str | os.PathLike[str] | None = None) -> Path:
+    """The trial corpus a notebook analyses: its parameter, else `$EVALKIT_HARBOR_CORPUS`, else
+    the small synthetic harbor corpus (`evalkit.synthetic.harbor`), written once per process into
+    a temporary directory (the same seed gives the same files, so the outputs are the same)."""
+    chosen = parameter or os.environ.get("EVALKIT_HARBOR_CORPUS")
+    if chosen:
+        return Path(chosen)
+    global _HARBOR_TMP
+    if _HARBOR_TMP is None:
+        import atexit
+        import shutil
+        import tempfile
+
+        from evalkit.synthetic.harbor import generate_harbor_corpus
+
+        tmp = tempfile.mkdtemp(prefix="evalkit-harbor-")
+        atexit.register(shutil.rmtree, tmp, True)  # only the directory made here
+        _HARBOR_TMP = Path(tmp) / "synthetic-harbor"
+        generate_harbor_corpus(_HARBOR_TMP)
+    return _HARBOR_TMP
+
+
+_HARBOR_TMP: Path | None = None
 
 
 def evidence_file(parameter: str | os.PathLike[str] | None = None) -> Path:

@@ -7,6 +7,7 @@ import sys
 import time
 
 from evalkit.synthetic.generate import SEED, generate_corpus
+from evalkit.synthetic.harbor import HARBOR_SEED, generate_harbor_corpus
 
 _HELP = f"""\
 Regenerate the bundled synthetic corpus (data/corpus) or a larger copy of it.
@@ -14,6 +15,7 @@ Regenerate the bundled synthetic corpus (data/corpus) or a larger copy of it.
 examples:
   python -m evalkit.synthetic generate data/corpus            # the committed corpus
   python -m evalkit.synthetic generate /tmp/corpus10 --scale 10  # 10x, for sweep benchmarks
+  python -m evalkit.synthetic harbor /tmp/harbor      # the small MCP A/B (harbor layout)
 
 The same seed always gives byte-identical files. The default seed is {SEED}.
 exit status: 0 written, 1 the seed does not solve the published figures, 2 usage error."""
@@ -30,7 +32,17 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("out", metavar="OUT")
     g.add_argument("--seed", type=int, default=SEED)
     g.add_argument("--scale", type=int, default=1, help="write K full copies (benchmarks)")
+    h = sub.add_parser("harbor", help="write the small harbor-layout MCP A/B corpus into OUT")
+    h.add_argument("out", metavar="OUT")
+    h.add_argument("--seed", type=int, default=HARBOR_SEED)
+    h.add_argument("--trials", type=int, default=2, help="trials per task and arm (default 2)")
     args = p.parse_args(argv)
+    if args.cmd == "harbor":
+        if args.trials < 1:
+            p.error("--trials must be at least 1")
+        n = generate_harbor_corpus(args.out, seed=args.seed, trials=args.trials)
+        print(f"wrote {n} files to {args.out}", file=sys.stderr)
+        return 0
     if args.scale < 1:
         p.error("--scale must be at least 1")
     t = time.perf_counter()

@@ -319,13 +319,18 @@ def arm_figures(
 
 
 def read_run(
-    segments: Sequence[str], problem: str | None = None
+    segments: Sequence[str], problem: str | None = None, profile: Any = None
 ) -> tuple[RunFigures | None, str, list[tuple[str, str]]]:
-    """Parse one run: `(figures, "", damage)`, or `(None, reason, [])` when it cannot be read."""
+    """Parse one run: `(figures, "", damage)`, or `(None, reason, [])` when it cannot be read.
+
+    `profile` is a `ToolProfile` the run is read with (None: codegraph, the reference's)."""
     if problem is not None:
         return None, problem, []
     try:
-        session = parse_session(list(segments))
+        if profile is None:
+            session = parse_session(list(segments))
+        else:
+            session = parse_session(list(segments), profile=profile)
     except TranscriptError as exc:
         return None, str(exc), []
     except RecursionError:
@@ -340,6 +345,7 @@ def compare_arms(
     *,
     exclude: Sequence[str] = (),
     name: str | None = None,
+    profile: Any = None,
 ) -> Comparison:
     """`compare-arms.mjs <dir> <label> …` as figures (§7.2, §8.4).
 
@@ -349,6 +355,7 @@ def compare_arms(
         exclude: Run-hygiene rules (`EXCLUDE_RULES`); default none, as the reference.
         name: How the table's title names the directory (default: `directory` as given, as
             the reference prints it).
+        profile: A `ToolProfile` the runs are read with (None: codegraph, the reference's).
 
     A run that cannot be read is left out of its arm and listed in `ArmFigures.crashed`.
 
@@ -365,7 +372,7 @@ def compare_arms(
             continue
         read, crashed, damaged = [], [], []
         for run in found:
-            figs, why, damage = read_run(run.segments, run.problem)
+            figs, why, damage = read_run(run.segments, run.problem, profile)
             damaged += damage
             if figs is None:
                 crashed.append((run.name, why))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalkit.corpus.load import LoadedCorpus, load_corpus_frames
 from evalkit.tables.aggregate import arm_table
@@ -71,6 +71,7 @@ def load_corpus(
     cache: bool = True,
     progress: bool | None = None,
     strict: bool = False,
+    profile: Any = None,
 ) -> Corpus:
     """Load a corpus directory: every session once, its frames, its sweep.
 
@@ -88,6 +89,12 @@ def load_corpus(
         CorpusError: `strict=True` and a session could not be read.
     """
     loaded = load_corpus_frames(
-        path, layout=layout, jobs=jobs, cache=cache, progress=progress, strict=strict
+        path,
+        layout=layout,
+        jobs=jobs,
+        cache=cache,
+        progress=progress,
+        strict=strict,
+        profile=profile,
     )
     return Corpus(**{f: getattr(loaded, f) for f in loaded.__dataclass_fields__})

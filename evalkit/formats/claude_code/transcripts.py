@@ -23,7 +23,9 @@ from typing import Any
 
 from evalkit.ecma import js_json, js_string, js_truthy, pl
 from evalkit.errors import NotATranscript, TranscriptError
+from evalkit.formats.claude_code import containers
 from evalkit.formats.claude_code.events import at_event
+from evalkit.formats.profiles import CODEGRAPH, CODEGRAPH_EXPLORE, ToolProfile
 
 __all__ = [
     "EXPLORE",
@@ -46,7 +48,7 @@ __all__ = [
 ]
 
 # §1.4: the name the harness registers; any MCP server prefix works for `is_explore`.
-EXPLORE = "mcp__codegraph__codegraph_explore"
+EXPLORE = CODEGRAPH_EXPLORE
 _MAX_SAFE_INTEGER = 2**53
 # Event `type`s Claude Code writes: headless stream-json (§1.3) and interactive project logs
 # (§1.10). A file with none of them is not a transcript.
@@ -86,6 +88,11 @@ class SegmentRead:
             regular file, say), else None; it then contributed no events.
         over_limit: Lines skipped for being over the length limit, in words, else None.
         too_long: Lines longer than `ReadLimits.line_bytes`, skipped.
+        container: `jsonl`, or `json-array` for a file that is one JSON array of stream
+            messages (agent-formats §5.2); for an array, `lines` counts its elements.
+        wrapped: Events unwrapped from `{"timestamp", "raw"}` lines (§5.2).
+        other_types: Kept events of types the metrics do not read (`rate_limit_event`, …),
+            counted per type in first-seen order; never damage.
     """
 
     path: str
@@ -101,6 +108,9 @@ class SegmentRead:
     unreadable: str | None = None
     over_limit: str | None = None
     too_long: int = 0
+    container: str = "jsonl"
+    wrapped: int = 0
+    other_types: tuple[tuple[str, int], ...] = ()
 
     @property
     def is_transcript(self) -> bool:
@@ -121,7 +131,8 @@ class SegmentRead:
         if self.malformed:
             parts.append(f"{self.malformed} malformed {pl(self.malformed, 'line')} skipped")
         if self.non_object:
-            parts.append(f"{self.non_object} non-object JSON {pl(self.non_object, 'line')} ignored")
+            unit = "element" if self.container == "json-array" else "line"
+            parts.append(f"{self.non_object} non-object JSON {pl(self.non_object, unit)} ignored")
         if self.invalid_utf8:
             parts.append(
                 f"{self.invalid_utf8} {pl(self.invalid_utf8, 'line')} with invalid UTF-8 "
@@ -323,6 +334,10 @@ def read_segment(
     """
     limits = limits or ReadLimits.from_env()
     data, gz, truncated = _read_bytes(path, limits)
+    if containers.starts_with_array(data):
+        found = containers.read_array(data, parse_line)
+        if found is not None:
+            return _array_segment(path, *found, gz=gz, truncated=truncated)
     events: list[dict[str, Any]] = []
     blank = malformed = non_object = invalid = claude = too_long = 0
     raw_lines = data.split(b"\n")  # 0x0A never occurs inside a UTF-8 sequence (§10.8)
@@ -352,6 +367,7 @@ def read_segment(
             )
         else:
             non_object += 1
+    wrapped = containers.unwrap_all(events)
     account = SegmentRead(
         path=path,
         lines=len(raw_lines),
@@ -362,13 +378,46 @@ def read_segment(
         invalid_utf8=invalid,
         gzip=gz,
         truncated_gzip=truncated,
-        claude_events=claude,
+        claude_events=claude if not wrapped else _claude_events(events),
         over_limit=(
             f"{too_long} {pl(too_long, 'line')} over the length limit skipped" if too_long else None
         ),
         too_long=too_long,
+        wrapped=wrapped,
+        other_types=containers.other_types(events),
     )
     return events, account
+
+
+def _claude_events(events: list[dict[str, Any]]) -> int:
+    n = 0
+    for event in events:
+        etype = event.get("type")
+        if isinstance(etype, str) and etype in EVENT_TYPES:
+            n += 1
+    return n
+
+
+def _array_segment(
+    path: str, elements: list[Any], invalid: int, *, gz: bool, truncated: bool
+) -> tuple[list[dict[str, Any]], SegmentRead]:
+    """A file that is one JSON array of stream messages (agent-formats §5.2): its object
+    elements are the events (wrapped ones unwrapped); any other element is a non-object."""
+    events = [e for e in elements if isinstance(e, dict)]
+    wrapped = containers.unwrap_all(events)
+    return events, SegmentRead(
+        path=path,
+        lines=len(elements),
+        events=len(events),
+        non_object=len(elements) - len(events),
+        invalid_utf8=invalid,
+        gzip=gz,
+        truncated_gzip=truncated,
+        claude_events=_claude_events(events),
+        container="json-array",
+        wrapped=wrapped,
+        other_types=containers.other_types(events),
+    )
 
 
 def read_transcript(
@@ -407,24 +456,18 @@ def read_transcript(
 # --- tool names and results (§1.4, §1.5) ---------------------------------------------------
 
 
-def is_explore(name: Any) -> bool:
-    """§1.4: the tool name contains `codegraph_explore` (any MCP server prefix)."""
-    return isinstance(name, str) and "codegraph_explore" in name
+def is_explore(name: Any, profile: ToolProfile = CODEGRAPH) -> bool:
+    """§1.4: a codegraph-format explore tool of `profile` (by default: the tool name contains
+    `codegraph_explore`, any MCP server prefix)."""
+    return profile.is_explore(name)
 
 
-def family(name: Any) -> str:
-    """§1.4: `codegraph`, `read`, `search`, `bash` or `other`, tested in that order."""
+def family(name: Any, profile: ToolProfile = CODEGRAPH) -> str:
+    """§1.4: the profile's family of a tool name (by default `codegraph`, `read`, `search`,
+    `bash` or `other`, tested in that order)."""
     if not isinstance(name, str):
         name = js_string(name) if name is not None else ""
-    if "codegraph" in name:
-        return "codegraph"
-    if name in ("Read", "NotebookRead"):
-        return "read"
-    if name in ("Grep", "Glob"):
-        return "search"
-    if name in ("Bash", "BashOutput"):
-        return "bash"
-    return "other"
+    return profile.family(name)
 
 
 def result_text(content: Any, *, path: str = "(transcript)") -> str:
@@ -565,11 +608,18 @@ def message_key(message_id: Any) -> Any:
 
 
 def explore_texts(
-    events: Sequence[dict[str, Any]], *, path: str = "(transcript)", any_type: bool = False
+    events: Sequence[dict[str, Any]],
+    *,
+    path: str = "(transcript)",
+    any_type: bool = False,
+    profile: ToolProfile = CODEGRAPH,
 ) -> list[str]:
-    """The answered explore texts of §1.6: non-error explore results, any thread, stream order."""
+    """The answered explore texts of §1.6: non-error explore results, any thread, stream order.
+
+    Only the profile's codegraph-format explore tools count (none for a profile without one).
+    """
     return [
         r.text
         for r in tool_results(events, path=path, any_type=any_type)
-        if is_explore(r.name) and not r.is_error
+        if profile.is_explore(r.name) and not r.is_error
     ]

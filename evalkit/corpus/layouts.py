@@ -1,0 +1,252 @@
+"""Corpus layouts other than the codegraph harness's: `--layout PATTERN` and the `harbor` preset.
+
+The harness's own layouts (`evalkit.corpus.discover`, spec §7) stay the default. A layout is
+given either as a **pattern** matched against corpus-relative file paths, one `/`-separated
+component at a time::
+
+    {suite}/{arm}/{task}/{trial}/agent/claude-code.txt
+
+with the placeholders `{suite}`, `{pass}`, `{repo}`, `{task}`, `{arm}`, `{trial}` and `{run}`
+(each matches one non-empty path component, or part of one: `{task}_{trial}.jsonl`), `*` for any
+text inside one component and a `**` component for any number of directories; or as the
+**harbor** preset for a harbor run tree (agent-formats §4.2, §4.7): every directory holding
+`agent/claude-code.txt` is a trial (`trial` = its name), its parent the `task`, the grandparent
+the `arm`, the next one up inside the root the `suite`; its `result.json` gives the outcome;
+the interactive copy under `agent/sessions/` and `agent/trajectory.json` are the same run and
+are not counted again. Every other entry is accounted for with a reason, as discovery does.
+
+Each file a layout matches is one session of one segment, read as headless stream-json (the
+reader recognises the container by content, so a `.txt` name is fine).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from evalkit.corpus.discover import Discovery, FileEntry, SessionRef, natural_key
+from evalkit.errors import UsageError
+
+__all__ = [
+    "PLACEHOLDERS",
+    "HARBOR",
+    "HARBOR_TRANSCRIPT",
+    "CorpusLayout",
+    "parse_layout",
+    "discover_layout",
+]
+
+PLACEHOLDERS = ("suite", "pass", "repo", "task", "arm", "trial", "run")
+HARBOR = "harbor"
+HARBOR_TRANSCRIPT = ("agent", "claude-code.txt")
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+
+
+@dataclass(frozen=True)
+class CorpusLayout:
+    """A parsed `--layout`: the harbor preset, or a pattern compiled to a regex."""
+
+    name: str  # `harbor` or `pattern`
+    pattern: str | None = None
+    regex: re.Pattern[str] | None = None
+
+    def describe(self) -> str:
+        return "harbor run tree" if self.name == HARBOR else f"pattern {self.pattern}"
+
+
+def _component(text: str, seen: set[str], pattern: str) -> str:
+    out, pos = [], 0
+    for m in _PLACEHOLDER.finditer(text):
+        out.append(re.escape(text[pos : m.start()]).replace(r"\*", "[^/]*"))
+        name = m.group(1)
+        if name not in PLACEHOLDERS:
+            raise UsageError(
+                f"--layout {pattern}: unknown placeholder {{{name}}} "
+                f"(use {', '.join('{' + p + '}' for p in PLACEHOLDERS)})"
+            )
+        if name in seen:
+            raise UsageError(f"--layout {pattern}: {{{name}}} appears twice")
+        seen.add(name)
+        out.append(f"(?P<{name}>[^/]+?)")
+        pos = m.end()
+    out.append(re.escape(text[pos:]).replace(r"\*", "[^/]*"))
+    return "".join(out)
+
+
+def parse_layout(text: str | CorpusLayout | None) -> CorpusLayout | None:
+    """`harbor`, a pattern with placeholders, or None (the harness's layouts).
+
+    Raises:
+        UsageError: A pattern without placeholders, with an unknown or repeated placeholder, an
+            empty component, or an absolute path.
+    """
+    if text is None or isinstance(text, CorpusLayout):
+        return text
+    if text == HARBOR:
+        return CorpusLayout(HARBOR)
+    if "{" not in text:
+        raise UsageError(
+            f"--layout {text}: not a layout (give `harbor`, or a pattern such as "
+            "{suite}/{arm}/{task}/{trial}/agent/claude-code.txt)"
+        )
+    if text.startswith("/"):
+        raise UsageError(f"--layout {text}: the pattern is matched against paths inside DIR")
+    seen: set[str] = set()
+    parts = []
+    components = text.strip("/").split("/")
+    for i, comp in enumerate(components):
+        if not comp:
+            raise UsageError(f"--layout {text}: empty path component")
+        if comp == "**":
+            parts.append("(?:[^/]+/)*" if i < len(components) - 1 else ".*")
+            continue
+        parts.append(_component(comp, seen, text) + ("/" if i < len(components) - 1 else ""))
+    if not seen:
+        raise UsageError(f"--layout {text}: the pattern names no placeholder")
+    return CorpusLayout("pattern", text, re.compile("".join(parts) + r"\Z"))
+
+
+def _walk(root: Path, entries: list[FileEntry]) -> list[tuple[str, ...]]:
+    """Every regular file under root (as path parts), hidden and linked directories accounted."""
+
+    def walk_error(exc: OSError) -> None:
+        rel = Path(exc.filename).relative_to(root).as_posix() if exc.filename else "."
+        entries.append(FileEntry(rel + "/", None, f"cannot list directory: {exc.strerror}"))
+
+    files = []
+    for dirpath, dirnames, filenames in os.walk(root, onerror=walk_error):
+        here = Path(dirpath)
+        parts = here.relative_to(root).parts
+        keep = []
+        for d in sorted(dirnames, key=natural_key):
+            full = here / d
+            rel = "/".join((*parts, d)) + "/"
+            if full.is_symlink():
+                entries.append(FileEntry(rel, None, "symbolic link to a directory, not followed"))
+            elif d.startswith("."):
+                n = sum(len(f) for _, _, f in os.walk(full))
+                entries.append(FileEntry(rel, None, f"hidden directory, not read ({n} files)"))
+            else:
+                keep.append(d)
+        dirnames[:] = keep
+        files += [(*parts, name) for name in filenames]
+    return files
+
+
+def _harbor(files: list[tuple[str, ...]], entries: list[FileEntry]) -> list[SessionRef]:
+    trials: dict[tuple[str, ...], str] = {}  # trial directory parts -> the session's log
+    sessions = []
+    present = set(files)
+    for parts in files:
+        if len(parts) >= 3 and parts[-2:] == HARBOR_TRANSCRIPT:
+            tdir = parts[:-2]
+            log = "/".join(parts)
+            trials[tdir] = log
+            outcome = (*tdir, "result.json")
+            sessions.append(
+                SessionRef(
+                    log=log,
+                    segments=(log,),
+                    arm=tdir[-3] if len(tdir) >= 3 else None,
+                    run=tdir[-1],
+                    layout="harbor",
+                    suite=tdir[-4] if len(tdir) >= 4 else None,
+                    task=tdir[-2] if len(tdir) >= 2 else None,
+                    trial=tdir[-1],
+                    outcome="/".join(outcome) if outcome in present else None,
+                )
+            )
+    # §4.7: a directory holding result.json and agent/ is a trial even without a Claude Code
+    # transcript (another agent, or a run that wrote none): said so, its outcome not counted.
+    with_agent = {p[:i] for p in files for i, c in enumerate(p[:-1]) if c == "agent"}
+    agentless = {
+        p[:-1]
+        for p in files
+        if p[-1] == "result.json" and p[:-1] not in trials and p[:-1] in with_agent
+    }
+    for parts in files:
+        rel = "/".join(parts)
+        owner = next((parts[:k] for k in range(len(parts) - 1, 0, -1) if parts[:k] in trials), None)
+        if owner is None:
+            bare = next(
+                (parts[:k] for k in range(len(parts) - 1, 0, -1) if parts[:k] in agentless), None
+            )
+            why = (
+                "harbor trial without agent/claude-code.txt (another agent, or no transcript): "
+                "not read, its outcome not counted"
+                if bare is not None
+                else "not in a harbor trial directory (no agent/claude-code.txt)"
+            )
+            entries.append(FileEntry(rel, None, why))
+            continue
+        log, inside = trials[owner], parts[len(owner) :]
+        if rel == log:
+            entries.append(FileEntry(rel, log))
+        elif inside == ("result.json",):
+            entries.append(FileEntry(rel, log))  # read for the trial's outcome
+        elif inside[:2] == ("agent", "sessions"):
+            entries.append(
+                FileEntry(
+                    rel, None, "interactive copy of the same run (agent/claude-code.txt is read)"
+                )
+            )
+        elif inside == ("agent", "trajectory.json"):
+            entries.append(FileEntry(rel, None, "ATIF copy of the same run, not counted again"))
+        else:
+            entries.append(FileEntry(rel, None, "harbor trial file, not a transcript"))
+    return sessions
+
+
+def _pattern(
+    layout: CorpusLayout, files: list[tuple[str, ...]], entries: list[FileEntry]
+) -> list[SessionRef]:
+    assert layout.regex is not None
+    sessions = []
+    for parts in files:
+        rel = "/".join(parts)
+        m = layout.regex.match(rel)
+        if m is None:
+            entries.append(FileEntry(rel, None, f"does not match the layout {layout.pattern}"))
+            continue
+        g = m.groupdict()
+        entries.append(FileEntry(rel, rel))
+        sessions.append(
+            SessionRef(
+                log=rel,
+                segments=(rel,),
+                pass_=g.get("pass"),
+                repo=g.get("repo"),
+                arm=g.get("arm"),
+                run=g.get("run") or g.get("trial"),
+                layout="pattern",
+                suite=g.get("suite"),
+                task=g.get("task"),
+                trial=g.get("trial"),
+            )
+        )
+    return sessions
+
+
+def discover_layout(root: str | os.PathLike[str], layout: str | CorpusLayout) -> Discovery:
+    """The sessions a layout finds under `root`, and the account of every entry.
+
+    Raises:
+        UsageError: `root` is not a directory, or the layout is not usable.
+    """
+    spec = parse_layout(layout)
+    assert spec is not None
+    root = Path(root)
+    if not root.is_dir():
+        what = "not a directory" if root.exists() else "no such directory"
+        raise UsageError(f"{os.fspath(root)}: {what}")
+    entries: list[FileEntry] = []
+    files = sorted(_walk(root, entries), key=lambda p: natural_key("/".join(p)))
+    if spec.name == HARBOR:
+        sessions = _harbor(files, entries)
+    else:
+        sessions = _pattern(spec, files, entries)
+    sessions.sort(key=lambda s: natural_key(s.log))
+    entries.sort(key=lambda e: natural_key(e.path))
+    return Discovery(root, tuple(sessions), tuple(entries))

@@ -1,0 +1,73 @@
+"""Harbor trial results: the outcome of one trial from its `result.json` (agent-formats §4.4).
+
+Only the outcome is read: `verifier_result.rewards.reward` (a number), else a lone reward of
+another name (`score`, …). `agent_result` token fields are never used (§4.4: they are neither
+cache-inclusive nor deduplicated in early-2026 versions); tokens and cost come from the
+transcript.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+__all__ = ["TrialResult", "read_trial_result"]
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    """What a trial's `result.json` says about its outcome.
+
+    Attributes:
+        reward: The verifier's reward, or None when there is none (no verifier result, an
+            exception before scoring, several rewards none of which is `reward`).
+        reward_key: Which key of `rewards` gave it.
+        exception: `exception_info.exception_type`, when the trial raised one.
+        problem: Why no reward could be read, in words (None when one was read).
+    """
+
+    reward: float | None
+    reward_key: str | None = None
+    exception: str | None = None
+    problem: str | None = None
+
+
+def _number(x: object) -> float | None:
+    if isinstance(x, bool) or not isinstance(x, int | float):
+        return None
+    return float(x) if math.isfinite(x) else None
+
+
+def read_trial_result(path: str) -> TrialResult:
+    """The outcome in one `result.json`; never raises (a bad file is a `problem`)."""
+    try:
+        with open(path, "rb") as fh:
+            doc = json.loads(fh.read().decode("utf-8"))
+    except OSError as exc:
+        return TrialResult(None, problem=f"cannot read ({exc.strerror or exc})")
+    except (UnicodeDecodeError, ValueError):
+        return TrialResult(None, problem="not valid JSON")
+    if not isinstance(doc, dict):
+        return TrialResult(None, problem="not a harbor trial result (not a JSON object)")
+    info = doc.get("exception_info")
+    exception = info.get("exception_type") if isinstance(info, dict) else None
+    if doc.get("reward_valid") is False:  # harbor 0.25: a policy voided the reward (§4.4)
+        return TrialResult(
+            None, exception=exception, problem="reward marked invalid (reward_valid)"
+        )
+    verifier = doc.get("verifier_result")
+    rewards = verifier.get("rewards") if isinstance(verifier, dict) else None
+    if not isinstance(rewards, dict) or not rewards:
+        why = "no verifier reward" + (f" (the trial raised {exception})" if exception else "")
+        return TrialResult(None, exception=exception, problem=why)
+    key = "reward" if "reward" in rewards else (next(iter(rewards)) if len(rewards) == 1 else None)
+    if key is None:
+        names = ", ".join(sorted(map(str, rewards)))
+        return TrialResult(
+            None, exception=exception, problem=f"several rewards ({names}), none named reward"
+        )
+    value = _number(rewards[key])
+    if value is None:
+        return TrialResult(None, key, exception, f"rewards.{key} is not a number")
+    return TrialResult(value, key, exception)
