@@ -19,14 +19,15 @@ median and p25, the pass/repo x arm table (median [min–max], n, pooled), the
 lowest sessions with their calls, the quantile method, the caveats, and what
 became of every file in the tree.
 
-Sessions are found by the harness's layout (spec §7):
+Sessions are found by the reference harness's directory layout:
   <pass>/ab-<repo>/run-{baseline,new}-<i>.jsonl          A/B arms
   <pass>/<repo>/run<n>/run-<label>.jsonl + .t2, .t3       campaign runs
   X.jsonl + X.t2.jsonl + X.t3.jsonl …                     one multi-turn session
   <project-log-dir>/<uuid>.jsonl (+ <uuid>/subagents/)   Claude Code interactive
 Any other *.jsonl(.gz) is a session labelled only as far as its path says.
 run-<label>.jsonl beside run-<label>-<i>.jsonl makes the indexed runs ignored,
-and a zero-padded index (run-new-01) is a crash, as in compare-arms.mjs (§7.2).
+and a zero-padded index (run-new-01) is a crash, as in the reference harness
+(compare-arms.mjs).
 A session whose parse raises is a crash: counted, reported, excluded.
 
 With no DIR, sweeps the bundled synthetic corpus (data/corpus), whose numbers
