@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -17,6 +18,7 @@ __all__ = [
     "JS_WHITESPACE",
     "LINE_START",
     "LINE_END",
+    "at_line_start",
     "DOT",
     "WS",
     "NOT_WS",
@@ -50,19 +52,57 @@ JS_WHITESPACE = (
 _TERMINATORS = "\\n\\r\\u2028\\u2029"
 LINE_START = f"(?<![^{_TERMINATORS}])"
 LINE_END = f"(?![^{_TERMINATORS}])"
+
+
+def at_line_start(literal: str) -> str:
+    """A regex fragment: `literal` at an ECMAScript line start (`LINE_START + literal`).
+
+    The line-start test is a lookbehind placed *after* the literal, so a pattern that begins with
+    it begins with a literal, which Python's engine searches for directly instead of trying a
+    lookbehind at every character. The matches are the same.
+    """
+    lit = re.escape(literal)
+    return f"{lit}(?<![^{_TERMINATORS}]{lit})"
+
+
 DOT = f"[^{_TERMINATORS}]"
 WS = "[\\t-\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]"
 NOT_WS = "[^\\t-\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]"
 
-_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+def _narrow_base() -> int | None:
+    """CPython stores a string with 1 or 2 bytes per character when it holds no character
+    outside the BMP, and its `sys.getsizeof` is then `base + width * (len + 1)`. The base is
+    measured here and the rule checked on samples; None (never use it) if either fails."""
+    if sys.implementation.name != "cpython":
+        return None
+    base = sys.getsizeof("\u0100") - 4
+    samples = [(c * n, w) for c, w in (("\u00e9", 1), ("\u0100", 2)) for n in (1, 7, 300)]
+    wide = ["\U0001f600" * n for n in (1, 7, 300)]
+    ok = all(sys.getsizeof(t) - base == w * (len(t) + 1) for t, w in samples) and all(
+        sys.getsizeof(t) - base == 4 * (len(t) + 1) for t in wide
+    )
+    return base if ok else None
+
+
+_NARROW_BASE = _narrow_base()
 
 
 def utf16_len(s: str) -> int:
-    """Length in UTF-16 code units, JavaScript's `s.length` (§10.1): an emoji counts 2."""
-    n = len(s)
+    """Length in UTF-16 code units, JavaScript's `s.length` (§10.1): an emoji counts 2.
+
+    ASCII text, and text stored narrow (no character outside the BMP, read off its storage
+    size in constant time), is its `len`; other text is measured by encoding it (one pass in
+    C), which counts a lone surrogate as one unit, as JavaScript does.
+    """
     if s.isascii():
-        return n
-    return n + len(_ASTRAL.findall(s))
+        return len(s)
+    if _NARROW_BASE is not None:
+        extra = sys.getsizeof(s) - _NARROW_BASE
+        n = len(s) + 1
+        if extra == n or extra == 2 * n:
+            return len(s)
+    return len(s.encode("utf-16-le", "surrogatepass")) >> 1
 
 
 def utf16_prefix(s: str, units: int) -> str:

@@ -22,8 +22,14 @@ __all__ = [
     "per_call_comparison",
     "arm_medians_comparison",
     "per_run_comparison",
+    "reproduced_line",
     "arm_comparison_comparison",
 ]
+
+
+def reproduced_line(comparison: pd.DataFrame, what: str) -> str:
+    """`"<k> of <n> <what> reproduced"` for a comparison frame with a `matches` column."""
+    return f"{int(comparison['matches'].sum())} of {len(comparison)} {what} reproduced"
 
 
 def read_published(name: str) -> pd.DataFrame:

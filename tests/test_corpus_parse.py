@@ -38,3 +38,17 @@ def test_progress_bar_only_on_a_terminal():
     p.advance()
     p.close()
     assert "2/2 sessions" in tty.getvalue() and tty.getvalue().endswith("\r")
+
+
+def test_the_process_pool_gives_the_serial_records(tmp_path, monkeypatch):
+    from evalkit.corpus import parse
+
+    monkeypatch.setattr(parse, "_MIN_PARALLEL_BYTES", 0)  # the pool even for a tiny corpus
+    for i in range(1, 13):
+        cited(tmp_path, f"cg/ab-r/run-new-{i}.jsonl", 100 * i, 50, calls=1 + i % 3)
+    put(tmp_path, "cg/ab-r/run-baseline-1.jsonl", text="null\n")
+    refs = discover(tmp_path).sessions
+    chunks, nbytes = parse.plan_chunks(str(tmp_path), refs, range(len(refs)), 2)
+    assert len(chunks) > 2 and nbytes > 0
+    assert sorted(i for c in chunks for i in c) == list(range(len(refs)))
+    assert analyse_sessions(tmp_path, refs, jobs=2) == analyse_sessions(tmp_path, refs, jobs=1)

@@ -135,3 +135,35 @@ def test_damaged_interactive_logs_are_reported(tmp_path):
     path.write_bytes(path.read_bytes() + b'{"type": "assis')
     record = run_sweep(tmp_path, cache=False, jobs=1).record("-private-tmp-proj/abc.jsonl")
     assert record.damage == (("-private-tmp-proj/abc.jsonl", "1 malformed line skipped"),)
+
+
+def test_a_session_only_a_later_metric_crashes_on_is_a_crash_in_the_sweep(tmp_path):
+    # §8.2: a session whose parse raises is a crash, whichever metric raises. The sweep reads
+    # only allocation numbers, but computing less must never turn a crash into a parsed row.
+    import pytest
+
+    from evalkit.errors import TranscriptError
+
+    good = explore_session([("lib/a.js", "f(function)", 40)], "It is in `lib/a.js`.")
+    cases = {
+        # occupancy: an assistant content that is a number (§9.1 case 4)
+        "occupancy.jsonl": good[:-1]
+        + [{"type": "assistant", "message": {"content": 5}}]
+        + good[-1:],
+        # summary: system/init tools truthy but not an array (§9.1 case 5)
+        "summary.jsonl": [{"type": "system", "subtype": "init", "tools": "x"}] + good,
+        # sufficiency: a non-string codegraph tool name judged as a reaction (§9.1 case 7)
+        "sufficiency.jsonl": good[:-1] + ASST(10, "m9", [USE("z", ["codegraph"], {})]) + good[-1:],
+    }
+    from evalkit.formats.claude_code.transcripts import explore_texts, read_transcript
+    from evalkit.metrics.allocation import compute_allocation
+    from evalkit.metrics.answer import final_answer
+
+    for name, events in cases.items():
+        put(tmp_path, name, events)
+        kept = read_transcript(tmp_path / name).events  # allocation alone does not raise
+        compute_allocation(explore_texts(kept), final_answer(kept).text)
+        with pytest.raises(TranscriptError):
+            parse_session([tmp_path / name])
+        payload = analyse_session(str(tmp_path), (name,), name)
+        assert payload["status"] == "crash", name

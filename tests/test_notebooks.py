@@ -22,7 +22,13 @@ def code_cells(path):
 
 def test_the_four_notebooks_exist():
     names = [p.name for p in NOTEBOOKS]
-    for stem in ("01_baseline_sweep", "02_arm_table", "03_per_pair_tables", "04_one_run"):
+    for stem in (
+        "01_baseline_sweep",
+        "02_arm_table",
+        "03_per_pair_tables",
+        "04_one_run",
+        "05_explore_a_corpus",
+    ):
         assert f"{stem}.ipynb" in names
 
 

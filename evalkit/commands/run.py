@@ -94,7 +94,7 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--envelope",
         action="store_true",
-        help="also print the envelope view: every returned file's share (§4)",
+        help="also print the envelope view: every returned file's share of the explore responses",
     )
     parser.add_argument(
         "--answer",

@@ -19,14 +19,15 @@ median and p25, the pass/repo x arm table (median [min–max], n, pooled), the
 lowest sessions with their calls, the quantile method, the caveats, and what
 became of every file in the tree.
 
-Sessions are found by the harness's layout (spec §7):
+Sessions are found by the reference harness's directory layout:
   <pass>/ab-<repo>/run-{baseline,new}-<i>.jsonl          A/B arms
   <pass>/<repo>/run<n>/run-<label>.jsonl + .t2, .t3       campaign runs
   X.jsonl + X.t2.jsonl + X.t3.jsonl …                     one multi-turn session
   <project-log-dir>/<uuid>.jsonl (+ <uuid>/subagents/)   Claude Code interactive
 Any other *.jsonl(.gz) is a session labelled only as far as its path says.
 run-<label>.jsonl beside run-<label>-<i>.jsonl makes the indexed runs ignored,
-and a zero-padded index (run-new-01) is a crash, as in compare-arms.mjs (§7.2).
+and a zero-padded index (run-new-01) is a crash, as in the reference harness
+(compare-arms.mjs).
 A session whose parse raises is a crash: counted, reported, excluded.
 Codex CLI rollouts and `codex exec --json` captures (*.jsonl) and Inspect AI
 logs (*.eval, *.json) are recognised by their content: listed with the other
@@ -61,10 +62,21 @@ examples:
                                          an MCP A/B in harbor trial folders
   evalkit sweep DIR --layout harbor --outcomes rewards.csv --arms baseline,mcp
   python -m evalkit.synthetic harbor /tmp/h   a small synthetic one to try
+  evalkit sweep DIR --verify             re-hash every file before trusting the store
+  evalkit sweep DIR --engine dask --scheduler tcp://10.0.0.5:8786
 
-Parsed sessions are cached by file content and evalkit version (default
-$XDG_CACHE_HOME/evalkit or ~/.cache/evalkit); the cache never changes a number.
-A progress bar is drawn on stderr when stderr is a terminal.
+Parsed sessions are kept in a store (default $XDG_CACHE_HOME/evalkit or
+~/.cache/evalkit), keyed by the content of each file and evalkit's own code; it
+never changes a number. A later sweep trusts a file whose size, modification
+time and inode are unchanged and reads nothing from it; --verify re-reads and
+re-hashes every file instead. A progress bar is drawn on stderr when stderr is
+a terminal.
+
+Corpora past one machine: --engine dask parses on a Dask cluster (pip install
+"evalkit[dask]"): --scheduler tcp://HOST:8786 for a running cluster, else a
+local one with -j workers. Every worker must see the corpus at the same path;
+the workers only parse, and the store is read and written by this command
+alone (point --cache-dir at a shared path to share it between machines).
 
 A file over a reading limit (EVALKIT_MAX_DECOMPRESSED_MB, EVALKIT_MAX_LINE_MB,
 EVALKIT_MAX_SESSION_MB; see `evalkit run --help`) is skipped with its reason, not fatal.
@@ -131,6 +143,22 @@ def register(subparsers) -> None:
         "-j", "--jobs", type=int, metavar="N", help="parser processes (default: every core)"
     )
     p.add_argument("--no-cache", action="store_true", help="parse everything, cache nothing")
+    p.add_argument(
+        "--verify",
+        action="store_true",
+        help="re-hash every file of a stored session instead of trusting its size and times",
+    )
+    p.add_argument(
+        "--engine",
+        choices=("local", "dask"),
+        default="local",
+        help="where sessions are parsed: local processes (default) or a Dask cluster",
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="with --engine dask: the scheduler to use (default: start a local cluster)",
+    )
     p.add_argument(
         "--cache-dir",
         metavar="DIR",
@@ -213,6 +241,8 @@ def _run(args) -> int:
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
+    if args.scheduler is not None and args.engine != "dask":
+        raise UsageError("--scheduler needs --engine dask")
     if args.tail < 0:
         raise UsageError(f"--tail must be 0 or more, got {args.tail}")
     arms = None
@@ -233,6 +263,9 @@ def _run(args) -> int:
         cache_dir=args.cache_dir,
         jobs=args.jobs,
         progress=None,
+        verify=args.verify,
+        engine=args.engine,
+        scheduler=args.scheduler,
     )
     if arms is not None:
         present = sorted(

@@ -3,7 +3,7 @@
 `load_corpus_frames(DIR)` is the loading step of `evalkit.load_corpus` (which adds the sweep's
 tables, `evalkit.tables.corpus.Corpus.sweep`). It discovers the sessions exactly as the sweep
 does (`evalkit.corpus.discover`, one discovery), parses each session once, in parallel and
-through the sweep's content-keyed cache (`evalkit.corpus.parse`), and keeps, per session, the
+through the sweep's corpus store (`evalkit.corpus.parse`, `evalkit.corpus.store`), and keeps, per session, the
 sweep's record and the rows of every frame from that one parse. Frames are built on demand by
 `evalkit.corpus.columns.build_frame`, the one place rows become a frame.
 
@@ -20,7 +20,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
-from evalkit.corpus.cache import SweepCache, code_fingerprint, default_cache_dir
 from evalkit.corpus.columns import build_frame, dictionary_json
 from evalkit.corpus.discover import Discovery, Layout, SessionRef, discover
 from evalkit.corpus.frames import FRAME_NAMES, SessionError, identity
@@ -33,6 +32,7 @@ from evalkit.corpus.records import (
     read_ref,
     record_from_payload,
 )
+from evalkit.corpus.store import CorpusStore, code_fingerprint, default_cache_dir
 from evalkit.errors import EvalkitError, UsageError
 from evalkit.formats.profiles import load_profile
 
@@ -233,6 +233,9 @@ def load_corpus_frames(
     progress: bool | None = None,
     strict: bool = False,
     profile: Any = None,
+    verify: bool = False,
+    engine: str = "local",
+    scheduler: Any = None,
 ) -> LoadedCorpus:
     """Discover, parse and keep every session of a corpus directory (see the module docstring).
 
@@ -251,6 +254,10 @@ def load_corpus_frames(
         progress: Progress bar on stderr: True, False, or None = only when stderr is a terminal.
         strict: Raise `CorpusError` on the first session that cannot be read, instead of
             listing it in `errors`.
+        verify: Re-hash the files of every stored session instead of trusting their state.
+        engine: `local` (processes on this machine) or `dask` (tasks on a Dask cluster).
+        scheduler: For `dask`: a scheduler address, a `distributed.Client`, or None to start
+            a local cluster.
 
     Raises:
         UsageError: `path` is not a directory, or `layout` is unknown.
@@ -271,13 +278,25 @@ def load_corpus_frames(
     found = discover(root) if spec is None else discover_layout(root, spec)
     wanted = [r for r in found.sessions if spec is not None or layout is None or r.layout == layout]
     # Frame payloads hold more than the sweep's: their own cache entries, same machinery.
-    store = SweepCache(
+    store = CorpusStore(
         (cache_dir or default_cache_dir()) if cache else None,
+        root,
         fingerprint=code_fingerprint() + ":frames" + (f":{prof.fingerprint()}" if prof else ""),
+        verify=verify,
     )
     bar = None if progress is False else Progress(len(wanted), enabled=progress)
+    if engine not in ("local", "dask"):
+        raise UsageError(f"unknown engine {engine!r} (choose local or dask)")
     parsed = analyse_payloads(
-        root, wanted, cache=store, jobs=jobs, progress=bar, frames=True, profile=prof
+        root,
+        wanted,
+        cache=store,
+        jobs=jobs,
+        progress=bar,
+        frames=True,
+        profile=prof,
+        engine=engine,
+        scheduler=scheduler,
     )
     by_log = {r.log: p for r, p in zip(wanted, parsed, strict=True)}
     payloads = [by_log.get(r.log) or _layout_skip(r, layout or "") for r in found.sessions]

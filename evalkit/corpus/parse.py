@@ -1,7 +1,14 @@
-"""Analysing every discovered session: cache first, then parallel parsing over the cores.
+"""Analysing every discovered session: the store first, then parallel parsing over the cores.
 
 The results come back in discovery order whatever order the workers finish in, so a sweep's
 output never depends on scheduling. A progress bar goes to stderr only when stderr is a terminal.
+
+Parallelism pays only when the work is worth a worker: the pool is started once per sweep,
+with one process fewer than `jobs` because this process parses too (it would otherwise sit
+idle waiting); sessions are sent as their discovery references (a few hundred bytes) in chunks,
+largest first so no worker is left with a long tail, and each session comes back as its
+compact payload (numbers and paths, never a parsed session). Each finished chunk is stored as
+it arrives.
 """
 
 from __future__ import annotations
@@ -9,19 +16,29 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections import deque
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any, TextIO
 
-from evalkit.corpus.cache import SweepCache
 from evalkit.corpus.discover import SessionRef
-from evalkit.corpus.records import SessionRecord, analyse_session, record_from_payload
+from evalkit.corpus.records import (
+    FileManifest,
+    SessionRecord,
+    analyse_with_files,
+    record_from_payload,
+    session_files,
+)
+from evalkit.corpus.store import CorpusStore
 
-__all__ = ["analyse_sessions", "analyse_payloads", "Progress"]
+__all__ = ["analyse_sessions", "analyse_payloads", "analyse_chunk", "plan_chunks", "Progress"]
 
-# Below this many cache misses a process pool costs more than it saves.
+# Below this much work (sessions, bytes) a process pool costs more than it saves.
 _MIN_PARALLEL = 4
+_MIN_PARALLEL_BYTES = 1_000_000
+_CHUNKS_PER_JOB = 6
+_MAX_CHUNK = 64
 
 
 class Progress:
@@ -51,7 +68,7 @@ class Progress:
             self.stream.flush()
 
 
-Work = tuple[str, tuple[str, ...], str, str | None, bool, bool, Any, str | None]
+Analysed = tuple[dict[str, Any], FileManifest | None]
 
 
 def _ignore_interrupt() -> None:
@@ -59,28 +76,67 @@ def _ignore_interrupt() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _work_chunk(chunk: list[Work]) -> list[dict[str, Any]]:
-    return [analyse_session(*w) for w in chunk]
+def analyse_chunk(
+    root: str, refs: Sequence[SessionRef], frames: bool = False, profile: Any = None
+) -> list[Analysed]:
+    """The unit of parallel work: each session's payload and the manifest to store it under.
+
+    `frames` also builds every corpus frame's rows from the same parse, and `profile` parses
+    with a tool profile (`analyse_session`).
+    """
+    return [analyse_with_files(root, ref, frames, profile) for ref in refs]
+
+
+def _size(root: str, ref: SessionRef) -> int:
+    total = 0
+    for f in session_files(ref):
+        try:
+            total += os.stat(os.path.join(root, f)).st_size
+        except OSError:
+            pass
+    return total
+
+
+def plan_chunks(root: str, refs: Sequence[SessionRef], todo: Sequence[int], jobs: int):
+    """Chunks of indices into `refs`, largest sessions first, and the bytes to parse."""
+    sizes = {i: _size(root, refs[i]) for i in todo}
+    order = sorted(todo, key=lambda i: -sizes[i])
+    size = max(1, min(_MAX_CHUNK, -(-len(order) // (jobs * _CHUNKS_PER_JOB))))
+    chunks = [order[k : k + size] for k in range(0, len(order), size)]
+    return chunks, sum(sizes.values())
 
 
 def analyse_sessions(
     root: str | os.PathLike[str],
     refs: Sequence[SessionRef],
     *,
-    cache: SweepCache | None = None,
+    cache: CorpusStore | None = None,
     jobs: int | None = None,
     progress: Progress | None = None,
+    engine: str = "local",
+    scheduler: Any = None,
 ) -> list[SessionRecord]:
     """One `SessionRecord` per ref, in the order of `refs`.
 
     Args:
         root: The swept directory the refs' paths are relative to.
         refs: Sessions from `discover`.
-        cache: Where analysed payloads are looked up and stored; None = no cache.
+        cache: The store analysed sessions are looked up in and written to; None = no store.
         jobs: Worker processes (default: the machine's cores); 1 parses in this process.
         progress: Optional progress display.
+        engine: `local` (processes on this machine) or `dask` (tasks on a Dask cluster).
+        scheduler: For `dask`: a `distributed.Client`, a scheduler address, or None for a
+            local cluster of `jobs` workers.
     """
-    payloads = analyse_payloads(root, refs, cache=cache, jobs=jobs, progress=progress)
+    payloads = analyse_payloads(
+        root,
+        refs,
+        cache=cache,
+        jobs=jobs,
+        progress=progress,
+        engine=engine,
+        scheduler=scheduler,
+    )
     return [record_from_payload(ref, p) for ref, p in zip(refs, payloads, strict=True)]
 
 
@@ -88,23 +144,23 @@ def analyse_payloads(
     root: str | os.PathLike[str],
     refs: Sequence[SessionRef],
     *,
-    cache: SweepCache | None = None,
+    cache: CorpusStore | None = None,
     jobs: int | None = None,
     progress: Progress | None = None,
     frames: bool = False,
     profile: Any = None,
+    engine: str = "local",
+    scheduler: Any = None,
 ) -> list[dict[str, Any]]:
     """One `analyse_session` payload per ref, in the order of `refs` (`analyse_sessions`'s
     arguments; `frames` also builds every corpus frame's rows from the same parse — give such
-    a run a cache of its own, as `evalkit.corpus.load` does)."""
+    a run a store of its own, as `evalkit.corpus.load` does)."""
     root = os.fspath(Path(root))
-    cache = cache if cache is not None else SweepCache(None)
+    store = cache if cache is not None else CorpusStore(None, root)
     payloads: list[dict[str, Any] | None] = [None] * len(refs)
-    keys: list[str | None] = [None] * len(refs)
     todo: list[int] = []
     for i, ref in enumerate(refs):
-        keys[i] = cache.key(root, ref.segments + ref.subagents)
-        hit = cache.get(keys[i])
+        hit = store.lookup(ref)
         if hit is not None:
             payloads[i] = hit
             if progress:
@@ -112,45 +168,93 @@ def analyse_payloads(
         else:
             todo.append(i)
 
-    jobs = jobs or os.cpu_count() or 1
-    work: list[Work] = [
-        (
-            root,
-            refs[i].segments,
-            refs[i].log,
-            refs[i].problem,
-            refs[i].layout == "interactive",
-            frames,
-            profile,
-            refs[i].format,
-        )
-        for i in todo
-    ]
-    # Chunks of a few sessions keep inter-process traffic low; each chunk's payloads are cached
-    # as soon as it is done, so an interrupted sweep keeps what it parsed.
-    size = max(1, min(16, len(todo) // (jobs * 4)))
-    chunks = [(todo[k : k + size], work[k : k + size]) for k in range(0, len(todo), size)]
-
-    def finish(indices: list[int], results: list[dict[str, Any]]) -> None:
-        for i, payload in zip(indices, results, strict=True):
+    def finish(indices: list[int], results: list[Analysed]) -> None:
+        for i, (payload, _) in zip(indices, results, strict=True):
             payloads[i] = payload
-            cache.put(keys[i], payload)
+        store.put((refs[i], p, m) for i, (p, m) in zip(indices, results, strict=True))
         if progress:
             progress.advance(len(indices))
 
-    if jobs > 1 and len(todo) >= _MIN_PARALLEL:
-        pool = ProcessPoolExecutor(
-            max_workers=min(jobs, len(chunks)), initializer=_ignore_interrupt
-        )
-        try:
-            futures = {pool.submit(_work_chunk, w): idx for idx, w in chunks}
-            for fut in as_completed(futures):
-                finish(futures[fut], fut.result())
-        finally:
-            pool.shutdown(cancel_futures=True)
-    else:
-        for idx, w in chunks:
-            finish(idx, _work_chunk(w))
+    if todo:
+        run = _run_dask if engine == "dask" else _run_local
+        run(root, refs, todo, jobs or os.cpu_count() or 1, finish, scheduler, frames, profile)
+    store.finish(refs)
     if progress:
         progress.close()
     return payloads  # type: ignore[return-value]
+
+
+Finish = Callable[[list[int], list[Analysed]], None]
+
+
+def _run_local(
+    root: str,
+    refs: Sequence[SessionRef],
+    todo: list[int],
+    jobs: int,
+    finish: Finish,
+    _: Any,
+    frames: bool,
+    profile: Any,
+) -> None:
+    chunks, nbytes = plan_chunks(root, refs, todo, jobs)
+    pending = deque(chunks)  # largest first
+    if jobs > 1 and len(todo) >= _MIN_PARALLEL and nbytes >= _MIN_PARALLEL_BYTES:
+        # This process is one of the `jobs` workers: it takes the smallest chunks from the end of
+        # the queue and collects the others' results between two of its own.
+        workers = jobs - 1
+        # This process parses too, so it imports the parsing stack anyway: before the workers
+        # start, so that forked workers inherit it instead of importing it each.
+        import evalkit.session  # noqa: F401
+
+        pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_interrupt)
+        try:
+            inflight: dict[Any, list[int]] = {}
+
+            def collect(block: bool) -> None:
+                if block:
+                    wait(inflight, return_when=FIRST_COMPLETED)
+                for fut in [f for f in inflight if f.done()]:
+                    finish(inflight.pop(fut), fut.result())
+
+            while pending or inflight:
+                while pending and len(inflight) < 2 * workers:
+                    idx = pending.popleft()
+                    work = [refs[i] for i in idx]
+                    inflight[pool.submit(analyse_chunk, root, work, frames, profile)] = idx
+                collect(block=False)
+                if pending:
+                    idx = pending.pop()
+                    finish(idx, analyse_chunk(root, [refs[i] for i in idx], frames, profile))
+                elif inflight:
+                    collect(block=True)
+        finally:
+            pool.shutdown(cancel_futures=True)
+    else:
+        for idx in pending:
+            finish(idx, analyse_chunk(root, [refs[i] for i in idx], frames, profile))
+
+
+def _run_dask(
+    root: str,
+    refs: Sequence[SessionRef],
+    todo: list[int],
+    jobs: int,
+    finish: Finish,
+    scheduler: Any,
+    frames: bool,
+    profile: Any,
+) -> None:
+    from evalkit.corpus.dask_engine import run_chunks
+
+    chunks, _ = plan_chunks(root, refs, todo, jobs)
+    run_chunks(
+        root,
+        refs,
+        chunks,
+        finish,
+        scheduler=scheduler,
+        workers=jobs,
+        frames=frames,
+        profile=profile,
+    )

@@ -1,13 +1,20 @@
 """One row per session of a sweep: what parsing it gave (spec §8.2 steps 1–2).
 
 `analyse_session` is the unit of work the sweep runs in parallel and caches. It returns a small
-JSON-able payload (numbers only, no labels) so the cache can store it; `SessionRecord` joins that
+JSON-able payload (numbers only, no labels) so the store can keep it; `SessionRecord` joins that
 payload with the labels discovery read from the path.
+
+The payload's fields are declared once, in `PAYLOAD_FIELDS`: the corpus store derives its
+columns and its validation from it. Adding a per-session value means adding one `PayloadField`
+(with the check its stored value must pass), the value in `analyse_session`, and its
+`SessionRecord` attribute in `record_from_payload`.
 """
 
 from __future__ import annotations
 
 import os
+import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -23,8 +30,14 @@ __all__ = [
     "CallRecord",
     "FileDamage",
     "SessionRecord",
+    "PayloadField",
+    "PAYLOAD_FIELDS",
+    "CALL_FIELDS",
+    "STATUSES",
     "account_files",
+    "session_files",
     "analyse_session",
+    "analyse_with_files",
     "read_ref",
     "record_from_payload",
 ]
@@ -32,7 +45,136 @@ __all__ = [
 Status = Literal["parsed", "no-explore", "crash", "skipped"]
 
 # Bump when the payload's shape or meaning changes; part of every cache key.
-PAYLOAD_VERSION = 5  # 2: damage line counts; 3: tool calls, skipped; 4: run figures; 5: agents
+PAYLOAD_VERSION = 6  # 2: damage line counts; 3: tool calls, skipped; 4: run figures; 5: store;
+# 6: other agents (agent, agent_sessions, ledger)
+
+Kind = Literal["str", "str?", "int", "bool", "str-list", "calls", "json"]
+
+
+@dataclass(frozen=True)
+class PayloadField:
+    """One field of an analysed session's payload.
+
+    Attributes:
+        name: The payload key.
+        kind: Its shape: `str`, `str?` (or None), `int`, `bool`, `str-list`, `calls` (rows of
+            `CALL_FIELDS` ints) or `json` (any JSON-able value, or None: the store keeps it as
+            JSON text, so ints stay ints, NaN stays NaN, and `check` says what it must hold).
+        default: Its value when the payload does not hold it (a crash or skipped payload
+            carries only status and reason).
+        optional: Absent from a payload rather than None when there is no value (frame rows,
+            the figures of an interactive session).
+        check: For `json`: whether a decoded value has the field's shape.
+    """
+
+    name: str
+    kind: Kind
+    default: Any = None
+    optional: bool = False
+    check: Callable[[Any], bool] | None = None
+
+
+def _scalar(x: Any) -> bool:
+    return x is None or type(x) in (str, int, float, bool)
+
+
+def _damage_ok(v: Any) -> bool:
+    # [file, what, malformed, non_object, invalid_utf8, truncated_gzip, unreadable]
+    types = (str, str, int, int, int, bool)
+    return type(v) is list and all(
+        type(d) is list
+        and len(d) == 7
+        and all(type(x) is t for x, t in zip(d, types, strict=False))
+        and (d[6] is None or type(d[6]) is str)
+        for d in v
+    )
+
+
+def _figures_ok(v: Any) -> bool:
+    from evalkit.session import RunFigures
+
+    return (
+        type(v) is dict
+        and set(v) == set(RunFigures.__dataclass_fields__)
+        and all(
+            _scalar(x)
+            or (type(x) is dict and all(type(k) is str and _scalar(y) for k, y in x.items()))
+            for x in v.values()
+        )
+    )
+
+
+def _rows_ok(v: Any) -> bool:
+    # frame name → rows, each a dict of column → JSON scalar
+    return type(v) is dict and all(
+        type(name) is str
+        and type(table) is list
+        and all(type(r) is dict and all(map(_scalar, r.values())) for r in table)
+        for name, table in v.items()
+    )
+
+
+def _json_tree(x: Any, depth: int = 0) -> bool:
+    if _scalar(x):
+        return True
+    if depth > 8:
+        return False
+    if type(x) is list:
+        return all(_json_tree(y, depth + 1) for y in x)
+    return type(x) is dict and all(
+        type(k) is str and _json_tree(y, depth + 1) for k, y in x.items()
+    )
+
+
+def _run_ok(v: Any) -> bool:
+    # `run_payload`: named values, the figures among them
+    return (
+        type(v) is dict
+        and _figures_ok(v.get("figures"))
+        and all(type(k) is str and _json_tree(x) for k, x in v.items())
+    )
+
+
+def _agent_sessions_ok(v: Any) -> bool:
+    return type(v) is list and all(
+        type(d) is dict and all(type(k) is str and _scalar(x) for k, x in d.items()) for d in v
+    )
+
+
+def _ledger_ok(v: Any) -> bool:
+    return type(v) is list and len(v) == 2 and all(_scalar(x) for x in v)
+
+
+# `CallRecord`'s fields, in the order a payload row of `calls` holds them.
+CALL_FIELDS = ("index", "envelope", "used", "used_path", "files", "cited_files")
+
+PAYLOAD_FIELDS: tuple[PayloadField, ...] = (
+    PayloadField("status", "str"),
+    PayloadField("reason", "str?"),
+    PayloadField("calls", "calls", ()),
+    PayloadField("chars", "int", 0),
+    PayloadField("cited_chars", "int", 0),
+    PayloadField("path_chars", "int", 0),
+    PayloadField("files_returned", "int", 0),
+    PayloadField("files_used", "int", 0),
+    PayloadField("cited_paths", "str-list", ()),
+    PayloadField("has_answer", "bool", False),
+    PayloadField("explore_results", "int", 0),
+    PayloadField("tool_calls", "int", 0),
+    PayloadField("damage", "json", [], check=_damage_ok),
+    PayloadField("figures", "json", None, optional=True, check=_figures_ok),
+    # Only with a tool profile (the trial sweep): what it keeps of the run (`run_payload`).
+    PayloadField("run", "json", None, optional=True, check=_run_ok),
+    # Only with `frames=True` (the corpus loader): every frame's rows, or why they failed.
+    PayloadField("rows", "json", None, optional=True, check=_rows_ok),
+    PayloadField("rows_error", "str?", None, optional=True),
+    # Other agents (issue 15): which agent wrote the file, and a summary of each of its sessions.
+    PayloadField("agent", "str?", None, optional=True),
+    PayloadField("agent_sessions", "json", None, optional=True, check=_agent_sessions_ok),
+    # A headless Claude Code session's (prompt_tokens, output_tokens) for the agent table.
+    PayloadField("ledger", "json", None, optional=True, check=_ledger_ok),
+)
+STATUSES = ("parsed", "no-explore", "crash", "skipped")
 
 NO_EXPLORE = "no answered explore call with file sections (not in the sweep, Decision 4)"
 
@@ -202,6 +344,16 @@ def _relative(path: str, root: str) -> str:
         return path
 
 
+def session_files(ref: SessionRef) -> tuple[str, ...]:
+    """Every file whose content a session's numbers depend on, relative to the swept directory.
+
+    Its segments; for an interactive session also its subagent files and each one's
+    `.meta.json` (which names the delegating call, §1.10 step 4) whether or not it exists.
+    """
+    metas = tuple(s[: -len(".jsonl")] + ".meta.json" for s in ref.subagents if s.endswith(".jsonl"))
+    return ref.segments + ref.subagents + metas
+
+
 def analyse_session(
     root: str,
     segments: tuple[str, ...],
@@ -224,8 +376,39 @@ def analyse_session(
     Inspect file (`fmt`, or detected from the content of a one-file session) is read by its own
     reader (`evalkit.corpus.agents.agent_payload`).
     """
+    return _analyse(root, segments, log, problem, interactive, frames, profile, fmt)[0]
+
+
+def _analyse(
+    root: str,
+    segments: tuple[str, ...],
+    log: str,
+    problem: str | None,
+    interactive: bool,
+    frames: bool = False,
+    profile: Any = None,
+    fmt: str | None = None,
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The payload, and the digest of every file the parse read (by path relative to root)."""
     if problem is not None:
-        return {"status": "crash", "reason": problem}
+        return {"status": "crash", "reason": problem}, {}
+    from evalkit.metrics.envelope import forget_scans
+
+    try:
+        return _analyse_parsed(root, segments, log, interactive, frames, profile, fmt)
+    finally:
+        forget_scans()  # memory stays bounded by the largest session
+
+
+def _analyse_parsed(
+    root: str,
+    segments: tuple[str, ...],
+    log: str,
+    interactive: bool,
+    frames: bool,
+    profile: Any,
+    fmt: str | None = None,
+) -> tuple[dict[str, Any], dict[str, str]]:
     # Imported here so discovery and aggregation load without the parsing stack.
     from evalkit.session import parse_session, read_session_file
 
@@ -233,7 +416,7 @@ def analyse_session(
     extra_figures: dict[str, Any] = {}
     try:
         if fmt not in (None, "claude-code"):
-            return _agent_payload(root, paths[0], log, fmt, frames)
+            return _agent_payload(root, paths[0], log, fmt, frames), {}
         if interactive:  # §1.10: subagent files merged, falsy lines dropped
             isession = read_session_file(paths[0], log=log)
             allocation, texts, reads = (
@@ -276,21 +459,21 @@ def analyse_session(
         if fmt is None and not interactive and len(paths) == 1:
             other = detect_format(paths[0])
             if other != "claude-code":
-                return _agent_payload(root, paths[0], log, other, frames)
+                return _agent_payload(root, paths[0], log, other, frames), {}
         where = _relative(exc.path, root)
         reason = NOT_A_TRANSCRIPT if where == segments[0] else f"{where}: {NOT_A_TRANSCRIPT}"
-        return {"status": "skipped", "reason": reason}
+        return {"status": "skipped", "reason": reason}, {}
     except TranscriptError as exc:
         where = _relative(exc.path, root)
         line = f":{exc.line}" if exc.line is not None else ""
-        return {"status": "crash", "reason": f"{where}{line}: {exc.reason}"}
+        return {"status": "crash", "reason": f"{where}{line}: {exc.reason}"}, {}
     except RecursionError:
-        return {"status": "crash", "reason": "input nested too deeply to parse"}
+        return {"status": "crash", "reason": "input nested too deeply to parse"}, {}
     except Exception as exc:  # noqa: BLE001 — a crash is counted and reported, never fatal (§8.2)
         return {
             "status": "crash",
             "reason": f"unexpected {type(exc).__name__} while parsing: {exc}",
-        }
+        }, {}
     extra: dict[str, Any] = {}
     if profile is not None and not interactive:
         extra["run"] = run_payload(parsed)
@@ -309,7 +492,7 @@ def analyse_session(
     calls = [
         [c.index, c.envelope, c.used, c.used_path, len(c.files), c.cited_files] for c in a.calls
     ]
-    return {
+    payload = {
         "status": "parsed" if calls else "no-explore",
         "reason": None if calls else NO_EXPLORE,
         "calls": calls,
@@ -326,6 +509,105 @@ def analyse_session(
         **extra_figures,
         **extra,
     }
+    return payload, {_relative(seg.path, root): seg.digest for seg in reads if seg.digest}
+
+
+FileState = tuple[int, int, int, int]  # size, mtime_ns, inode, ctime_ns; (-1, 0, 0, 0) = absent
+
+
+def file_state(path: str) -> FileState | None:
+    """What the store compares to decide "unchanged" without reading: None when the path
+    exists but is not a regular file (or cannot be examined), which is never stored."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return (-1, 0, 0, 0)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
+
+
+def regular_file_digest(path: str) -> str | None:
+    """`content_digest` of a regular file's bytes; "" when absent; None if unreadable."""
+    from evalkit.formats.claude_code.transcripts import content_digest
+
+    try:  # non-blocking: a FIFO is refused below instead of hanging the open
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return ""
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return content_digest(fh.read())
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class FileManifest:
+    """What a session's payload was computed from: for each file (relative to the root) its
+    state before the parse and the digest of the bytes read. `racy`: a file was modified so
+    recently that its modification time cannot tell a later same-size edit apart."""
+
+    files: tuple[str, ...]
+    states: tuple[FileState, ...]
+    digests: tuple[str, ...]
+    racy: bool
+
+
+# A file modified this close to when it was read could be modified again within the same
+# timestamp tick; the store re-hashes such a session on its next lookup.
+RACY_NS = 2_000_000_000
+
+
+def analyse_with_files(
+    root: str, ref: SessionRef, frames: bool = False, profile: Any = None
+) -> tuple[dict[str, Any], FileManifest | None]:
+    """`analyse_session` plus the manifest to store it under; None when it must not be stored.
+
+    The files are examined before and after the parse: a file that is not regular, vanishes
+    or changes meanwhile leaves the payload unstored (it is still returned). Digests are those
+    of the bytes the parse read; a file the parse did not read (a crash before it, a
+    `.meta.json`) is hashed here, between the two examinations.
+    """
+    import time
+
+    files = session_files(ref)
+    paths = [os.path.join(root, f) for f in files]
+    before = [file_state(p) for p in paths]
+    payload, read = _analyse(
+        root,
+        ref.segments,
+        ref.log,
+        ref.problem,
+        ref.layout == "interactive",
+        frames,
+        profile,
+        ref.format,
+    )
+    if any(s is None for s in before):
+        return payload, None
+    digests = []
+    for f, p in zip(files, paths, strict=True):
+        d = read.get(f)
+        if d is None:
+            d = regular_file_digest(p)
+            if d is None:
+                return payload, None
+        digests.append(d)
+    after = [file_state(p) for p in paths]
+    if after != before:
+        return payload, None
+    now = time.time_ns()
+    racy = any(s[0] >= 0 and now - s[1] < RACY_NS for s in before)  # type: ignore[index]
+    return payload, FileManifest(tuple(files), tuple(before), tuple(digests), racy)  # type: ignore[arg-type]
 
 
 def _agent_payload(root: str, path: str, log: str, fmt: str, frames: bool) -> dict[str, Any]:

@@ -349,7 +349,7 @@ def read_json_lines(path: str) -> tuple[list[tuple[int, dict[str, Any]]], FileRe
     Raises:
         TranscriptError: The path is missing, unreadable or not a regular file.
     """
-    data, gz, truncated = _read_bytes(path)
+    data, gz, truncated, _digest = _read_bytes(path)
     out: list[tuple[int, dict[str, Any]]] = []
     blank = malformed = non_object = invalid = 0
     for lineno, raw in enumerate(data.split(b"\n"), start=1):

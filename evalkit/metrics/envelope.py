@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
-from evalkit.ecma import DOT, LINE_START, grp, pct1, rj, utf16_len
+from evalkit.ecma import DOT, at_line_start, grp, pct1, rj, utf16_len
 from evalkit.errors import UsageError
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "mentioned_paths",
     "PATH_TOKEN",
     "path_tokens",
+    "forget_scans",
     "glob_to_regex",
     "EnvelopeFile",
     "EnvelopeView",
@@ -32,16 +34,21 @@ __all__ = [
 ]
 
 # §2.2 step 1: header at an ECMAScript line start; `[^`]` may cross lines, `.` may not.
-_HEADER = re.compile(LINE_START + r"\*\*`([^`]+)`\*\*(" + DOT + "*)")
+_HEADER = re.compile(at_line_start("**`") + r"([^`]+)`\*\*(" + DOT + "*)")
 # §2.2 step 5: `name(kind)` labels of the header remainder; `\w` is ASCII (§10.3).
 _LABEL = re.compile(r"([A-Za-z_$][A-Za-z0-9_$.]*)\(([a-z_]+)\)")
 # §2.8: a path with at least one directory and an extension starting with a letter.
 PATH_TOKEN = re.compile(r"(?:[\w@.+-]+/)+[\w@.+-]+\.[A-Za-z]\w*", re.ASCII)
-# Every PATH_TOKEN match lies inside one run of these characters, and only runs holding a `/`
-# can match: scanning run by run gives the same matches without the regex's quadratic
-# backtracking over long slash-free runs (a 20k-character line of source, say).
-_PATH_RUN = re.compile(r"[\w@.+/-]+", re.ASCII)
+# Every PATH_TOKEN match lies inside one maximal run of `[\w@.+/-]` characters, and only runs
+# holding a `/` can match: scanning run by run gives the same matches without the regex's
+# quadratic backtracking over long slash-free runs (a 20k-character line of source, say). This
+# pattern finds exactly those runs: it may start only where a run starts (the lookbehind), and
+# its possessive loops never backtrack, so the scan is linear in the text.
+_PATH_RUN = re.compile(r"(?<![\w@.+/-])[\w@.+-]*+/[\w@.+/-]*+", re.ASCII)
 _GUIDANCE = "\n> "
+# How many recent responses keep their split (a session's explore texts are split once and
+# shared by allocation, sufficiency and the frames); a bound, so memory stays bounded too.
+_SCANS_KEPT = 256
 
 # §2.3: the product's node kinds less file/import/export. `constructor` and `union` are not
 # here, as in the reference (quirk 5, §9.2).
@@ -92,21 +99,29 @@ def split_sections(src: str | None) -> Envelope:
     Section i spans from its header to the next header; the last one ends at the first
     `"\\n> "` after its header (or the end of the text). Quirk 2 (§9.2): that search is a plain
     substring search, so a source line starting with `> ` cuts the last section short.
+
+    A response is split once however many metrics ask (allocation, sufficiency, the frames):
+    the result is immutable and remembered for the most recent texts.
     """
-    src = src or ""
+    return _split(src or "")
+
+
+@lru_cache(maxsize=_SCANS_KEPT)
+def _split(src: str) -> Envelope:
     matches = list(_HEADER.finditer(src))
     if not matches:
         return Envelope(0, ())
     last_at = matches[-1].start()
     tail = src.find(_GUIDANCE, last_at)
     end = tail if tail >= 0 else len(src)
-    ascii_text = src.isascii()
+    # No character outside the BMP: every UTF-16 length is the plain length (one C pass).
+    plain = src.isascii() or utf16_len(src) == len(src)
     files = []
     offset = 0  # UTF-16 offset of matches[i].start()
     for i, m in enumerate(matches):
         start = m.start()
         stop = matches[i + 1].start() if i + 1 < len(matches) else end
-        if ascii_text:
+        if plain:
             at, chars = start, stop - start
         else:
             if i == 0:
@@ -125,19 +140,29 @@ def split_sections(src: str | None) -> Envelope:
 
 def returned_paths(text: str | None) -> list[str]:
     """§2.8: the section paths of a response, in order (the same sections as §2.2)."""
-    return [m.group(1) for m in _HEADER.finditer(text or "")]
+    return [f.path for f in split_sections(text).files]
 
 
 def mentioned_paths(text: str | None) -> list[str]:
     """§2.8: every path-shaped token anywhere in the response."""
-    return path_tokens(text)
+    return list(_mentioned(text or ""))
+
+
+@lru_cache(maxsize=_SCANS_KEPT)
+def _mentioned(text: str) -> tuple[str, ...]:
+    return tuple(path_tokens(text))
+
+
+def forget_scans() -> None:
+    """Drop the remembered splits and path scans (the corpus reader calls it after each
+    session, so what is remembered never outlives the session it was computed for)."""
+    _split.cache_clear()
+    _mentioned.cache_clear()
 
 
 def path_tokens(text: str | None) -> list[str]:
     """Every match of the path-token pattern (§2.8, §3.3), left to right."""
-    return [
-        m for run in _PATH_RUN.findall(text or "") if "/" in run for m in PATH_TOKEN.findall(run)
-    ]
+    return [m for run in _PATH_RUN.findall(text or "") for m in PATH_TOKEN.findall(run)]
 
 
 # --- envelope view (§4) ---------------------------------------------------------------------

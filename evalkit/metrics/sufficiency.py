@@ -284,16 +284,17 @@ def _is_file_access(action: _Action) -> bool:
 
 
 def _read_of(
-    path: Any, prefix: str, returned: list[str], mentioned: list[str], earlier: list[str]
+    path: Any, prefix: str, returned: list[str], response: str, earlier: list[str]
 ) -> _Reaction:
-    """§5.5 `readOf`."""
+    """§5.5 `readOf`. `response` is the explore's text: its mentioned paths are needed only here,
+    so they are scanned only for a read that missed."""
     path = _path_text(path)
     base = norm_path(path).split("/")[-1] or (path or "")
     if any(same_path(path, r) for r in returned):
         return _Reaction("read_returned", f"{prefix}Read {base}")
     if any(same_path(path, r) for r in earlier):
         return _Reaction("read_returned", f"{prefix}Read {base} (returned by an earlier explore)")
-    named = any(same_path(path, m) for m in mentioned)
+    named = any(same_path(path, m) for m in mentioned_paths(response))
     suffix = " (named, not returned)" if named else ""
     return _Reaction("read_missed", f"{prefix}Read {base}{suffix}", named)
 
@@ -304,7 +305,7 @@ _MCP_PREFIX = re.compile(r"^mcp__[^_]*__")
 def _reaction_of(
     action: _Action,
     returned: list[str],
-    mentioned: list[str],
+    response: str,
     earlier: list[str],
     path: str,
     profile: ToolProfile = CODEGRAPH,
@@ -326,13 +327,13 @@ def _reaction_of(
         target = _field(action.input, "file_path")
         if target is None:
             target = _field(action.input, "notebook_path")
-        return _read_of(target, "", returned, mentioned, earlier)
+        return _read_of(target, "", returned, response, earlier)
     if name in _SEARCHES:
         return _Reaction("search", name)
     if name == "Bash":
         intent = bash_intent(_field(action.input, "command"))
         if intent.kind == "read":
-            return _read_of(intent.path, "Bash ", returned, mentioned, earlier)
+            return _read_of(intent.path, "Bash ", returned, response, earlier)
         if intent.kind == "search":
             return _Reaction("search", "Bash search")
     return _Reaction("sufficient", name)
@@ -416,7 +417,6 @@ def classify_sufficiency(
                 errors += 1
                 continue
             returned = returned_paths(text)
-            mentioned = mentioned_paths(text)
             reaction = _Reaction("sufficient", FINAL_ANSWER)
             for later in actions[i + 1 :]:
                 if _same_message(later.msg_id, action.msg_id):
@@ -428,10 +428,10 @@ def classify_sufficiency(
                     continue
                 if later.name in _DELEGATION:
                     reaction = _through_delegation(
-                        later, threads, returned, mentioned, earlier, path, profile
+                        later, threads, returned, text, earlier, path, profile
                     )
                     break
-                reaction = _reaction_of(later, returned, mentioned, earlier, path, profile)
+                reaction = _reaction_of(later, returned, text, earlier, path, profile)
                 break
             earlier.extend(returned)
             counts[reaction.bucket] += 1
@@ -462,7 +462,7 @@ def _through_delegation(
     delegation: _Action,
     threads: dict[Any, tuple[Any, list[_Action]]],
     returned: list[str],
-    mentioned: list[str],
+    response: str,
     earlier: list[str],
     path: str,
     profile: ToolProfile = CODEGRAPH,
@@ -472,7 +472,7 @@ def _through_delegation(
     first = next((a for a in sub if a.name not in _BOOKKEEPING and a.name not in _DELEGATION), None)
     if first is None:
         return _Reaction("sufficient", delegation.name)
-    r = _reaction_of(first, returned, mentioned, earlier, path, profile)
+    r = _reaction_of(first, returned, response, earlier, path, profile)
     return _Reaction(r.bucket, f"{_concat(delegation.name)} → {_concat(r.next)}", r.named)
 
 

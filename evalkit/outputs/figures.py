@@ -64,6 +64,15 @@ def _figure(nrows: int = 1, ncols: int = 1, **kw):
     return fig, fig.subplots(nrows, ncols, **kw)
 
 
+def _empty_figure(title: str, message: str) -> Figure:
+    """A figure that says there is nothing to draw, so a template notebook still runs."""
+    fig, ax = _figure()
+    ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=10, transform=ax.transAxes)
+    ax.set_axis_off()
+    ax.set_title(title, fontsize=10)
+    return fig
+
+
 def file_bytes_data(session: Session) -> pd.DataFrame:
     """Chars returned per file over the whole session, largest first, with its channel.
 
@@ -146,6 +155,8 @@ def pair_deltas_figure(data: pd.DataFrame, title: str) -> Figure:
 
     metrics = list(dict.fromkeys(data["metric"]))
     tasks = list(dict.fromkeys(data["case_id"]))
+    if data.empty:
+        return _empty_figure(title, "no pairs in this evidence")
     fig, axes = _figure(1, len(metrics), squeeze=False, sharey=True)
     fig.set_size_inches(9.0, 3.6)
     for ax, metric in zip(axes[0], metrics, strict=True):
@@ -265,6 +276,8 @@ def arm_runs_figure(data: pd.DataFrame, title: str) -> Figure:
 
     groups = list(dict.fromkeys(zip(data["pass"], data["repo"], strict=True)))
     arms = list(dict.fromkeys(data["arm"]))
+    if not groups:
+        return _empty_figure(title, "no pass / repo cell with runs in this corpus")
     ncols = 3
     nrows = -(-len(groups) // ncols)
     fig, axes = _figure(nrows, ncols, squeeze=False, sharey=True)

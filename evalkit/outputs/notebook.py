@@ -1,4 +1,5 @@
-"""Notebook support: deterministic output, where the data is, and where figures go.
+"""Notebook support: deterministic output, where the data is, where figures go, and the small
+choices a notebook template makes about *its* corpus.
 
 Every evalkit notebook starts with
 
@@ -8,14 +9,30 @@ Every evalkit notebook starts with
 so that outputs are the same on every run (nbval compares them): the Agg backend, a fixed
 figure size and dpi, fixed pandas display options, no progress bars, and figure files written
 without timestamps.
+
+The notebooks are templates: they analyse whatever corpus (or evidence file) their parameter
+names, and compare with the published figures only when it is the bundled one
+(`is_bundled_corpus`, `is_bundled_evidence`). What they pick out of a corpus — the lowest
+sessions, the session to open in depth, the arm cells to count — is computed here, never typed
+into a notebook.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from evalkit.paths import bundled_corpus, bundled_evidence, repo_root
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalkit.paired import PairedReport
+    from evalkit.session import InteractiveSession, Session
+    from evalkit.stats import PairedDeltas
+    from evalkit.tables.corpus import Corpus
+    from evalkit.tables.sweep import SweepResult
 
 __all__ = [
     "FIGSIZE",
@@ -28,6 +45,23 @@ __all__ = [
     "save_figure",
     "show_path",
     "execute",
+    "is_bundled_corpus",
+    "is_bundled_evidence",
+    "per_call_line",
+    "lowest_sessions",
+    "lowest_session_calls",
+    "lowest_session_line",
+    "arm_cells",
+    "arm_cells_line",
+    "pick_session",
+    "session_line",
+    "session_report",
+    "EXAMPLE_RUN",
+    "example_block_comparison",
+    "pairs_table",
+    "pair_deltas_title",
+    "host_cells_line",
+    "first_case_deltas",
 ]
 
 FIGSIZE = (7.0, 4.0)
@@ -118,6 +152,21 @@ def evidence_file(parameter: str | os.PathLike[str] | None = None) -> Path:
     return Path(chosen)
 
 
+def is_bundled_corpus(path: str | os.PathLike[str]) -> bool:
+    """Whether `path` is the bundled synthetic corpus, the only one with published figures."""
+    from evalkit.tables.sweep import is_bundled_corpus as bundled
+
+    return bundled(path)
+
+
+def is_bundled_evidence(path: str | os.PathLike[str]) -> bool:
+    """Whether `path` is the bundled 2026-10-17 Host-policy reconstruction."""
+    try:
+        return Path(path).resolve() == bundled_evidence().resolve()
+    except OSError:
+        return False
+
+
 def show_path(path: str | os.PathLike[str]) -> str:
     """A path as a notebook may print it: relative to the checkout, never a machine path."""
     p = Path(path).resolve()
@@ -144,6 +193,241 @@ def save_figure(fig, name: str, directory: str | os.PathLike[str] | None = None)
     fig.savefig(png, dpi=DPI, metadata=_PNG_METADATA)
     fig.savefig(out / f"{name}.svg", metadata=_SVG_METADATA)
     return png
+
+
+# --- what a template picks out of its corpus --------------------------------------------------
+
+_TAIL_COLUMNS = (
+    "log",
+    "group",
+    "arm",
+    "segments",
+    "explore_calls",
+    "files_returned",
+    "files_cited",
+    "chars",
+    "cited_chars",
+    "efficiency",
+    "path_efficiency",
+)
+
+
+def per_call_line(result: SweepResult) -> str:
+    """The sweep's per-call median and p25, printed with the reference's rounding."""
+    from evalkit.ecma import pct1
+
+    pc = result.per_call
+    if not pc.n:
+        return "per call: no explore call with file sections in this corpus"
+    return f"per call: median {pct1(pc.median)}, p25 {pct1(pc.p25)} over {pc.n} explore calls"
+
+
+def lowest_sessions(source: SweepResult | Corpus, n: int = 5) -> pd.DataFrame:
+    """The `n` lowest sessions of a sweep or a loaded corpus, lowest first, as `evalkit sweep`
+    lists its tail (ties in log order, `SweepResult.tail`).
+
+    Columns: the log, its group and arm where the frame has them, then the session's size and
+    efficiency (fractions).
+    """
+    if hasattr(source, "sessions_df"):  # a Corpus: its frame carries the identity columns
+        frame, result = source.sessions_df(), source.sweep()
+    else:
+        frame, result = source.sessions_frame(), source
+    frame = frame.set_index("log", drop=False)
+    logs = [r.log for r in result.tail(n)]
+    columns = [c for c in _TAIL_COLUMNS if c in frame.columns]
+    return frame.loc[logs, columns].reset_index(drop=True)
+
+
+def lowest_session_calls(result: SweepResult) -> pd.DataFrame:
+    """The per-call breakdown of the sweep's lowest session (empty when the sweep has none)."""
+    calls = result.calls_frame()
+    lowest = result.tail(1)
+    return calls[calls["log"] == lowest[0].log].reset_index(drop=True) if lowest else calls.iloc[:0]
+
+
+def lowest_session_line(result: SweepResult) -> str:
+    """The sweep's lowest session and the files its answer cited, in one line."""
+    from evalkit.ecma import pct1
+
+    lowest = result.tail(1)
+    if not lowest:
+        return "no session of this corpus is in the sweep"
+
+    r = lowest[0]
+    cited = ", ".join(r.cited_paths) or "no returned file"
+    return f"{r.log}: {pct1(r.efficiency)}; the answer cites {cited}"
+
+
+def arm_cells(result: SweepResult) -> tuple[pd.DataFrame, PairedDeltas | None]:
+    """The arm changes per cell of a sweep and their small-n summary.
+
+    A cell is one pass / repo; its change is the second arm's median minus the first's (the arms
+    `result.arms` compares, baseline first). Only cells where both arms have runs are counted.
+
+    Returns:
+        `(changes, summary)`: `SweepResult.arm_changes_frame()` of the cells with both arms,
+        smallest change first, and `evalkit.stats.paired_deltas` over their medians (higher is
+        better, one pass/repo cell as the resampling unit, seed 0) — or an empty frame and None
+        when the corpus has fewer than two arms or no cell with both.
+    """
+    import pandas as pd
+
+    from evalkit.stats import paired_deltas
+
+    none = pd.DataFrame(columns=["pass", "repo", "change", "direction"])
+    if len(result.arms) < 2 or not result.arm_rows:
+        return none, None
+    first, second = result.arms[:2]
+    changes = result.arm_changes_frame()
+    both = changes[changes[f"{first}_median"].notna() & changes[f"{second}_median"].notna()]
+    both = both.sort_values("change", kind="stable").reset_index(drop=True)
+    if both.empty:
+        return both, None
+    summary = paired_deltas(
+        both[f"{first}_median"].tolist(),
+        both[f"{second}_median"].tolist(),
+        direction="higher_is_better",
+        seed=0,
+        unit="pass/repo cell",
+    )
+    return both, summary
+
+
+def arm_cells_line(result: SweepResult, summary: PairedDeltas | None) -> str:
+    """One sentence: how many cells improved, or why no cell can be counted."""
+    if summary is None:
+        if len(result.arms) < 2:
+            found = ", ".join(result.arms) or "none"
+            return f"no arm comparison: this corpus has fewer than two arms (arms found: {found})"
+        a, b = result.arms[:2]
+        return f"no arm comparison: no pass/repo cell has runs in both {a} and {b}"
+    a, b = result.arms[:2]
+    return (
+        f"{b} vs {a}: {summary.improved} of {summary.n} pass/repo cells improved, "
+        f"{summary.regressed} went the other way"
+    )
+
+
+def pick_session(corpus: Corpus, session: str | None = None) -> str:
+    """The log of the session a notebook opens: `session` when given, else the corpus's lowest.
+
+    The lowest session is the first of the sweep's tail (lowest efficiency, ties in log order);
+    a corpus with no session in the sweep opens its first readable session in discovery order.
+
+    Args:
+        corpus: A loaded corpus (`evalkit.load_corpus`).
+        session: A log relative to the corpus, as `evalkit sweep` lists it, or None.
+
+    Raises:
+        UsageError: `session` names no session of the corpus, or the corpus has no readable one.
+    """
+    from evalkit.errors import UsageError
+
+    where = f"{Path(corpus.root).name}/ (`evalkit sweep --list-files` lists them)"
+    if session:
+        if str(session) not in {r.log for r in corpus.records}:
+            raise UsageError(f"no session {str(session)!r} in {where}")
+        return str(session)
+    lowest = corpus.sweep().tail(1)
+    if lowest:
+        return lowest[0].log
+    readable = [r.log for r in corpus.records if r.status in ("parsed", "no-explore")]
+    if readable:
+        return readable[0]
+    raise UsageError(f"no readable session in {where}")
+
+
+def session_line(run: Session | InteractiveSession) -> str:
+    """What a notebook says first about one session: its log, kind, files and answer source."""
+    from evalkit.session import InteractiveSession
+
+    kind = "interactive" if isinstance(run, InteractiveSession) else "headless"
+    segments = f"{run.segments} segment{'s' if run.segments != 1 else ''}"
+    source = run.answer.source if run.answer is not None else "no answer"
+    return f"session: {run.log} ({segments}); {kind}; answer from: {source}"
+
+
+def session_report(run: Session | InteractiveSession) -> str:
+    """The text `evalkit run --brief` (headless) or `evalkit session` (interactive) prints."""
+    from evalkit.outputs.report import format_interactive, format_run
+    from evalkit.session import InteractiveSession
+
+    if isinstance(run, InteractiveSession):
+        return format_interactive(run)
+    return format_run(run, brief=True)
+
+
+# The run the published doc prints as its example (data/published/example_block_*.txt).
+EXAMPLE_RUN = "cg22/ab-express/run-baseline-1.jsonl"
+
+
+def example_block_comparison(root: str | os.PathLike[str]) -> tuple[str, str, bool]:
+    """The allocation block of the published example run beside the block as published.
+
+    Only meaningful for the bundled corpus. The published doc omits the `note:` line the
+    reference always prints, so the comparison leaves it out (spec §3.6).
+
+    Returns:
+        `(ours, published, matches)`, both blocks as text.
+    """
+    from evalkit.metrics.allocation import format_allocation
+    from evalkit.paths import published_dir
+    from evalkit.tables.sweep import load_session
+
+    run = load_session(root, EXAMPLE_RUN)
+    ours = "\n".join(format_allocation(run.allocation, indent="").splitlines()[:-1]) + "\n"
+    published = (published_dir() / "example_block_cg22_express_baseline_1.txt").read_text(
+        encoding="utf-8"
+    )
+    return ours, published, ours == published
+
+
+# --- what a template picks out of an evidence file --------------------------------------------
+
+
+def pairs_table(report: PairedReport) -> pd.DataFrame:
+    """The per-pair table in the design's layout, or the samples of an experiment without pairs."""
+    return report.published_style_table() if report.paired else report.samples_frame()
+
+
+def pair_deltas_title(report: PairedReport) -> str:
+    """`Per-pair deltas, <candidate lane> − <baseline lane>`, marked when it is a reconstruction."""
+    lanes = report.lanes or {}
+    base = lanes.get("baseline", {}).get("label", "baseline")
+    cand = lanes.get("candidate", {}).get("label", "candidate")
+    title = f"Per-pair deltas, {cand} − {base}"
+    return f"{title} (reconstruction)" if report.basis == "published_summary" else title
+
+
+def host_cells_line(report: PairedReport) -> str:
+    """The report's Host-cell summary, or why the experiment has none."""
+    cells = report.host_cells()
+    if cells is None:
+        return f"no Host cells: {report.experiment} evidence does not attest them"
+    return cells["summary"]["text"]
+
+
+def first_case_deltas(
+    report: PairedReport, metric: str = "serialized_tool_result_bytes"
+) -> tuple[str | None, PairedDeltas | None]:
+    """The small-n summary of one metric's per-pair deltas in the evidence's first case.
+
+    Returns:
+        `(case_id, summary)` — `evalkit.stats.paired_deltas` of candidate against baseline
+        (lower is better, seed 0) — or `(None, None)` when the evidence has no pairs.
+    """
+    from evalkit.stats import paired_deltas
+
+    pairs = report.pairs_frame()
+    if pairs.empty:
+        return None, None
+    case = pairs["case_id"].iloc[0]
+    rows = pairs[pairs["case_id"] == case]
+    summary = paired_deltas(
+        rows[f"{metric}.baseline"].tolist(), rows[f"{metric}.candidate"].tolist(), seed=0
+    )
+    return case, summary
 
 
 def execute(paths: list[str | os.PathLike[str]], *, timeout: int = 600) -> None:

@@ -39,7 +39,7 @@ examples:
 REPORT_EXAMPLES = """\
 examples:
   evalkit pairs report data/evidence/host-policy-2026-10-17.json
-  evalkit pairs report evidence.json --json > report.json   # the spec §7.1 report object
+  evalkit pairs report evidence.json --json > report.json   # the whole report as one JSON object
 
 """
 
@@ -55,7 +55,7 @@ is payload-safe: no attestation or receipt value is ever printed.
 """
 
 REPORT_HELP = """\
-Print the descriptive report of an evidence file: the per-pair table in the design's published
+Print the descriptive report of an evidence file: the per-pair table in its published
 layout (each cell baseline / candidate, unknown values as 'unknown'), the per-pair deltas
 (candidate_minus_baseline), the strict verdict, the Host-cell summary, hotspot candidates and
 the caveats. --json prints the full report object instead (per-pair rows, samples,
@@ -64,7 +64,7 @@ embedded strict result). The report describes; it ranks nothing and claims no sp
 """
 
 COLLECT_HELP = """\
-Run a caller-supplied driver over the experiment's cases and write schema-v1 evidence (spec §8).
+Run a caller-supplied driver over the experiment's cases and write schema-v1 evidence.
 
 Each sample runs in a fresh detached git worktree of --base-revision (or --fixture-revision),
 which must be the checkout HEAD of --repo. The driver is split with shell-style quoting and run
@@ -164,7 +164,11 @@ def add_subcommands(parser: argparse.ArgumentParser) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     report.add_argument("file", metavar="FILE", help="evidence JSON file (schema v1)")
-    report.add_argument("--json", action="store_true", help="print the report object (spec §7.1)")
+    report.add_argument(
+        "--json",
+        action="store_true",
+        help="print the whole report as one JSON object instead of text",
+    )
     report.add_argument(
         "--case-manifest",
         metavar="PATH",

@@ -69,14 +69,18 @@ def load_corpus(
     layout: str | None = None,
     jobs: int | None = None,
     cache: bool = True,
+    cache_dir: str | os.PathLike[str] | None = None,
     progress: bool | None = None,
     strict: bool = False,
     profile: Any = None,
+    verify: bool = False,
+    engine: str = "local",
+    scheduler: object = None,
 ) -> Corpus:
     """Load a corpus directory: every session once, its frames, its sweep.
 
     Sessions are discovered exactly as `evalkit sweep` discovers them, parsed in parallel
-    through the sweep's cache, and kept once each. See `evalkit.corpus.load.load_corpus_frames`
+    (or on a Dask cluster, `engine="dask"`) through the corpus store, and kept once each. See `evalkit.corpus.load.load_corpus_frames`
     for the arguments.
 
     Returns:
@@ -93,8 +97,12 @@ def load_corpus(
         layout=layout,
         jobs=jobs,
         cache=cache,
+        cache_dir=cache_dir,
         progress=progress,
         strict=strict,
         profile=profile,
+        verify=verify,
+        engine=engine,
+        scheduler=scheduler,
     )
     return Corpus(**{f: getattr(loaded, f) for f in loaded.__dataclass_fields__})

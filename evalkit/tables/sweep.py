@@ -4,7 +4,7 @@
 
 * `evalkit.corpus.discover` — sessions from a directory tree by the harness's layout rules (§7.1–7.5)
 * `evalkit.corpus.records` — parse one session into its allocation numbers (§8.2 steps 1–2)
-* `evalkit.corpus.cache`, `evalkit.corpus.parse` — cached, parallel analysis of every session
+* `evalkit.corpus.store`, `evalkit.corpus.parse` — stored, parallel analysis of every session
 * `evalkit.tables.quantile` — the one quantile rule (§8.1, Decision 2)
 * `evalkit.tables.aggregate` — corpus line, slice table, per-call line, arm table, tail (§8.2, §8.4)
 * `evalkit.outputs.sweep_text` — text, markdown and JSON output (`evalkit sweep`)
@@ -25,7 +25,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evalkit.corpus.cache import SweepCache, default_cache_dir
 from evalkit.corpus.discover import Discovery, FileEntry, SessionRef, discover
 from evalkit.corpus.parse import Progress, analyse_sessions
 from evalkit.corpus.records import (
@@ -35,6 +34,7 @@ from evalkit.corpus.records import (
     account_files,
     read_ref,
 )
+from evalkit.corpus.store import CorpusStore, default_cache_dir
 from evalkit.errors import UsageError
 from evalkit.paths import bundled_corpus
 from evalkit.tables.agents import AgentRow, agent_table, has_other_agents
@@ -82,7 +82,7 @@ __all__ = [
     "ArmCell",
     "ArmRow",
     "CorpusCounts",
-    "SweepCache",
+    "CorpusStore",
     "default_cache_dir",
     "discover",
     "quantile",
@@ -256,22 +256,35 @@ def run_sweep(
     jobs: int | None = None,
     progress: bool | None = False,
     exclude: tuple[str, ...] = (),
+    verify: bool = False,
+    engine: str = "local",
+    scheduler: object = None,
 ) -> SweepResult:
     """Discover, parse and aggregate a corpus directory (spec §7, §8.2, §8.4).
 
     Args:
         root: The corpus directory; default the bundled synthetic corpus (`data/corpus`).
         arms: Arm labels for the arm table (default `baseline`, `new` when present).
-        cache: Use the parsed-session cache (it never changes a number, only the time taken).
-        cache_dir: Cache location (default `$XDG_CACHE_HOME/evalkit` or `~/.cache/evalkit`).
-        jobs: Worker processes for parsing (default: every core).
+        cache: Use the corpus store (it never changes a number, only the time taken).
+        cache_dir: Store location (default `$XDG_CACHE_HOME/evalkit` or `~/.cache/evalkit`).
+        jobs: Worker processes for parsing (default: every core); Dask workers for a local
+            Dask cluster.
         progress: Progress bar on stderr: True, False, or None = only when stderr is a terminal.
         exclude: Run-hygiene rules for the arm table (`failed`, `raced`, `contaminated`);
             the baseline sweep's tables always cover every session.
+        verify: Re-hash the files of every stored session instead of trusting their size,
+            modification time and inode.
+        engine: `local` (processes on this machine) or `dask` (tasks on a Dask cluster; needs
+            the `dask` extra). Both give the same records.
+        scheduler: For `dask`: a scheduler address (`tcp://host:8786`), a `distributed.Client`,
+            or None to start a local cluster.
 
     Raises:
-        UsageError: The directory does not exist (or, by default, the bundled corpus is absent).
+        UsageError: The directory does not exist (or, by default, the bundled corpus is absent),
+            or the engine is unknown or not installed.
     """
+    if engine not in ("local", "dask"):
+        raise UsageError(f"unknown engine {engine!r} (choose local or dask)")
     if root is None:
         root = bundled_corpus_dir()
         if not root.is_dir():
@@ -281,9 +294,19 @@ def run_sweep(
             )
     root = Path(root)
     found = discover(root)
-    store = SweepCache((cache_dir or default_cache_dir()) if cache else None)
+    store = CorpusStore((cache_dir or default_cache_dir()) if cache else None, root, verify=verify)
     bar = None if progress is False else Progress(len(found.sessions), enabled=progress)
-    records = tuple(analyse_sessions(root, found.sessions, cache=store, jobs=jobs, progress=bar))
+    records = tuple(
+        analyse_sessions(
+            root,
+            found.sessions,
+            cache=store,
+            jobs=jobs,
+            progress=bar,
+            engine=engine,
+            scheduler=scheduler,
+        )
+    )
     arm_labels, rows = arm_table(records, arms, exclude=exclude)
     return SweepResult(
         root=root,

@@ -23,11 +23,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from evalkit.corpus.cache import SweepCache, code_fingerprint, default_cache_dir
 from evalkit.corpus.discover import Discovery, discover
 from evalkit.corpus.layouts import CorpusLayout, discover_layout, parse_layout
 from evalkit.corpus.outcomes import OutcomeJoin, join_outcomes
 from evalkit.corpus.parse import Progress, analyse_payloads
+from evalkit.corpus.store import CorpusStore, code_fingerprint, default_cache_dir
 from evalkit.errors import UsageError
 from evalkit.formats.profiles import ToolProfile, load_profile
 from evalkit.session import RunFigures
@@ -349,8 +349,9 @@ def run_trial_sweep(
     prof = load_profile(profile)
     root = Path(root)
     found = discover_layout(root, spec) if spec is not None else discover(root)
-    store = SweepCache(
+    store = CorpusStore(
         (cache_dir or default_cache_dir()) if cache else None,
+        root,
         fingerprint=f"{code_fingerprint()}:trials:{prof.fingerprint()}",
     )
     bar = None if progress is False else Progress(len(found.sessions), enabled=progress)

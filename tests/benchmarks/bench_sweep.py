@@ -1,29 +1,38 @@
-"""Benchmark (a script, not a test): cold and warm wall times of `evalkit sweep`, and the time
-`evalkit.load_corpus` takes to load every frame, side by side.
+"""Benchmark (a script, not a test): evalkit's sweep against the floors, at several corpus sizes.
 
 Usage:
-    python tests/benchmarks/bench_sweep.py [--scale 10] [--jobs N] [--no-scaled]
+    python tests/benchmarks/bench_sweep.py [--scales 1,10,30] [--rounds 5] [--jobs N]
+                                           [--reference PATH/parse-run.mjs]
 
-Prints, for the bundled corpus and for a corpus `--scale` times larger generated into a temporary
-directory by the corpus generator (`python -m evalkit.synthetic generate OUT --scale N`):
+For the bundled corpus (scale 1) and corpora `K` times larger made by the generator
+(`python -m evalkit.synthetic generate OUT --scale K`), it measures, round after round with the
+contenders interleaved (so a busy machine slows each of them alike), the best wall time of:
 
-* cold: an empty cache directory (every session parsed, in parallel over the cores);
-* warm: the same cache directory again (nothing re-parsed);
-* no cache, one process: the serial baseline the parallel parse is measured against.
+* cold: `evalkit sweep DIR --json` with an empty store (every session parsed, over the cores);
+* warm: the same command again on that store (nothing parsed, no transcript read);
+* serial: `--no-cache -j 1` (one process, nothing stored), and parallel: `--no-cache`;
+* frames: `load_corpus(DIR)` with every frame built (cold, warm on the same store, and with no
+  store in one process — the last against the serial sweep);
+* the floors: reading every byte (`cat`), and JSON-decoding every line once with Python's
+  `json` and with orjson (each in a fresh interpreter, as evalkit is);
+* with `--reference` and `node` on PATH: the reference parser in ONE node process looping over
+  the same sessions (each session's segments given as its command line).
 
-Each figure is the wall time of the whole `evalkit sweep DIR --json` command, as a user sees it.
-
-Frames: `evalkit.load_corpus(DIR)` and every frame built from it (sessions, calls, sections,
-files, tool calls), in a fresh interpreter, measured the same three ways; the figure to read is
-the ratio of frame loading to the sweep with no cache in one process (the goal: within 1.5x).
-Nothing is asserted; performance goals are read off the printed figures.
+Each figure is the wall time of a whole command as a user sees it (interpreter start-up and
+imports included), with its peak resident memory (largest process). It prints the ratios the
+goals are read from — evalkit ÷ reference loop, evalkit ÷ JSON floor, warm ÷ cold, parallel ÷
+serial — and the scaling exponent of time against corpus size (the slope of log time on log
+sessions; 1.0 is linear). It asserts nothing, and checks only that every contender printed the
+same JSON, since a fast wrong answer is no answer.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -33,11 +42,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "data" / "corpus"
 
-
-# Runs the sweep as `evalkit sweep DIR --json` does, in a fresh interpreter (imports included),
-# and reports the cache hits so a figure is never mistaken for a warm one when it was not: the
-# cache key includes a digest of evalkit's source, so an edit between runs turns warm into cold.
-_RUNNER = """
+_SWEEP = """
 import sys
 from evalkit.tables.sweep import run_sweep
 from evalkit.outputs.sweep_text import render_json
@@ -48,137 +53,297 @@ sys.stdout.write(render_json(r))
 print(r.cache_hits, r.cache_misses, file=sys.stderr)
 """
 
-
-# Loads every frame as a notebook would, and prints the row counts (checked against the sweep).
-_LOADER = """
+# Loads every frame as a notebook would; prints the row counts (checked against the sweep).
+_FRAMES = """
 import sys
 import evalkit
 root, cache_dir, jobs = sys.argv[1], sys.argv[2], int(sys.argv[3]) or None
-if cache_dir != "-":
-    import os
-    os.environ["XDG_CACHE_HOME"] = cache_dir
-corpus = evalkit.load_corpus(root, cache=cache_dir != "-", jobs=jobs)
+corpus = evalkit.load_corpus(root, cache=cache_dir != "-", jobs=jobs,
+                             cache_dir=None if cache_dir == "-" else cache_dir)
 rows = {name: len(corpus.frame(name)) for name in
         ("sessions", "calls", "sections", "files", "tool_calls")}
-print(rows["sessions"], rows["calls"], rows["tool_calls"], corpus.cache_hits, corpus.cache_misses)
+print(rows["sessions"], rows["calls"], rows["tool_calls"])
+print(corpus.cache_hits, corpus.cache_misses, file=sys.stderr)
+"""
+
+_FLOOR = """
+import os, sys
+{imp}
+n = 0
+for dirpath, _, names in os.walk(sys.argv[1]):
+    for name in names:
+        if ".jsonl" in name:
+            with open(os.path.join(dirpath, name), "rb") as fh:
+                for line in fh.read().split(b"\\n"):
+                    if line:
+                        try:
+                            {decode}(line)
+                        except ValueError:
+                            pass
+                        n += 1
+print(n)
+"""
+
+_CAT = """
+import os, sys
+n = 0
+for dirpath, _, names in os.walk(sys.argv[1]):
+    for name in names:
+        with open(os.path.join(dirpath, name), "rb") as fh:
+            n += len(fh.read())
+print(n)
+"""
+
+# One node process, every session: the reference's main runs once per session with its
+# segments as the command line, output discarded (the module is re-evaluated per session: a
+# new URL query makes `import()` load it again). Checked with a stand-in script of the same
+# command-line shape; the reference itself is not in this repository.
+_NODE_LOOP = r"""
+const { pathToFileURL } = require("node:url");
+const sessions = JSON.parse(require("node:fs").readFileSync(process.argv[2], "utf8"));
+const ref = pathToFileURL(process.argv[3]).href;
+const write = process.stdout.write.bind(process.stdout);
+(async () => {
+  const argv0 = process.argv.slice(0, 2);
+  console.log = () => {}; console.error = () => {};
+  process.stdout.write = () => true;
+  // A script that ends with process.exit() must not end the loop.
+  const EXIT = new Error("exit");
+  process.exit = () => { throw EXIT; };
+  process.on("unhandledRejection", () => {});
+  for (let i = 0; i < sessions.length; i++) {
+    process.argv = [...argv0, ...sessions[i], "--brief"];
+    try { await import(ref + "?session=" + i); } catch (e) {}
+  }
+  write(String(sessions.length) + "\n");
+})();
 """
 
 
-def load_frames(corpus: Path, cache_dir: str, jobs: int) -> tuple[float, list[int]]:
-    t0 = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-c", _LOADER, str(corpus), cache_dir, str(jobs)],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
+def run(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, int, str, str]:
+    """Wall seconds, peak RSS (MB) of the largest process, stdout and stderr of one command."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, cwd=REPO, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(), err.read().decode()
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv[:3])}… failed: {stderr.strip()[-500:]}")
+    return elapsed, usage.ru_maxrss // 1024, stdout, stderr
+
+
+def py(code: str, *args: str) -> list[str]:
+    return [sys.executable, "-c", code, *args]
+
+
+def sessions_of(corpus: Path) -> list[list[str]]:
+    sys.path.insert(0, str(REPO))
+    from evalkit.corpus.discover import discover
+
+    return [[str(corpus / s) for s in ref.segments] for ref in discover(corpus).sessions]
+
+
+def contenders(corpus: Path, jobs: int, reference: str | None, tmp: Path) -> dict[str, object]:
+    """name → a function running that contender once: (seconds, peak MB, JSON or None)."""
+    j = str(jobs)
+    out: dict[str, object] = {}
+
+    def cold():
+        store = tempfile.mkdtemp(prefix="store-", dir=tmp)
+        t, rss, doc, err = run(py(_SWEEP, str(corpus), store, j))
+        contenders.last_store = store  # type: ignore[attr-defined]
+        return t, rss, doc, err.split()[-2:]
+
+    def warm():
+        store = getattr(contenders, "last_store", None)
+        t, rss, doc, err = run(py(_SWEEP, str(corpus), store, j))
+        shutil.rmtree(store, ignore_errors=True)
+        return t, rss, doc, err.split()[-2:]
+
+    out["cold"] = cold
+    out["warm"] = warm
+    out["serial"] = lambda: run(py(_SWEEP, str(corpus), "-", "1"))[:3] + (None,)
+    out["parallel"] = lambda: run(py(_SWEEP, str(corpus), "-", j))[:3] + (None,)
+    try:
+        import evalkit
+
+        has_frames = hasattr(evalkit, "load_corpus")
+    except ImportError:
+        has_frames = False
+    if has_frames:
+
+        def frames_cold():
+            store = tempfile.mkdtemp(prefix="frames-", dir=tmp)
+            t, rss, rows, err = run(py(_FRAMES, str(corpus), store, j))
+            contenders.frames_store = store  # type: ignore[attr-defined]
+            contenders.frame_rows = rows  # type: ignore[attr-defined]
+            return t, rss, None, err.split()[-2:]
+
+        def frames_warm():
+            store = getattr(contenders, "frames_store", None)
+            t, rss, rows, err = run(py(_FRAMES, str(corpus), store, j))
+            shutil.rmtree(store, ignore_errors=True)
+            if rows != contenders.frame_rows:  # type: ignore[attr-defined]
+                raise SystemExit(f"{corpus.name}: the store changed a frame")
+            return t, rss, None, err.split()[-2:]
+
+        def frames_serial():
+            t, rss, rows, _ = run(py(_FRAMES, str(corpus), "-", "1"))
+            if rows != contenders.frame_rows:  # type: ignore[attr-defined]
+                raise SystemExit(f"{corpus.name}: parallelism changed a frame")
+            return t, rss, None, None
+
+        out["frames cold"] = frames_cold
+        out["frames warm"] = frames_warm
+        out["frames serial"] = frames_serial
+    out["cat"] = lambda: run(py(_CAT, str(corpus)))[:2] + (None, None)
+    out["json floor"] = lambda: (
+        run(py(_FLOOR.format(imp="import json", decode="json.loads"), str(corpus)))[:2]
+        + (None, None)
     )
-    elapsed = time.perf_counter() - t0
-    if done.returncode != 0:
-        raise SystemExit(f"load_corpus of {corpus} failed: {done.stderr.strip()}")
-    return elapsed, [int(x) for x in done.stdout.split()]
-
-
-def sweep(corpus: Path, cache_dir: str, jobs: int) -> tuple[float, dict, str]:
-    t0 = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-c", _RUNNER, str(corpus), cache_dir, str(jobs)],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
+    out["orjson floor"] = lambda: (
+        run(py(_FLOOR.format(imp="import orjson", decode="orjson.loads"), str(corpus)))[:2]
+        + (None, None)
     )
-    elapsed = time.perf_counter() - t0
-    if done.returncode != 0:
-        raise SystemExit(f"sweep of {corpus} failed: {done.stderr.strip()}")
-    hits, misses = done.stderr.split()[-2:]
-    return elapsed, json.loads(done.stdout), f"{hits} cached, {misses} parsed"
+    if reference and shutil.which("node"):
+        listing = tmp / f"sessions-{corpus.name}.json"
+        listing.write_text(json.dumps(sessions_of(corpus)))
+        loop = tmp / "loop.cjs"
+        loop.write_text(_NODE_LOOP)
+        out["reference loop"] = lambda: (
+            run(["node", str(loop), str(listing), reference])[:2]
+            + (
+                None,
+                None,
+            )
+        )
+    return out
 
 
-def size_mb(path: Path) -> float:
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 1e6
-
-
-def bench(name: str, corpus: Path, jobs: int, repeat: int = 3) -> None:
-    with tempfile.TemporaryDirectory(prefix="evalkit-bench-cache-") as cache:
-        cold, doc, cold_n = sweep(corpus, cache, jobs)
-        warm, doc2, warm_n = sweep(corpus, cache, jobs)
-    with tempfile.TemporaryDirectory(prefix="evalkit-bench-cache-") as cache:
-        f_cold, counts = load_frames(corpus, cache, jobs)
-        f_warm, warm_counts = load_frames(corpus, cache, jobs)
-    # The comparison the goal is stated in: no cache, one process, the sweep and the frames
-    # alternated `repeat` times, best of each (a shared machine's load only ever adds time).
-    serials, f_serials = [], []
-    for _ in range(repeat):
-        serial, doc3, _ = sweep(corpus, "-", 1)
-        serials.append(serial)
-        f_serial, serial_counts = load_frames(corpus, "-", 1)
-        f_serials.append(f_serial)
-    serial, f_serial = min(serials), min(f_serials)
-    assert doc == doc2 == doc3, "cache or parallelism changed a number"
-    assert counts[:3] == warm_counts[:3] == serial_counts[:3], (
-        "cache or parallelism changed a frame"
-    )
-    assert counts[1] == doc["calls"], "frames and sweep disagree on the explore calls"
-    cores = jobs or os.cpu_count()
+def bench(name: str, corpus: Path, rounds: int, jobs: int, reference: str | None, tmp: Path):
+    runs = contenders(corpus, jobs, reference, tmp)
+    best: dict[str, tuple[float, int]] = {}
+    first: str | None = None
+    counts: dict[str, list[str]] = {}
+    for _ in range(rounds):
+        for label, fn in runs.items():
+            t, rss, doc, n = fn()  # type: ignore[operator]
+            if doc is not None:
+                first = doc if first is None else first
+                if doc != first:
+                    raise SystemExit(f"{name}: {label} printed different numbers")
+            if n is not None:
+                counts[label] = n
+            b = best.get(label)
+            best[label] = (min(t, b[0]) if b else t, max(rss, b[1]) if b else rss)
+    doc = json.loads(first or "{}")
+    n_sessions = doc["sessions"] + doc.get("crashes", 0)
+    size = sum(f.stat().st_size for f in corpus.rglob("*") if f.is_file()) / 1e6
     print(
-        f"{name}: {doc['sessions']} sessions in the sweep, {doc['calls']} explore calls, "
-        f"{len(doc['skipped'])} skipped entries, {size_mb(corpus):.1f} MB on disk"
+        f"\n{name}: {doc['sessions']} sessions in the sweep, {doc['calls']} explore calls, "
+        f"{size:.1f} MB on disk; best of {rounds} interleaved rounds, {jobs} processes"
     )
-    print(f"  cold (empty cache, {cores} processes)  {cold:7.2f} s   ({cold_n})")
-    print(f"  warm (same cache)                  {warm:7.2f} s   ({warm_n})")
-    print(f"  no cache, one process              {serial:7.2f} s   (best of {repeat})")
-    print(
-        f"  frames (load_corpus + every frame: {counts[0]} sessions, {counts[1]} calls, "
-        f"{counts[2]} tool calls)"
-    )
-    print(f"    cold (empty cache, {cores} processes) {f_cold:7.2f} s   ({counts[4]} parsed)")
-    print(f"    warm (same cache)                 {f_warm:7.2f} s   ({warm_counts[3]} cached)")
-    print(f"    no cache, one process             {f_serial:7.2f} s   (best of {repeat})")
-    print(
-        f"  frames / sweep, no cache, one process: {f_serial / serial:.2f}x   "
-        f"(cold {f_cold / cold:.2f}x, warm {f_warm / warm:.2f}x)"
-    )
+    for label, (t, rss) in best.items():
+        extra = ""
+        if label in counts:
+            extra = f"   ({counts[label][0]} from the store, {counts[label][1]} parsed)"
+        print(f"  {label:<16} {t:7.3f} s   peak {rss:5d} MB{extra}")
+    return {k: v[0] for k, v in best.items()}, {k: v[1] for k, v in best.items()}, n_sessions
+
+
+def ratio(a: float | None, b: float | None) -> str:
+    return f"{a / b:6.2f}" if a and b else "     -"
+
+
+def exponent(points: list[tuple[int, float]]) -> float | None:
+    if len(points) < 2:
+        return None
+    xs = [math.log(n) for n, _ in points]
+    ys = [math.log(t) for _, t in points]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx if sxx else None
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scale", type=int, default=10)
-    ap.add_argument("--jobs", type=int)
-    ap.add_argument("--no-scaled", action="store_true", help="only the bundled corpus")
+    ap.add_argument("--scales", default="1,10,30", help="corpus sizes, 1 = the bundled corpus")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--reference", metavar="PATH", help="parse-run.mjs, to loop it in node")
     ap.add_argument(
-        "--repeat", type=int, default=3, help="alternated no-cache runs, best of (default 3)"
+        "--corpus",
+        action="append",
+        default=[],
+        metavar="K=DIR",
+        help="use DIR (already generated with --scale K) instead of generating it",
     )
     args = ap.parse_args()
-    jobs = args.jobs or 0
     if not CORPUS.is_dir():
         print("data/corpus is missing: generate the bundled corpus first", file=sys.stderr)
         return 2
-    bench("bundled corpus", CORPUS, jobs, args.repeat)
-    if args.no_scaled:
-        return 0
-    with tempfile.TemporaryDirectory(prefix="evalkit-bench-corpus-") as tmp:
-        out = Path(tmp) / "corpus"
-        t0 = time.perf_counter()
-        gen = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "evalkit.synthetic",
-                "generate",
-                str(out),
-                "--scale",
-                str(args.scale),
-            ],
-            capture_output=True,
-            text=True,
-            cwd=REPO,
-        )
-        if gen.returncode != 0:
-            print(
-                f"{args.scale}x corpus: the generator failed: {gen.stderr.strip()}", file=sys.stderr
+    scales = [int(s) for s in args.scales.split(",")]
+    if args.reference and not shutil.which("node"):
+        print("--reference given but node is not on PATH: the reference loop is skipped")
+    elif not args.reference:
+        print("(no --reference: the reference loop is not measured; its stand-in is the JSON")
+        print(" floor — the reference's one-process loop costs about 5x it on this machine)")
+    results = []
+    with tempfile.TemporaryDirectory(prefix="evalkit-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        for k in scales:
+            given = dict(c.split("=", 1) for c in args.corpus)
+            if k == 1:
+                corpus = CORPUS
+            elif str(k) in given:
+                corpus = Path(given[str(k)])
+            else:
+                corpus = tmp / f"corpus-{k}x"
+                t0 = time.perf_counter()
+                run([sys.executable, "-m", "evalkit.synthetic", "generate", str(corpus)]
+                    + ["--scale", str(k)])  # fmt: skip
+                print(f"({k}x corpus generated in {time.perf_counter() - t0:.1f} s)")
+                # Files written seconds ago would be re-hashed as "racy" by the warm sweep.
+                past = time.time_ns() - 3_600 * 10**9
+                for f in corpus.rglob("*"):
+                    os.utime(f, ns=(past, past))
+            times, rss, n = bench(
+                f"{k}x corpus", corpus, args.rounds, args.jobs, args.reference, tmp
             )
-            return 2
-        print(f"({args.scale}x corpus generated in {time.perf_counter() - t0:.1f} s)")
-        bench(f"{args.scale}x corpus", out, jobs, args.repeat)
+            results.append((k, n, times, rss))
+            if k != 1 and str(k) not in given:
+                shutil.rmtree(corpus, ignore_errors=True)
+
+    print("\nratios (lower is better)")
+    print(
+        "  scale  cold/ref  cold/floor  serial/floor  warm/cold  parallel/serial  "
+        "frames/sweep serial  frames warm/cold"
+    )
+    for k, _, t, _ in results:
+        print(
+            f"  {k:>4}x  {ratio(t.get('cold'), t.get('reference loop'))}    "
+            f"{ratio(t.get('cold'), t.get('json floor'))}      "
+            f"{ratio(t.get('serial'), t.get('json floor'))}      "
+            f"{ratio(t.get('warm'), t.get('cold'))}       "
+            f"{ratio(t.get('parallel'), t.get('serial'))}            "
+            f"{ratio(t.get('frames serial'), t.get('serial'))}             "
+            f"{ratio(t.get('frames warm'), t.get('frames cold'))}"
+        )
+    print("  (floor = JSON-decoding every line once with Python's json, in a fresh interpreter)")
+    if len(results) > 1:
+        print("\nscaling exponent of time against sessions (1.0 = linear)")
+        for label in ("cold", "serial", "warm", "json floor"):
+            e = exponent([(n, t[label]) for _, n, t, _ in results if label in t])
+            print(f"  {label:<12} {e:.2f}" if e is not None else f"  {label:<12} -")
+        first, last = results[0], results[-1]
+        for label in ("cold", "serial"):
+            a, b = first[3].get(label), last[3].get(label)
+            if a and b:
+                print(f"  peak RSS {label} at {last[0]}x / {first[0]}x: {b / a:.2f}")
     return 0
 
 

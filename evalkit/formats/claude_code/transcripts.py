@@ -12,6 +12,7 @@ Errors (a missing, unreadable or non-regular path; a line the reference crashes 
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import math
 import os
@@ -25,6 +26,7 @@ from evalkit.ecma import js_json, js_string, js_truthy, pl
 from evalkit.errors import NotATranscript, TranscriptError
 from evalkit.formats.claude_code import containers
 from evalkit.formats.claude_code.events import at_event
+from evalkit.formats.claude_code.fastjson import NOT_EXACT, fast_loads
 from evalkit.formats.profiles import CODEGRAPH, CODEGRAPH_EXPLORE, ToolProfile
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     "read_transcript",
     "read_segment",
     "parse_line",
+    "content_digest",
     "is_explore",
     "family",
     "result_text",
@@ -83,6 +86,8 @@ class SegmentRead:
         invalid_utf8: Lines holding bytes that are not UTF-8, decoded with U+FFFD.
         gzip: The file was gzip-compressed.
         truncated_gzip: The gzip stream ended early; what was decompressed is kept.
+        digest: `content_digest` of the bytes read from the file (before any gunzip), taken
+            as they were read, so a cache keyed on it describes exactly what was parsed.
         claude_events: Events whose `type` is a Claude Code event type (`EVENT_TYPES`).
         unreadable: Why the file could not be read at all (a subagent file that is not a
             regular file, say), else None; it then contributed no events.
@@ -104,6 +109,7 @@ class SegmentRead:
     invalid_utf8: int = 0
     gzip: bool = False
     truncated_gzip: bool = False
+    digest: str = ""
     claude_events: int = 0
     unreadable: str | None = None
     over_limit: str | None = None
@@ -229,8 +235,14 @@ def _check_regular_file(path: str) -> None:
         raise TranscriptError(path, "not a regular file")
 
 
-def _read_bytes(path: str, limits: ReadLimits | None = None) -> tuple[bytes, bool, bool]:
-    """The file's bytes; a `*.gz` file is gunzipped (so `.jsonl.gz` just works).
+def content_digest(data: bytes) -> str:
+    """The digest the corpus store keys a file on: SHA-256 of its bytes, in hex."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def _read_bytes(path: str, limits: ReadLimits | None = None) -> tuple[bytes, bool, bool, str]:
+    """The file's bytes, whether it was gzip, whether the stream was cut, and the digest of the
+    bytes read; a `*.gz` file is gunzipped (so `.jsonl.gz` just works).
 
     Only the name decides, as the reference never decompresses: a gzip stream in a plain
     `.jsonl` file is read as the reference reads it (unparseable lines, counted as malformed).
@@ -244,8 +256,9 @@ def _read_bytes(path: str, limits: ReadLimits | None = None) -> tuple[bytes, boo
         raise TranscriptError(path, f"cannot read: {exc.strerror or exc}") from None
     if len(data) > limits.session_bytes:
         raise TranscriptError(path, _OVER_BUDGET)
+    digest = content_digest(data)
     if not path.endswith(".gz"):
-        return data, False, False
+        return data, False, False, digest
     if not data.startswith(b"\x1f\x8b"):
         raise TranscriptError(path, "named .gz but not gzip-compressed")
     out = bytearray()
@@ -271,7 +284,7 @@ def _read_bytes(path: str, limits: ReadLimits | None = None) -> tuple[bytes, boo
             truncated = True
             break
         rest = d.unused_data
-    return bytes(out), True, truncated
+    return bytes(out), True, truncated, digest
 
 
 _OVER_BUDGET = "session over the memory budget (see EVALKIT_MAX_SESSION_MB)"
@@ -333,11 +346,11 @@ def read_segment(
             `null` (the reference crashes on it, §9.1 case 1) and `drop_falsy` is off.
     """
     limits = limits or ReadLimits.from_env()
-    data, gz, truncated = _read_bytes(path, limits)
+    data, gz, truncated, digest = _read_bytes(path, limits)
     if containers.starts_with_array(data):
         found = containers.read_array(data, parse_line)
         if found is not None:
-            return _array_segment(path, *found, gz=gz, truncated=truncated)
+            return _array_segment(path, *found, gz=gz, truncated=truncated, digest=digest)
     events: list[dict[str, Any]] = []
     blank = malformed = non_object = invalid = claude = too_long = 0
     raw_lines = data.split(b"\n")  # 0x0A never occurs inside a UTF-8 sequence (§10.8)
@@ -348,12 +361,16 @@ def read_segment(
         if len(raw) > limits.line_bytes:
             too_long += 1
             continue
-        try:
-            piece = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            piece = raw.decode("utf-8", "replace")
-            invalid += 1
-        ok, value = parse_line(piece)
+        value = fast_loads(raw)  # orjson where it is certainly exact, else NOT_EXACT
+        if value is not NOT_EXACT:
+            ok = True
+        else:
+            try:
+                piece = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                piece = raw.decode("utf-8", "replace")
+                invalid += 1
+            ok, value = parse_line(piece)
         if not ok:
             malformed += 1
         elif isinstance(value, dict):
@@ -378,6 +395,7 @@ def read_segment(
         invalid_utf8=invalid,
         gzip=gz,
         truncated_gzip=truncated,
+        digest=digest,
         claude_events=claude if not wrapped else _claude_events(events),
         over_limit=(
             f"{too_long} {pl(too_long, 'line')} over the length limit skipped" if too_long else None
@@ -399,7 +417,7 @@ def _claude_events(events: list[dict[str, Any]]) -> int:
 
 
 def _array_segment(
-    path: str, elements: list[Any], invalid: int, *, gz: bool, truncated: bool
+    path: str, elements: list[Any], invalid: int, *, gz: bool, truncated: bool, digest: str = ""
 ) -> tuple[list[dict[str, Any]], SegmentRead]:
     """A file that is one JSON array of stream messages (agent-formats §5.2): its object
     elements are the events (wrapped ones unwrapped); any other element is a non-object."""
@@ -414,6 +432,7 @@ def _array_segment(
         gzip=gz,
         truncated_gzip=truncated,
         claude_events=_claude_events(events),
+        digest=digest,
         container="json-array",
         wrapped=wrapped,
         other_types=containers.other_types(events),

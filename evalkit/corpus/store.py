@@ -1,0 +1,532 @@
+"""The corpus store: analysed sessions in Parquet shards, so a warm sweep reads no transcript.
+
+Each shard holds one row per analysed session: the session's log, the files its numbers depend
+on (`records.session_files`) with their state when they were read (size, modification time in
+nanoseconds, inode, status-change time) and the digest of the bytes the parse actually read,
+then the payload columns, derived from `records.PAYLOAD_FIELDS`. A shard is written for each
+chunk of sessions as it finishes, to a temporary file renamed into place, so an interrupted sweep
+keeps what it parsed and a reader never sees half a shard.
+
+A later sweep decides "unchanged" from `os.stat` alone: a session whose files all have the
+recorded state is a hit, and no transcript byte is read. A file modified within two seconds of
+being read (its timestamp could miss a second edit in the same tick) is re-hashed on lookup, as
+every file is with `verify=True`. Invalidation is per session: a changed file misses only the
+sessions that read it.
+
+The store never trusts its files (spec: hardening): only regular files named as shards are
+opened, each bounded in size; a shard whose schema, shape or values are not exactly what this
+version writes is a miss and is removed. Shards live under a directory per evalkit code digest
+and per swept directory, so a new evalkit (or an edited one) starts empty and two corpora never
+share rows. When a directory holds many shards, the sweep merges the live rows into one.
+
+Location: `--cache-dir`, else `$XDG_CACHE_HOME/evalkit`, else `~/.cache/evalkit`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import stat
+import tempfile
+import time
+import uuid
+from array import array
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import evalkit
+from evalkit.corpus.discover import SessionRef
+from evalkit.corpus.records import (
+    CALL_FIELDS,
+    PAYLOAD_FIELDS,
+    PAYLOAD_VERSION,
+    RACY_NS,
+    STATUSES,
+    FileManifest,
+    PayloadField,
+    file_state,
+    regular_file_digest,
+    session_files,
+)
+
+__all__ = ["CorpusStore", "default_cache_dir", "code_fingerprint", "MAX_SHARD_BYTES"]
+
+_SUBDIR = "corpus-store-v1"
+_SHARD = re.compile(r"^shard-[0-9a-f]{16}-[0-9a-f]{32}\.parquet$")
+MAX_SHARD_BYTES = 256 * 1024 * 1024  # a larger file is not one of ours: refused and removed
+_ROWS_PER_SHARD = 20_000  # merged shards are cut at this many rows
+_SMALL_SHARD_BYTES = 4 * 1024 * 1024  # only shards smaller than this are merged again
+_MERGE_AT = 8  # merge a directory's shards when there are more than this many
+FLUSH_ROWS = 1024  # rows gathered before a shard is written
+_HEX64 = re.compile(rb"^[0-9a-f]{64}\Z")
+
+
+def default_cache_dir() -> Path:
+    """`$XDG_CACHE_HOME/evalkit`, or `~/.cache/evalkit` when that is unset or not absolute."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "evalkit"
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """evalkit's version plus a digest of every `.py` file of the package.
+
+    The version alone would keep stale entries across edits made between releases.
+    """
+    pkg = Path(evalkit.__file__).resolve().parent
+    h = hashlib.sha256(f"evalkit {evalkit.__version__} payload {PAYLOAD_VERSION}\n".encode())
+    for path in sorted(pkg.rglob("*.py")):
+        h.update(path.relative_to(pkg).as_posix().encode() + b"\0")
+        h.update(path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+# --- text in and out of Arrow ------------------------------------------------------------------
+# Strings are stored as bytes: a path or a reason may hold a lone surrogate (from a JSON escape,
+# or a file name that is not UTF-8), which Arrow's UTF-8 strings cannot carry.
+
+
+def _b(s: str) -> bytes:
+    return s.encode("utf-8", "surrogatepass")
+
+
+def _s(b: bytes) -> str:
+    return b.decode("utf-8", "surrogatepass")
+
+
+@lru_cache(maxsize=1)
+def _schema():
+    import pyarrow as pa
+
+    blist = pa.list_(pa.binary())
+    kinds = {
+        "str": pa.binary(),
+        "str?": pa.binary(),
+        "int": pa.int64(),
+        "bool": pa.bool_(),
+        "str-list": blist,
+        "calls": pa.list_(pa.list_(pa.int64())),
+        "json": pa.binary(),  # JSON text (see _encode)
+    }
+    fields = [
+        pa.field("session", pa.binary(), nullable=False),
+        pa.field("files", blist, nullable=False),
+        pa.field("states", pa.list_(pa.list_(pa.int64())), nullable=False),
+        pa.field("digests", blist, nullable=False),
+        pa.field("racy", pa.bool_(), nullable=False),
+    ]
+    fields += [pa.field("p_" + f.name, kinds[f.kind]) for f in PAYLOAD_FIELDS]
+    return pa.schema(fields)
+
+
+def _bitmap(flags: Sequence[bool]) -> bytes:
+    """Arrow's bit-packed booleans (least significant bit first)."""
+    out = bytearray((len(flags) + 7) // 8)
+    for i, f in enumerate(flags):
+        if f:
+            out[i >> 3] |= 1 << (i & 7)
+    return bytes(out)
+
+
+_OFFSET = "i" if array("i").itemsize == 4 else "l"
+
+
+def _arrow(t: Any, values: Sequence[Any]) -> Any:
+    """An Arrow array of type `t` from Python values, built from its buffers.
+
+    Equivalent to `pa.array(values, t)`, which makes pyarrow import pandas (a quarter of a
+    second a sweep would pay for nothing) to check whether `values` is a pandas object.
+    """
+    import pyarrow as pa
+
+    n = len(values)
+    valid = [v is not None for v in values]
+    validity = None if all(valid) else pa.py_buffer(_bitmap(valid))
+    if pa.types.is_binary(t):
+        offsets, data, size = array(_OFFSET, [0]), [], 0
+        for v in values:
+            if v is not None:
+                data.append(v)
+                size += len(v)
+            offsets.append(size)
+        bufs = [validity, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))]
+        return pa.Array.from_buffers(t, n, bufs)
+    if pa.types.is_list(t):
+        offsets, flat = array(_OFFSET, [0]), []
+        for v in values:
+            if v is not None:
+                flat.extend(v)
+            offsets.append(len(flat))
+        child = _arrow(t.value_type, flat)
+        return pa.Array.from_buffers(t, n, [validity, pa.py_buffer(offsets)], children=[child])
+    if pa.types.is_boolean(t):
+        return pa.Array.from_buffers(t, n, [validity, pa.py_buffer(_bitmap(values))])
+    code = "q" if pa.types.is_int64(t) else "d"
+    data = array(code, [0 if v is None else v for v in values])
+    return pa.Array.from_buffers(t, n, [validity, pa.py_buffer(data)])
+
+
+def _table(rows: Sequence[dict[str, Any]]) -> Any:
+    import pyarrow as pa
+
+    schema = _schema()
+    columns = [_arrow(f.type, [r.get(f.name) for r in rows]) for f in schema]
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def _encode(value: Any, kind: str) -> Any:
+    if value is None:
+        return None
+    if kind == "json":
+        # Python's JSON keeps what a payload holds: ints apart from floats, NaN and infinities,
+        # and lone surrogates (escaped), which Arrow strings and orjson cannot carry.
+        return json.dumps(value, ensure_ascii=True, allow_nan=True, separators=(",", ":")).encode()
+    if kind in ("str", "str?"):
+        return _b(value)
+    if kind == "str-list":
+        return [_b(x) for x in value]
+    if kind == "calls":
+        return [list(c) for c in value]
+    return value
+
+
+def _is_int(x: Any) -> bool:
+    return type(x) is int
+
+
+def _decode(value: Any, f: PayloadField) -> tuple[bool, Any]:
+    """`(valid, value)`: a stored value back in payload form, checked against its field."""
+    kind = f.kind
+    if value is None:
+        return True, None  # whether None may stand here is decided by `_payload_of`
+    try:
+        if kind in ("str", "str?"):
+            return (True, _s(value)) if type(value) is bytes else (False, None)
+        if kind == "int":
+            return _is_int(value), value
+        if kind == "bool":
+            return type(value) is bool, value
+        if kind == "str-list":
+            ok = type(value) is list and all(type(x) is bytes for x in value)
+            return (True, [_s(x) for x in value]) if ok else (False, None)
+        if kind == "calls":
+            ok = type(value) is list and all(
+                type(c) is list and len(c) == len(CALL_FIELDS) and all(map(_is_int, c))
+                for c in value
+            )
+            return ok, value
+        if kind == "json" and type(value) is bytes:
+            decoded = json.loads(value)
+            return (f.check is None or f.check(decoded)), decoded
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return False, None
+    return False, None
+
+
+def _payload_of(row: dict[str, Any]) -> dict[str, Any] | None:
+    """The payload a row holds, or None when any value is not what this version writes."""
+    values: dict[str, Any] = {}
+    for f in PAYLOAD_FIELDS:
+        ok, value = _decode(row.get("p_" + f.name), f)
+        if not ok:
+            return None
+        values[f.name] = value
+    status, reason = values["status"], values["reason"]
+    if status not in STATUSES or (reason is None) != (status == "parsed"):
+        return None
+    if status in ("crash", "skipped"):  # such a payload is its status and reason only
+        return {"status": status, "reason": reason}
+    payload: dict[str, Any] = {}
+    for f in PAYLOAD_FIELDS:
+        value = values[f.name]
+        if value is None and f.optional:
+            continue  # absent, as in a fresh payload
+        if value is None and f.kind != "str?":
+            return None  # a parsed session's payload holds every other field
+        payload[f.name] = value
+    return payload
+
+
+def _manifest_ok(row: dict[str, Any]) -> bool:
+    files, states, digests = row.get("files"), row.get("states"), row.get("digests")
+    if type(row.get("session")) is not bytes or type(row.get("racy")) is not bool:
+        return False
+    if not (type(files) is list and type(states) is list and type(digests) is list):
+        return False
+    if not len(files) == len(states) == len(digests) or not files:
+        return False
+    for f, st, d in zip(files, states, digests, strict=True):
+        if type(f) is not bytes or type(d) is not bytes or (d and not _HEX64.match(d)):
+            return False
+        if type(st) is not list or len(st) != 4 or not all(map(_is_int, st)):
+            return False
+    return True
+
+
+class _Row:
+    """A validated row: the session's files, their states and digests, and the payload."""
+
+    __slots__ = ("session", "files", "states", "digests", "racy", "payload")
+
+    def __init__(self, row: dict[str, Any], payload: dict[str, Any]) -> None:
+        self.session = _s(row["session"])
+        self.files = tuple(_s(f) for f in row["files"])
+        self.states = tuple(tuple(s) for s in row["states"])
+        self.digests = tuple(d.decode() for d in row["digests"])
+        self.racy = row["racy"]
+        self.payload = payload
+
+
+class CorpusStore:
+    """Analysed sessions of one swept directory. `CorpusStore(None, root)` is disabled.
+
+    Args:
+        directory: The cache directory (a `corpus-store-v1/` subdirectory is used), or None.
+        root: The swept directory; its resolved path selects the shard directory.
+        fingerprint: Overrides `code_fingerprint()`; tests use it to simulate a new version.
+        verify: Re-hash every file of a hit instead of trusting its recorded state.
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str] | None,
+        root: str | os.PathLike[str],
+        *,
+        fingerprint: str | None = None,
+        verify: bool = False,
+    ) -> None:
+        self.fingerprint = fingerprint if fingerprint is not None else code_fingerprint()
+        self.root = os.fspath(root)
+        self.verify = verify
+        self.hits = 0
+        self.misses = 0
+        self.removed = 0  # shards refused and removed on read
+        self.directory: Path | None = None
+        if directory is not None:
+            code = hashlib.sha256(self.fingerprint.encode()).hexdigest()
+            where = hashlib.sha256(os.fsencode(os.path.realpath(self.root))).hexdigest()
+            self.directory = Path(directory) / _SUBDIR / code[:20] / where[:20]
+        self._rows: dict[str, list[_Row]] | None = None
+        self._shards: list[str] = []
+        self._written: list[str] = []
+        self._refresh: list[dict[str, Any]] = []
+        self._pending: list[dict[str, Any]] = []
+
+    @property
+    def enabled(self) -> bool:
+        return self.directory is not None
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def _shard_names(self) -> list[str]:
+        assert self.directory is not None
+        try:
+            names = os.listdir(self.directory)
+        except OSError:
+            return []
+        return sorted(n for n in names if _SHARD.match(n))
+
+    def _read_shard(self, name: str) -> list[_Row] | None:
+        """The rows of one shard, or None when it is not a valid shard (it is then removed)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        assert self.directory is not None
+        path = os.path.join(self.directory, name)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            return None  # vanished, or a symbolic link: not ours, left alone
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return None  # a FIFO or device named like a shard: never read, never removed
+            if st.st_size > MAX_SHARD_BYTES:
+                data = None
+            else:
+                with os.fdopen(fd, "rb", closefd=False) as fh:
+                    data = fh.read(MAX_SHARD_BYTES + 1)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        rows = None
+        if data is not None and len(data) <= MAX_SHARD_BYTES:
+            try:
+                table = pq.ParquetFile(pa.BufferReader(data)).read()
+                if table.schema.remove_metadata().equals(_schema()):
+                    rows = []
+                    for row in table.to_pylist():
+                        payload = _payload_of(row) if _manifest_ok(row) else None
+                        if payload is None:
+                            rows = None
+                            break
+                        rows.append(_Row(row, payload))
+            except Exception:  # noqa: BLE001 — any unreadable shard is a miss, never an error
+                rows = None
+        if rows is None:
+            self._remove(path)
+        return rows
+
+    def _remove(self, path: str, *, refused: bool = True) -> None:
+        with contextlib.suppress(OSError):
+            if stat.S_ISREG(os.lstat(path).st_mode):
+                os.unlink(path)
+                self.removed += refused
+
+    def _load(self) -> dict[str, list[_Row]]:
+        if self._rows is None:
+            self._rows = {}
+            if self.directory is not None:
+                for name in self._shard_names():
+                    rows = self._read_shard(name)
+                    if rows is None:
+                        continue
+                    self._shards.append(name)
+                    for r in rows:
+                        self._rows.setdefault(r.session, []).append(r)
+        return self._rows
+
+    def lookup(self, ref: SessionRef) -> dict[str, Any] | None:
+        """The stored payload of a session whose files are unchanged, else None (a miss)."""
+        if not self.enabled:
+            self.misses += 1
+            return None
+        candidates = self._load().get(ref.log)
+        if candidates:
+            files = session_files(ref)
+            paths = [os.path.join(self.root, f) for f in files]
+            states = tuple(file_state(p) for p in paths)
+            for row in reversed(candidates):  # the latest shard first
+                if row.files != files or row.states != states:
+                    continue
+                if (self.verify or row.racy) and not self._digests_match(paths, row):
+                    continue
+                if row.racy and not self.verify:
+                    self._maybe_refresh(ref, row)
+                self.hits += 1
+                return row.payload
+        self.misses += 1
+        return None
+
+    def _digests_match(self, paths: Sequence[str], row: _Row) -> bool:
+        return all(regular_file_digest(p) == d for p, d in zip(paths, row.digests, strict=True))
+
+    def _maybe_refresh(self, ref: SessionRef, row: _Row) -> None:
+        # Verified by content and now old enough: store it again as trusted by its state.
+        now = time.time_ns()
+        if all(s[0] < 0 or now - s[1] >= RACY_NS for s in row.states):
+            manifest = FileManifest(row.files, row.states, row.digests, False)
+            self._refresh.append(self._row(ref, row.payload, manifest))
+
+    # --- writing ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _row(ref: SessionRef, payload: dict[str, Any], m: FileManifest) -> dict[str, Any]:
+        row: dict[str, Any] = {
+            "session": _b(ref.log),
+            "files": [_b(f) for f in m.files],
+            "states": [list(s) for s in m.states],
+            "digests": [d.encode() for d in m.digests],
+            "racy": m.racy,
+        }
+        for f in PAYLOAD_FIELDS:
+            row["p_" + f.name] = _encode(payload.get(f.name, f.default), f.kind)
+        return row
+
+    def put(self, items: Iterable[tuple[SessionRef, dict[str, Any], FileManifest | None]]) -> None:
+        """Store a chunk of analysed sessions (those with a manifest).
+
+        Rows are written as a shard once `FLUSH_ROWS` have gathered (and by `finish`), so a
+        sweep writes a few shards rather than one per worker chunk.
+        """
+        if not self.enabled:
+            return
+        self._pending.extend(self._row(ref, p, m) for ref, p, m in items if m is not None)
+        if len(self._pending) >= FLUSH_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the rows gathered so far as one shard."""
+        if self._pending:
+            rows, self._pending = self._pending, []
+            self._write(rows)
+
+    def _write(self, rows: list[dict[str, Any]]) -> str | None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        assert self.directory is not None
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".parquet")
+        except OSError:
+            return None  # a read-only or full cache directory only costs speed
+        name = f"shard-{time.time_ns():016x}-{uuid.uuid4().hex}.parquet"
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                pq.write_table(_table(rows), fh)
+            os.replace(tmp, self.directory / name)
+        except (OSError, pa.ArrowException):
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            return None
+        self._written.append(name)
+        return name
+
+    def finish(self, live: Iterable[SessionRef]) -> None:
+        """After a sweep: write refreshed rows, and merge small shards when there are many.
+
+        A merged shard keeps, for each session still in the corpus, its rows from the most
+        recent shards that hold it; the shards merged are then removed.
+        """
+        if not self.enabled:
+            return
+        self._pending.extend(self._refresh)
+        self._refresh = []
+        self.flush()
+        names = self._shard_names()
+        if len(names) <= _MERGE_AT:
+            return
+        assert self.directory is not None
+        small = []
+        for name in names:
+            with contextlib.suppress(OSError):
+                if os.lstat(self.directory / name).st_size < _SMALL_SHARD_BYTES:
+                    small.append(name)
+        keep = {ref.log for ref in live}
+        # Oldest first, in groups of at most _ROWS_PER_SHARD rows: memory stays bounded by a
+        # group, whatever the size of the store.
+        merged: dict[tuple[bytes, tuple[bytes, ...]], dict[str, Any]] = {}
+        sources: list[str] = []
+        for i, name in enumerate(small):
+            rows = self._read_rows(name)
+            if rows is not None:
+                sources.append(name)
+                for row in rows:
+                    if _s(row["session"]) in keep:
+                        merged[(row["session"], tuple(row["files"]))] = row  # later shards win
+            if len(merged) >= _ROWS_PER_SHARD or (i == len(small) - 1 and len(sources) > 1):
+                if merged and self._write(list(merged.values())) is None:
+                    return  # could not write: keep the sources
+                for source in sources:
+                    self._remove(os.path.join(self.directory, source), refused=False)
+                merged, sources = {}, []
+
+    def _read_rows(self, name: str) -> list[dict[str, Any]] | None:
+        """The raw rows of a valid shard, for merging (validated as `_read_shard` does)."""
+        rows = self._read_shard(name)
+        if rows is None:
+            return None
+        out = []
+        for r in rows:
+            m = FileManifest(r.files, r.states, r.digests, r.racy)  # type: ignore[arg-type]
+            ref = SessionRef(r.session, ())
+            out.append(self._row(ref, r.payload, m))
+        return out
