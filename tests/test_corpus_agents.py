@@ -208,3 +208,12 @@ def test_a_broken_codex_file_is_a_crash_and_the_rest_still_loads(mixed):
     assert status["codex/broken.eval"][0] == "skipped"  # not a readable zip: not a log
     assert [e.log for e in corpus.errors] == ["codex/rollout-cut.jsonl"]
     assert ROLLOUT in set(corpus.sessions_df()["log"])
+
+
+def test_other_agents_come_back_unchanged_from_the_store(mixed, tmp_path):
+    cache = tmp_path / "store"
+    cold = evalkit.load_corpus(mixed, cache=True, cache_dir=cache, jobs=1)
+    warm = evalkit.load_corpus(mixed, cache=True, cache_dir=cache, jobs=1)
+    assert warm.cache_misses == 0 and warm.cache_hits == cold.cache_misses
+    pd.testing.assert_frame_equal(cold.sessions_df(), warm.sessions_df())
+    assert cold.sweep().agents == warm.sweep().agents
