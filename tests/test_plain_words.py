@@ -29,14 +29,6 @@ CORPUS = bundled_corpus()
 INTERACTIVE = next((CORPUS / "interactive").iterdir())
 
 
-# The sweep's skip and no-explore reasons are worded in evalkit/corpus/, which issue 12 part A
-# owns while both parts are in flight; branch issue-12b-corpus-words rewords them and drops this.
-PART_A_WORDING = pytest.mark.xfail(
-    strict=True, reason="skip/no-explore reasons in evalkit/corpus cite the spec (part A's files)"
-)
-PART_A_MODULES = {"corpus/discover.py", "corpus/records.py"}
-
-
 def spec_words(text: str) -> list[str]:
     return [m.group(0) for m in SPEC_WORDS.finditer(text)]
 
@@ -81,18 +73,14 @@ def non_docstring_strings(source: str) -> list[tuple[int, str]]:
     ]
 
 
-MODULES = [
-    pytest.param(p, id=name, marks=[PART_A_WORDING] if name in PART_A_MODULES else [])
-    for p in sorted(PACKAGE.rglob("*.py"))
-    if (name := p.relative_to(PACKAGE).as_posix())
-]
+MODULES = sorted(PACKAGE.rglob("*.py"))
 # Text reproduced character for character from the reference harness's own output, where
 # parity wins: compare-arms.mjs titles its sections with the project's metric labels (the
 # plain-words frame of the same block names them in words).
 REFERENCE_VERBATIM = {"outputs/compare_text.py": {"CG-7", "CG-8", "CG-9"}}
 
 
-@pytest.mark.parametrize("path", MODULES)
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.relative_to(PACKAGE).as_posix())
 def test_no_spec_words_in_what_the_code_can_print(path):
     allowed = REFERENCE_VERBATIM.get(path.relative_to(PACKAGE).as_posix(), set())
     found = [
@@ -158,17 +146,13 @@ OUTPUTS = {
 }
 
 
-@pytest.mark.parametrize(
-    "name",
-    [pytest.param(n, marks=[PART_A_WORDING] if n.startswith("sweep") else []) for n in OUTPUTS],
-)
+@pytest.mark.parametrize("name", OUTPUTS)
 def test_outputs_over_the_bundled_data_are_in_plain_words(name, capsys):
     code, out = printed(capsys, OUTPUTS[name])
     assert code in (0, 1) and out.strip()
     assert not spec_words(out), spec_words(out)
 
 
-@PART_A_WORDING
 def test_sweep_markdown_is_in_plain_words(tmp_path, capsys):
     md = tmp_path / "sweep.md"
     assert main(["sweep", "--no-cache", "-j", "1", "--markdown", str(md)]) == 0

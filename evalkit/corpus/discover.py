@@ -76,9 +76,9 @@ _SESSION_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9
 _NOT_REPOS = {"readme", "new-vs-baseline"}
 _TARGET_COPIES = {"t-new", "t-base"}  # §7.1: throwaway working copies the agent edits
 _KNOWN_FILES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\.err$"), "stderr log of a run (§7.1), not a transcript"),
-    (re.compile(r"^mcp-.*\.json$"), "MCP config of an arm (§7.1), not a transcript"),
-    (re.compile(r"^console\.log$"), "campaign console log (§7.1), not a transcript"),
+    (re.compile(r"\.err$"), "stderr log of a run, not a transcript"),
+    (re.compile(r"^mcp-.*\.json$"), "MCP config of an arm, not a transcript"),
+    (re.compile(r"^console\.log$"), "campaign console log, not a transcript"),
 )
 
 
@@ -298,7 +298,7 @@ def discover(root: str | os.PathLike[str]) -> Discovery:
                     FileEntry(
                         _rel(parts, d) + "/",
                         None,
-                        f"target copy the agent worked in (§7.1), not read ({n} files)",
+                        f"target copy the agent worked in, not read ({n} files)",
                     )
                 )
             else:
@@ -372,7 +372,7 @@ def _classify_dir(
             for s in run_stems
         ):
             entries.append(
-                FileEntry(_rel(parts, name), None, "CG-4 explore sidecar (§7.1), not a transcript")
+                FileEntry(_rel(parts, name), None, "explore sidecar log of a run, not a transcript")
             )
             continue
         if not m:
@@ -428,7 +428,7 @@ def _classify_dir(
             if "run-" + mi["label"] in firsts:
                 why = (
                     f"ignored: run-{mi['label']}.jsonl is in the same directory, so arm "
-                    f"'{mi['label']}' has exactly one run (§7.2 rule 1)"
+                    f"'{mi['label']}' has exactly one run"
                 )
                 entries.extend(FileEntry(_rel(parts, n), None, why) for n in segs)
                 continue
@@ -436,7 +436,7 @@ def _classify_dir(
             if str(int(run)) != run:
                 problem = (
                     f"zero-padded run index '{run}': the reference rebuilds the name as "
-                    f"run-{arm}-{int(run)}.jsonl and crashes (§7.2)"
+                    f"run-{arm}-{int(run)}.jsonl and crashes"
                 )
         elif ms:
             arm = ms["label"]
@@ -467,8 +467,8 @@ def _classify_dir(
                 FileEntry(
                     _rel(parts, name),
                     None,
-                    f"a .tN segment without its first segment {stem}.jsonl (§7.2 rule 3: never a "
-                    "session of its own)",
+                    f"a .tN segment without its first segment {stem}.jsonl (never a session of "
+                    "its own)",
                 )
             )
     return sessions

@@ -45,8 +45,8 @@ __all__ = [
 Status = Literal["parsed", "no-explore", "crash", "skipped"]
 
 # Bump when the payload's shape or meaning changes; part of every cache key.
-PAYLOAD_VERSION = 6  # 2: damage line counts; 3: tool calls, skipped; 4: run figures; 5: store;
-# 6: other agents (agent, agent_sessions, ledger)
+PAYLOAD_VERSION = 7  # 2: damage line counts; 3: tool calls, skipped; 4: run figures; 5: store;
+# 6: reasons in plain words; 7: other agents (agent, agent_sessions, ledger)
 
 Kind = Literal["str", "str?", "int", "bool", "str-list", "calls", "json"]
 
@@ -176,7 +176,7 @@ PAYLOAD_FIELDS: tuple[PayloadField, ...] = (
 )
 STATUSES = ("parsed", "no-explore", "crash", "skipped")
 
-NO_EXPLORE = "no answered explore call with file sections (not in the sweep, Decision 4)"
+NO_EXPLORE = "no answered explore call with file sections (nothing to measure: not in the sweep)"
 
 
 @dataclass(frozen=True)

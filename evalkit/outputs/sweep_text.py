@@ -97,7 +97,7 @@ def _group_name(pass_: str | None, repo: str | None) -> str:
     return f"{pass_ or DASH} / {repo or DASH}"
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> list[str]:
+def text_table(header: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> list[str]:
     """Columns padded to their widest cell; the first `left` columns left-aligned."""
     widths = [max(len(x) for x in col) for col in zip(header, *rows, strict=True)]
     out = []
@@ -253,7 +253,7 @@ def render_text(
         "",
         "Baseline — allocation efficiency per session (share of returned chars the answer cited):",
     ]
-    out += _table(_SLICE_HEADER, [_slice_cells(s) for s in result.slices])
+    out += text_table(_SLICE_HEADER, [_slice_cells(s) for s in result.slices])
     pc = result.per_call
     out += ["", f"Per call: median {_p(pc.median)}, p25 {_p(pc.p25)} (over {pc.n} explore calls)."]
     out += [
@@ -262,7 +262,7 @@ def render_text(
         "): median [min–max], n sessions, pooled:",
     ]
     if result.arm_rows:
-        out += _table(_arm_header(result), _arm_cells(result))
+        out += text_table(_arm_header(result), _arm_cells(result))
     elif result.arms and any(r.arm for r in result.sessions):
         found = sorted({r.arm for r in result.sessions if r.arm})
         out.append(
@@ -328,7 +328,7 @@ def agent_lines(rows: Sequence[AgentRow]) -> list[str]:
     return [
         "Agents — every session by agent and arm (median per session; the explore tables above "
         "are Claude Code's only):",
-        *_table(_AGENT_HEADER, cells, left=2),
+        *text_table(_AGENT_HEADER, cells, left=2),
         "  tokens are the token ledger: prompt = every input token, cached or not; output "
         "includes reasoning; — = not in the logs",
     ]

@@ -17,6 +17,7 @@ from typing import Any
 from evalkit.ecma import fix, grp, pct1, pl
 from evalkit.outputs import caveats
 from evalkit.outputs.compare_text import format_comparison
+from evalkit.outputs.sweep_text import text_table
 from evalkit.synthetic.harbor import is_synthetic_harbor
 from evalkit.tables.outcomes import OutcomeTable
 from evalkit.tables.quantile import median
@@ -44,18 +45,6 @@ def _signed(x: float | None, digits: int = 2) -> str:
     if x is None:
         return DASH
     return ("+" if x > 0 else "") + fix(x, digits)
-
-
-def _table(header: list[str], rows: list[list[str]], left: int = 1) -> list[str]:
-    widths = [max(len(x) for x in col) for col in zip(header, *rows, strict=True)]
-    out = []
-    for row in (header, *rows):
-        cells = [
-            c.ljust(w) if i < left else c.rjust(w)
-            for i, (c, w) in enumerate(zip(row, widths, strict=True))
-        ]
-        out.append("  " + "  ".join(cells).rstrip())
-    return out
 
 
 def _p_value(test: Any) -> str:
@@ -101,7 +90,7 @@ def outcome_lines(t: OutcomeTable) -> list[str]:
         ]
         for r in t.tasks
     ]
-    out = _table(header, rows) if rows else ["  (no task has an outcome in either arm)"]
+    out = text_table(header, rows) if rows else ["  (no task has an outcome in either arm)"]
     out += [""] + outcome_summary(t)
     out += [
         "",
@@ -117,7 +106,7 @@ def outcome_lines(t: OutcomeTable) -> list[str]:
             [m.label, str(m.lower + m.higher + m.tied), str(m.lower), str(m.higher), str(m.tied),
              _signed(med, digits), p]
         )  # fmt: skip
-    out += _table(mh, mrows)
+    out += text_table(mh, mrows)
     out.append(
         "  (a sign test needs six non-tied tasks; — means withheld. Cheaper is not better on its "
         "own: read it beside the outcomes.)"
@@ -202,7 +191,7 @@ def render_trials_text(t: TrialSweep, *, every_file: bool = False) -> str:
              DASH if med is None else pct1(med), grp(a.attributed_chars), grp(a.cited_chars),
              grp(a.unattributed_chars)]
         )  # fmt: skip
-    out += _table(rh, rrows) if rrows else ["  (no run)"]
+    out += text_table(rh, rrows) if rrows else ["  (no run)"]
     out += [f"  - {c}" for c in caveats.READ_ALLOCATION_CAVEATS]
     out += [""] + _accounting(t, every_file=every_file)
     return "\n".join(out) + "\n"
