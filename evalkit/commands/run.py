@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
+from evalkit.corpus.agents import parent_search_root, read_agent_sessions
 from evalkit.ecma import js_json, printable
 from evalkit.errors import UsageError, one_line
+from evalkit.formats.detect import FORMATS, check_format, detect_format
 from evalkit.formats.profiles import load_profile
 from evalkit.metrics.occupancy import js_number, window_tokens_from_env
 from evalkit.metrics.summary import PROCESSED_MESSAGE_USAGE, PROCESSED_RESULT_USAGE
+from evalkit.outputs.agent_text import agent_json, format_agent_sessions
 from evalkit.outputs.report import format_run, run_json
 from evalkit.outputs.trials_text import read_allocation_lines
 from evalkit.session import parse_session
@@ -26,6 +30,11 @@ Sufficiency = what the agent did NEXT after each explore response (explore again
 it returned, Read one it did not, search, or move on).
 Allocation efficiency = chars explore returned for files the final answer cited / all chars
 explore returned. It is a RELATIVE metric: compare builds on the same question.
+
+A Codex CLI rollout, a `codex exec --json` capture or an Inspect AI log (.eval, .json) is
+recognised from its content and gets a short summary per session instead: tool calls by family,
+tokens by ledger column (prompt, cache read and write, uncached, output, reasoning), turns,
+compactions, duration, outcome and the final answer's length. --format forces a reader.
 """
 
 EPILOG = """\
@@ -34,6 +43,8 @@ examples:
   evalkit run run.jsonl --answer 'lib/**' --answer 'src/mcp/*.ts'
   evalkit run run.jsonl --json | python -m json.tool
   evalkit run run.jsonl --brief --window-tokens 1000000
+  evalkit run ~/.codex/sessions/2030/01/01/rollout-2030-01-01T10-00-00-<id>.jsonl
+  evalkit run logs/2030-01-01T10-00-00_task.eval --json
 
 A damaged file (malformed or cut-off lines, invalid UTF-8, a cut gzip stream) is still
 measured over what survives, and each damaged file gets one line on stderr saying what was lost.
@@ -71,7 +82,14 @@ def register(subparsers) -> None:
         "files",
         nargs="+",
         metavar="FILE",
-        help="segment files of one session, in order (.jsonl or .jsonl.gz)",
+        help="segment files of one session, in order (.jsonl or .jsonl.gz); or one Codex "
+        "or Inspect AI file",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("auto", *FORMATS),
+        default="auto",
+        help="which reader to use (default: recognised from the file's content)",
     )
     parser.add_argument(
         "--envelope",
@@ -129,7 +147,33 @@ def _window_tokens(raw: str | None) -> float:
     return value
 
 
+def _run_agent(args: argparse.Namespace, fmt: str) -> int:
+    if len(args.files) > 1:
+        raise UsageError(
+            "a Codex or Inspect AI file holds whole sessions: give one FILE (several FILEs are "
+            "the segments of one Claude Code session)"
+        )
+    if args.envelope or args.answer:
+        raise UsageError("--envelope and --answer are explore views of Claude Code transcripts")
+    path = args.files[0]
+    sessions = read_agent_sessions(path, format=fmt, root=parent_search_root(path))
+    if args.json:
+        text = json.dumps(agent_json(path, sessions), ensure_ascii=False, indent=2)
+    else:
+        text = format_agent_sessions(path, sessions)
+    sys.stdout.write(printable(text) + "\n")
+    read = sessions[0].read if sessions else None
+    if read is not None and (damage := read.damage()):
+        print(f"evalkit run: {path}: {damage}", file=sys.stderr)
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    fmt = check_format(args.format)
+    if fmt is None and len(args.files) == 1:
+        fmt = detect_format(args.files[0])
+    if fmt not in (None, "claude-code"):
+        return _run_agent(args, fmt)
     profile = load_profile(args.profile) if args.profile is not None else None
     session = parse_session(
         args.files,

@@ -29,6 +29,10 @@ run-<label>.jsonl beside run-<label>-<i>.jsonl makes the indexed runs ignored,
 and a zero-padded index (run-new-01) is a crash, as in the reference harness
 (compare-arms.mjs).
 A session whose parse raises is a crash: counted, reported, excluded.
+Codex CLI rollouts and `codex exec --json` captures (*.jsonl) and Inspect AI
+logs (*.eval, *.json) are recognised by their content: listed with the other
+files, kept out of the explore tables (Claude Code metrics), and summarised in
+an agent table (sessions, tool calls, tokens, outcomes per agent and arm).
 
 With no DIR, sweeps the bundled synthetic corpus (data/corpus), whose numbers
 demonstrate the pipeline and say nothing about any real tool.

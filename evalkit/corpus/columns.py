@@ -48,7 +48,8 @@ class Column:
     Attributes:
         name: The column name.
         dtype: A pandas nullable dtype: `string`, `Int64`, `Float64` or `boolean`.
-        unit: What one unit is (`chars`, `tokens`, `fraction`, `seconds`, `USD`, `count`, or
+        unit: What one unit is (`chars`, `tokens`, `fraction`, `seconds`, `USD`, `count`,
+            `score` (a task outcome on the scorer's own scale), or
             `label` / `text` / `flag` for non-numbers).
         meaning: One line a user can read.
     """
@@ -101,6 +102,7 @@ IDENTITY: tuple[Column, ...] = (
     ),
     _c("slice", "string", "label", "single-question (one segment file) or multi-turn (several)"),
     _c("kind", "string", "label", "headless (claude -p stream-json) or interactive (project log)"),
+    _c("agent", "string", "label", "the agent that wrote the log: claude-code, codex or inspect"),
     _c("group", "string", "label", "pass/repo where the path gives them, else the parent folder"),
 )
 
@@ -220,22 +222,41 @@ _SESSIONS: tuple[Column, ...] = (
         "prompt_tokens",
         "Float64",
         "tokens",
-        "every input token of every request, cached or not (each message id once)",
+        "every input token of every request, cached or not (Claude Code: each message id once)",
     ),
     _c("cache_read_tokens", "Float64", "tokens", "the part of prompt_tokens read from the cache"),
-    _c("cache_write_tokens", "Float64", "tokens", "the part of prompt_tokens written to the cache"),
+    _c(
+        "cache_write_tokens",
+        "Float64",
+        "tokens",
+        "the part of prompt_tokens written to the cache; <NA> where the log has none (Codex)",
+    ),
     _c("uncached_prompt_tokens", "Float64", "tokens", "prompt_tokens - cache_read_tokens"),
     _c(
         "output_tokens",
         "Float64",
         "tokens",
-        "generated tokens, from result.modelUsage, else result.usage; <NA> without a result",
+        "generated tokens, reasoning included (Claude Code: result.modelUsage, else "
+        "result.usage; <NA> without a result)",
     ),
     _c(
         "reasoning_tokens",
         "Float64",
         "tokens",
-        "reasoning tokens; <NA>: Claude Code has none apart",
+        "the part of output_tokens spent on reasoning; <NA> where the log has none apart "
+        "(Claude Code, codex exec --json)",
+    ),
+    # Other agents (issue 15): Codex CLI and Inspect AI sessions; <NA> for Claude Code.
+    _c("model", "string", "label", "the model that served the session (Codex, Inspect)"),
+    _c("turns", "Int64", "count", "user turns, prompts sent (Codex, Inspect)"),
+    _c("aborted_turns", "Int64", "count", "turns interrupted or failed (Codex)"),
+    _c("reward", "Float64", "score", "the sample's outcome as a number: its first numeric score"),
+    _c("passed", "boolean", "flag", "the sample's outcome as pass/fail: a C/I or true/false score"),
+    _c(
+        "parent_copy_included",
+        "boolean",
+        "flag",
+        "a forked Codex session whose copied parent lines could not be left out",
     ),
     _c("requests_main", "Int64", "count", "distinct message ids of the main thread"),
     _c("requests_subagent", "Int64", "count", "distinct message ids of subagent threads"),
@@ -273,7 +294,8 @@ _SESSIONS: tuple[Column, ...] = (
         "context_window",
         "Float64",
         "tokens",
-        "modelUsage contextWindow of the model with the largest prompt; <NA> without",
+        "the model's context window (Claude Code: modelUsage contextWindow of the model with "
+        "the largest prompt; Codex: model_context_window); <NA> without",
     ),
     _c(
         "final_context_window_share",

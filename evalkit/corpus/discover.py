@@ -23,6 +23,10 @@ The rules, in the order they are applied inside one directory:
   (the subagent files and their `*.meta.json` belong to that session), or a `<uuid>.jsonl` in a
   project log directory named after an escaped path (`-private-tmp-repo/`). They are read as
   the interactive parser reads them.
+* **Other agents' logs** (issue 15): an Inspect AI log (`*.eval`, or a `*.json` whose content
+  is one) is a session file of its own (one session per sample and epoch when read). Codex
+  rollouts and `codex exec --json` captures are `*.jsonl` files like any other; which agent
+  wrote a file is decided from its content when it is parsed (`evalkit.formats.detect`).
 * **Not transcripts** (§7.1): the CG-4 sidecar `explore-<label>.jsonl`, `.err` logs, MCP
   configs, the target copies `t-new/` and `t-base/`, hidden directories and anything else are
   skipped with a reason.
@@ -38,6 +42,7 @@ from typing import Any, Literal
 
 from evalkit.ecma import listing_key
 from evalkit.errors import UsageError
+from evalkit.formats.detect import AGENT_OF, detect_format
 
 __all__ = [
     "SessionRef",
@@ -95,6 +100,8 @@ class SessionRef:
             zero-padded run index, §7.2); such a session is reported as a crash.
         suite, task, trial: Labels a `--layout` reads from the path (None otherwise).
         outcome: A harbor trial's `result.json`, relative to the root (None otherwise).
+        format: The file format when discovery already knows it from the content (Inspect
+            logs); None = decided when the file is parsed.
     """
 
     log: str
@@ -110,6 +117,7 @@ class SessionRef:
     task: str | None = None
     trial: str | None = None
     outcome: str | None = None
+    format: str | None = None
 
     @property
     def multi_turn(self) -> bool:
@@ -235,6 +243,10 @@ def identity(ref: SessionRef, *, kind: str | None = None) -> dict[str, Any]:
         "trial": ref.trial,
         "slice": "multi-turn" if len(ref.segments) > 1 else "single-question",
         "kind": kind or ("interactive" if ref.layout == "interactive" else "headless"),
+        # A record knows its agent; a ref only for Inspect logs, and Codex and Inspect rows
+        # override it with the agent read from the content (issue 15).
+        "agent": getattr(ref, "agent", None)
+        or AGENT_OF.get(getattr(ref, "format", None) or "claude-code", "claude-code"),
         "group": "/".join(named) if named else (parent or "."),
     }
 
@@ -323,11 +335,18 @@ def discover(root: str | os.PathLike[str]) -> Discovery:
         )
 
     for parts, names in listing.items():
-        sessions.extend(_classify_dir(parts, names, root_name, claimed, entries))
+        sessions.extend(_classify_dir(parts, names, root_name, claimed, entries, root))
 
     sessions.sort(key=lambda s: natural_key(s.log))
     entries.sort(key=lambda e: natural_key(e.path))
     return Discovery(root, tuple(sessions), tuple(entries))
+
+
+def _is_agent_log(path: Path) -> bool:
+    """An Inspect AI log under a name the transcript rules do not take (`*.eval`, `*.json`)."""
+    if not path.name.endswith((".eval", ".json")):
+        return False
+    return detect_format(path) == "inspect"
 
 
 def _classify_dir(
@@ -336,6 +355,7 @@ def _classify_dir(
     root_name: str,
     claimed: set[tuple[tuple[str, ...], str]],
     entries: list[FileEntry],
+    root: Path | None = None,
 ) -> list[SessionRef]:
     """Sessions and file entries of one directory (the rules in the module docstring)."""
     firsts: dict[str, str] = {}  # stem -> first segment file name
@@ -381,15 +401,21 @@ def _classify_dir(
     pass_, repo, campaign_run = _labels(parts, root_name)
     here = parts[-1] if parts else root_name
 
+    sessions: list[SessionRef] = []
     for name in others:
         rel = _rel(parts, name)
+        if root is not None and _is_agent_log(root / rel):
+            entries.append(FileEntry(rel, rel))
+            sessions.append(
+                SessionRef(log=rel, segments=(rel,), pass_=pass_, repo=repo, format="inspect")
+            )
+            continue
         reason = next(
             (why for pat, why in _KNOWN_FILES if pat.search(name)),
             "not a transcript (not *.jsonl or *.jsonl.gz)",
         )
         entries.append(FileEntry(rel, None, reason))
 
-    sessions: list[SessionRef] = []
     for stem, first in firsts.items():
         segs = [first] + [
             n for _, n in sorted(turns.pop(stem, []), key=lambda t: (t[0], natural_key(t[1])))

@@ -1,7 +1,7 @@
 """pandas DataFrames of sessions, explore calls, file sections, files and tool calls.
 
 One function per entity, one row per entity (Inspect AI style), the identity columns first in
-every frame (`log`, `pass`, `repo`, `arm`, `run`, `question`, `slice`, `kind`, `group`), then
+every frame (`log`, `pass`, `repo`, `arm`, `run`, `question`, `slice`, `kind`, `agent`, `group`), then
 the frame's own columns, all declared in `evalkit.corpus.columns` (name, dtype, unit, meaning).
 Efficiency columns are fractions; `chars` count UTF-16 code units (Decision 1); a value the
 transcript does not carry is `<NA>`.
@@ -292,6 +292,23 @@ def _session_row(v: _View) -> dict[str, Any]:
             }
         )
     row.update(_token_columns(v))
+    # Columns every agent has (issue 15); Claude Code has no aborted turns, forks or scores here.
+    largest = max(
+        (m for m in v.tokens.message_models if m[0] is not None),
+        key=lambda m: (m[2] or 0, m[1]),
+        default=None,
+    )
+    row.update(
+        {
+            "model": largest[0] if largest is not None else None,
+            # One `claude -p` prompt per segment file (Decision 7); unknown for interactive logs.
+            "turns": None if v.any_type else v.segments,
+            "aborted_turns": None,
+            "reward": None,
+            "passed": None,
+            "parent_copy_included": None,
+        }
+    )
     return row
 
 

@@ -39,6 +39,7 @@ from evalkit.formats.profiles import load_profile
 if TYPE_CHECKING:
     import pandas as pd
 
+    from evalkit.formats.common import AgentSession
     from evalkit.session import InteractiveSession, Session
 
 __all__ = ["LoadedCorpus", "CorpusError", "load_corpus_frames", "EXPORT_FORMATS"]
@@ -120,17 +121,28 @@ class LoadedCorpus:
         """One row per session × model of `result.modelUsage` (see `frames.models_df`)."""
         return self.frame("models")
 
-    def session(self, log: str) -> Session | InteractiveSession:
+    def session(self, log: str) -> Session | InteractiveSession | AgentSession:
         """The session whose log is `log`, parsed in full (a lookup: no discovery is re-run).
+
+        A Codex file gives its `AgentSession`; an Inspect sample is named
+        `<file>#<sample id>:<epoch>`, as in the frames.
 
         Raises:
             KeyError: No session of the corpus has that log.
         """
-        try:
-            ref = self._refs[log]
-        except KeyError:
-            raise KeyError(log) from None
-        return read_ref(self.root, ref)
+        file_log, _, sample = log.partition("#")
+        ref = self._refs.get(log) or (self._refs.get(file_log) if sample else None)
+        if ref is None:
+            raise KeyError(log)
+        got = read_ref(self.root, ref)
+        if not isinstance(got, list):
+            return got
+        from evalkit.corpus.agents import session_log
+
+        for s in got:
+            if session_log(ref.log, s) == log:
+                return s
+        raise KeyError(log)
 
     def accounting(self) -> tuple[Accounting, ...]:
         """Every file and directory of the tree with what became of it, as the sweep reports

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit.corpus.discover import Discovery, SessionRef
 from evalkit.errors import NOT_A_TRANSCRIPT, NotATranscript, TranscriptError
+from evalkit.formats.detect import detect_format
 
 if TYPE_CHECKING:
     from evalkit.session import RunFigures
@@ -44,8 +45,8 @@ __all__ = [
 Status = Literal["parsed", "no-explore", "crash", "skipped"]
 
 # Bump when the payload's shape or meaning changes; part of every cache key.
-PAYLOAD_VERSION = 6  # 2: damage line counts; 3: tool calls, skipped; 4: run figures; 5: store;
-# 6: reasons in plain words
+PAYLOAD_VERSION = 7  # 2: damage line counts; 3: tool calls, skipped; 4: run figures; 5: store;
+# 6: reasons in plain words; 7: other agents (agent, agent_sessions, ledger)
 
 Kind = Literal["str", "str?", "int", "bool", "str-list", "calls", "json"]
 
@@ -134,6 +135,16 @@ def _run_ok(v: Any) -> bool:
     )
 
 
+def _agent_sessions_ok(v: Any) -> bool:
+    return type(v) is list and all(
+        type(d) is dict and all(type(k) is str and _scalar(x) for k, x in d.items()) for d in v
+    )
+
+
+def _ledger_ok(v: Any) -> bool:
+    return type(v) is list and len(v) == 2 and all(_scalar(x) for x in v)
+
+
 # `CallRecord`'s fields, in the order a payload row of `calls` holds them.
 CALL_FIELDS = ("index", "envelope", "used", "used_path", "files", "cited_files")
 
@@ -157,6 +168,11 @@ PAYLOAD_FIELDS: tuple[PayloadField, ...] = (
     # Only with `frames=True` (the corpus loader): every frame's rows, or why they failed.
     PayloadField("rows", "json", None, optional=True, check=_rows_ok),
     PayloadField("rows_error", "str?", None, optional=True),
+    # Other agents (issue 15): which agent wrote the file, and a summary of each of its sessions.
+    PayloadField("agent", "str?", None, optional=True),
+    PayloadField("agent_sessions", "json", None, optional=True, check=_agent_sessions_ok),
+    # A headless Claude Code session's (prompt_tokens, output_tokens) for the agent table.
+    PayloadField("ledger", "json", None, optional=True, check=_ledger_ok),
 )
 STATUSES = ("parsed", "no-explore", "crash", "skipped")
 
@@ -257,6 +273,13 @@ class SessionRecord:
         subagents: Interactive sessions only: the subagent files merged into the session.
         figures: The run's ARM COMPARISON figures (§8.4) for a headless session; None for an
             interactive one (no occupancy) or a session that was not read.
+        agent: Which agent wrote the file: `claude-code`, `codex` or `inspect` (issue 15).
+        agent_sessions: For a Codex or Inspect file, a summary of each of its sessions (an
+            Inspect log holds one per sample and epoch): `log`, `agent`, `format`,
+            `tool_calls`, `prompt_tokens`, `output_tokens`, `duration_s`, `cost_usd`,
+            `reward`, `passed`. Empty for Claude Code.
+        ledger: A headless Claude Code session's `(prompt_tokens, output_tokens)` from the
+            token ledger, for the agent table; None otherwise.
     """
 
     log: str
@@ -285,6 +308,9 @@ class SessionRecord:
     task: str | None = None
     trial: str | None = None
     figures: RunFigures | None = field(default=None, repr=False, compare=False)
+    agent: str = "claude-code"
+    agent_sessions: tuple[dict[str, Any], ...] = ()
+    ledger: tuple[float | None, float | None] | None = None
 
     @property
     def in_sweep(self) -> bool:
@@ -336,6 +362,7 @@ def analyse_session(
     interactive: bool = False,
     frames: bool = False,
     profile: Any = None,
+    fmt: str | None = None,
 ) -> dict[str, Any]:
     """Parse one session and reduce it to its allocation numbers (§8.2 steps 1–2).
 
@@ -345,9 +372,11 @@ def analyse_session(
     merged, falsy lines dropped). `frames` adds `rows`: the rows of every corpus frame
     (`evalkit.corpus.frames.session_rows`), from the same parse. `profile` (a `ToolProfile`)
     parses with that tool profile and adds `run`: the figures the trial sweep reads
-    (`run_payload`); give such a run a cache of its own, keyed by the profile.
+    (`run_payload`); give such a run a cache of its own, keyed by the profile. A Codex or
+    Inspect file (`fmt`, or detected from the content of a one-file session) is read by its own
+    reader (`evalkit.corpus.agents.agent_payload`).
     """
-    return _analyse(root, segments, log, problem, interactive, frames, profile)[0]
+    return _analyse(root, segments, log, problem, interactive, frames, profile, fmt)[0]
 
 
 def _analyse(
@@ -358,6 +387,7 @@ def _analyse(
     interactive: bool,
     frames: bool = False,
     profile: Any = None,
+    fmt: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """The payload, and the digest of every file the parse read (by path relative to root)."""
     if problem is not None:
@@ -365,7 +395,7 @@ def _analyse(
     from evalkit.metrics.envelope import forget_scans
 
     try:
-        return _analyse_parsed(root, segments, log, interactive, frames, profile)
+        return _analyse_parsed(root, segments, log, interactive, frames, profile, fmt)
     finally:
         forget_scans()  # memory stays bounded by the largest session
 
@@ -377,6 +407,7 @@ def _analyse_parsed(
     interactive: bool,
     frames: bool,
     profile: Any,
+    fmt: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, str]]:
     # Imported here so discovery and aggregation load without the parsing stack.
     from evalkit.session import parse_session, read_session_file
@@ -384,6 +415,8 @@ def _analyse_parsed(
     paths = [os.path.join(root, s) for s in segments]
     extra_figures: dict[str, Any] = {}
     try:
+        if fmt not in (None, "claude-code"):
+            return _agent_payload(root, paths[0], log, fmt, frames), {}
         if interactive:  # §1.10: subagent files merged, falsy lines dropped
             isession = read_session_file(paths[0], log=log)
             allocation, texts, reads = (
@@ -403,6 +436,10 @@ def _analyse_parsed(
             tool_calls = len(session.summary.calls)
             parsed = session
             extra_figures = {"figures": session.figures.to_payload()}
+            # The agent table's ledger figures (issue 15), computed with the session already.
+            ledger = session.tokens.ledger if session.tokens is not None else None
+            if ledger is not None:
+                extra_figures["ledger"] = [ledger.prompt_tokens, ledger.output_tokens]
         damage = [
             [
                 _relative(seg.path, root),
@@ -417,6 +454,12 @@ def _analyse_parsed(
             if (text := seg.damage())
         ]
     except NotATranscript as exc:
+        # Not Claude Code: another agent's log, told by its content (only then is it looked
+        # at, so a Claude Code corpus pays nothing for the other readers).
+        if fmt is None and not interactive and len(paths) == 1:
+            other = detect_format(paths[0])
+            if other != "claude-code":
+                return _agent_payload(root, paths[0], log, other, frames), {}
         where = _relative(exc.path, root)
         reason = NOT_A_TRANSCRIPT if where == segments[0] else f"{where}: {NOT_A_TRANSCRIPT}"
         return {"status": "skipped", "reason": reason}, {}
@@ -540,7 +583,14 @@ def analyse_with_files(
     paths = [os.path.join(root, f) for f in files]
     before = [file_state(p) for p in paths]
     payload, read = _analyse(
-        root, ref.segments, ref.log, ref.problem, ref.layout == "interactive", frames, profile
+        root,
+        ref.segments,
+        ref.log,
+        ref.problem,
+        ref.layout == "interactive",
+        frames,
+        profile,
+        ref.format,
     )
     if any(s is None for s in before):
         return payload, None
@@ -558,6 +608,23 @@ def analyse_with_files(
     now = time.time_ns()
     racy = any(s[0] >= 0 and now - s[1] < RACY_NS for s in before)  # type: ignore[index]
     return payload, FileManifest(tuple(files), tuple(before), tuple(digests), racy)  # type: ignore[arg-type]
+
+
+def _agent_payload(root: str, path: str, log: str, fmt: str, frames: bool) -> dict[str, Any]:
+    """A Codex or Inspect file's payload; an unreadable one is a crash naming the file."""
+    from evalkit.corpus.agents import agent_payload
+
+    try:
+        return agent_payload(root, path, log, fmt, frames)
+    except TranscriptError as exc:
+        where = _relative(exc.path, root)
+        line = f":{exc.line}" if exc.line is not None else ""
+        return {"status": "crash", "reason": f"{where}{line}: {exc.reason}"}
+    except Exception as exc:  # noqa: BLE001 — a crash is counted and reported, never fatal
+        return {
+            "status": "crash",
+            "reason": f"unexpected {type(exc).__name__} while reading: {exc}",
+        }
 
 
 def run_payload(session: Any) -> dict[str, Any]:
@@ -618,6 +685,9 @@ def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionReco
         damage_counts=tuple(FileDamage(*d) for d in payload.get("damage", ())),
         subagents=ref.subagents,
         figures=RunFigures.from_payload(payload["figures"]) if payload.get("figures") else None,
+        agent=payload.get("agent", "claude-code"),
+        agent_sessions=tuple(payload.get("agent_sessions", ())),
+        ledger=tuple(payload["ledger"]) if payload.get("ledger") else None,
     )
 
 
@@ -654,7 +724,8 @@ def read_ref(root: str | os.PathLike[str], ref: SessionRef) -> Any:
     """Parse one discovered session in full, as the sweep read it (no discovery is re-run).
 
     Returns a `Session`, or an `InteractiveSession` for an interactive Claude Code log (§7.4);
-    its `log` is the corpus-relative name.
+    its `log` is the corpus-relative name. A Codex or Inspect file gives the list of its
+    `AgentSession`s (issue 15).
 
     Raises:
         TranscriptError: The session cannot be read.
@@ -662,6 +733,14 @@ def read_ref(root: str | os.PathLike[str], ref: SessionRef) -> Any:
     from evalkit.session import parse_session, read_session_file
 
     root = os.fspath(root)
+    first = os.path.join(root, ref.segments[0])
+    fmt = ref.format
+    if fmt is None and ref.layout != "interactive" and len(ref.segments) == 1:
+        fmt = detect_format(first)
+    if fmt not in (None, "claude-code"):
+        from evalkit.corpus.agents import read_agent_sessions
+
+        return read_agent_sessions(first, format=fmt, root=root)
     if ref.layout == "interactive":
         return read_session_file(os.path.join(root, ref.log), log=ref.log)
     return parse_session([os.path.join(root, s) for s in ref.segments], log=ref.log)

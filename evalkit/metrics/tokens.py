@@ -25,6 +25,9 @@ Claude Code (`claude_code_tokens`, agent-formats §5.3, reference-metrics §1.11
   (`cost_sum`) and the last value (`cost_last`) are kept.
 * Reasoning tokens are not reported separately (they are inside `outputTokens`): `None`.
 
+`TokenLedger` itself is declared in `evalkit.formats.common`, because the Codex and Inspect
+readers (in the formats layer, left of this one) fill it; it is re-exported here.
+
 These are evalkit's own figures: they never change a reference number (`Summary.cost`,
 `Summary.processed` keep the reference's sums).
 """
@@ -37,30 +40,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalkit.formats.claude_code.transcripts import message_key, thread_of
+from evalkit.formats.common import TokenLedger
 
 __all__ = ["TokenLedger", "ModelUsage", "ClaudeCodeTokens", "claude_code_tokens"]
-
-
-@dataclass(frozen=True)
-class TokenLedger:
-    """A session's tokens, in one meaning for every agent.
-
-    Attributes:
-        prompt_tokens: Every input token of every request, cached or not (Claude Code: input +
-            cache read + cache creation per unique message id; Codex: `input_tokens`).
-        cache_read_tokens: The part of `prompt_tokens` read from a prompt cache.
-        cache_write_tokens: The part of `prompt_tokens` written to a prompt cache.
-        uncached_prompt_tokens: `prompt_tokens - cache_read_tokens`.
-        output_tokens: Every generated token, reasoning included.
-        reasoning_tokens: The part of `output_tokens` spent on reasoning.
-    """
-
-    prompt_tokens: float | None = None
-    cache_read_tokens: float | None = None
-    cache_write_tokens: float | None = None
-    uncached_prompt_tokens: float | None = None
-    output_tokens: float | None = None
-    reasoning_tokens: float | None = None
 
 
 # modelUsage field (camelCase, agent-formats §5.3) → ModelUsage attribute.

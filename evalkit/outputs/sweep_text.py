@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import asdict
 from typing import Any
 
 from evalkit.corpus.records import CallRecord, SessionRecord
-from evalkit.ecma import grp, js_json, pct1, pl, rj
+from evalkit.ecma import fix, grp, jround, js_json, pct1, pl, rj
 from evalkit.errors import one_line
 from evalkit.outputs import caveats
+from evalkit.tables.agents import AgentRow
 from evalkit.tables.aggregate import ArmCell, SliceRow, pct_cell, span
 from evalkit.tables.quantile import QUANTILE_METHOD
 from evalkit.tables.sweep import SweepResult
@@ -28,6 +30,7 @@ __all__ = [
     "slice_label",
     "arm_span",
     "call_line",
+    "agent_lines",
 ]
 
 DASH = "—"
@@ -283,10 +286,52 @@ def render_text(
         for r in low:
             out.append(f"  {rj(pct1(r.efficiency), 6)}  {one_line(r.log)}  ({_session_summary(r)})")
             out += [f"            {call_line(c)}" for c in r.calls]
+    if result.agents:
+        out += ["", *agent_lines(result.agents)]
     out += ["", QUANTILE_METHOD, "", "How to read this:"]
     out += [f"  - {c}" for c in caveats.SWEEP_CAVEATS]
     out += [""] + _accounting_lines(result, every_file=every_file)
     return _terminal_safe(out)
+
+
+_AGENT_HEADER = (
+    "agent",
+    "arm",
+    "sessions",
+    "tool calls",
+    "prompt tokens",
+    "output tokens",
+    "passed",
+    "mean reward",
+)
+
+
+def _tokens(x: float | None) -> str:
+    return "—" if x is None else grp(jround(x))
+
+
+def agent_lines(rows: Sequence[AgentRow]) -> list[str]:
+    """The agent table: sessions per agent and arm, medians per session (issue 15)."""
+    cells = [
+        [
+            r.agent,
+            r.arm or "—",
+            str(r.sessions),
+            "—" if r.tool_calls is None else fix(r.tool_calls, 1),
+            _tokens(r.prompt_tokens),
+            _tokens(r.output_tokens),
+            f"{r.passed} of {r.outcomes}" if r.outcomes else "—",
+            "—" if r.reward is None else fix(r.reward, 3),
+        ]
+        for r in rows
+    ]
+    return [
+        "Agents — every session by agent and arm (median per session; the explore tables above "
+        "are Claude Code's only):",
+        *text_table(_AGENT_HEADER, cells, left=2),
+        "  tokens are the token ledger: prompt = every input token, cached or not; output "
+        "includes reasoning; — = not in the logs",
+    ]
 
 
 def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -422,6 +467,8 @@ def to_json_dict(result: SweepResult) -> dict[str, Any]:
             {"file": a.path, "status": a.status, "session": a.session} for a in result.accounting
         ],
         "damage": [d.to_dict() for r in result.records for d in r.damage_counts],
+        # Only for a corpus holding another agent's logs, so a Claude Code corpus keeps its keys.
+        **({"agents": [asdict(r) for r in result.agents]} if result.agents else {}),
     }
 
 

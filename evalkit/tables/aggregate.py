@@ -220,8 +220,13 @@ def arm_table(
         `(arms, rows)`: rows for every pass/repo with a run in one of the arms, passes and repos in
         natural order.
     """
-    # Crashed sessions and files that are not transcripts are not runs.
-    labelled = [r for r in records if r.arm is not None and r.status not in ("crash", "skipped")]
+    # Crashed sessions and files that are not transcripts are not runs; nor are other agents'
+    # logs, which have no explore allocation (they are in the agent table, issue 15).
+    labelled = [
+        r
+        for r in records
+        if r.arm is not None and r.status not in ("crash", "skipped") and r.agent == "claude-code"
+    ]
     if arms is None:
         found = {r.arm for r in labelled}
         arms = DEFAULT_ARMS if found & set(DEFAULT_ARMS) else tuple(sorted(found, key=natural_key))

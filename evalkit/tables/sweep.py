@@ -37,6 +37,7 @@ from evalkit.corpus.records import (
 from evalkit.corpus.store import CorpusStore, default_cache_dir
 from evalkit.errors import UsageError
 from evalkit.paths import bundled_corpus
+from evalkit.tables.agents import AgentRow, agent_table, has_other_agents
 from evalkit.tables.aggregate import (
     ArmCell,
     ArmRow,
@@ -179,6 +180,12 @@ class SweepResult:
                     if c is not None and c.arm == arm:
                         return c
         return None
+
+    @cached_property
+    def agents(self) -> tuple[AgentRow, ...]:
+        """Sessions per agent and arm (tool calls, tokens, outcomes) when the corpus holds
+        another agent's logs than Claude Code's; empty otherwise (issue 15)."""
+        return agent_table(self.records) if has_other_agents(self.records) else ()
 
     @cached_property
     def accounting(self) -> tuple[Accounting, ...]:

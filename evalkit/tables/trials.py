@@ -369,7 +369,9 @@ def run_trial_sweep(
             if p["status"] == "skipped"
             else "parsed"
         )
-        if status == "parsed" and run is None:  # an interactive log: no trial figures
+        if status == "parsed" and run is None and p.get("agent"):  # Codex, Inspect (issue 15)
+            status = "skipped"
+        elif status == "parsed" and run is None:  # an interactive log: no trial figures
             status, p = "skipped", {**p, "reason": "interactive log: not a trial run"}
         o = join.outcomes.get(ref.log)
         rows.append(

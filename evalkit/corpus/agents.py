@@ -1,0 +1,261 @@
+"""Other agents' sessions in a corpus: Codex CLI and Inspect AI files as sweep payloads and frame rows.
+
+A Codex rollout or `exec --json` capture is one session; an Inspect log is one session per sample
+and epoch, named `<file>#<sample id>:<epoch>` in the frames. They fill the columns every agent
+has (tool calls by family, the token ledger, turns, compactions, duration, cost, outcome, model);
+the explore allocation, sufficiency and codegraph occupancy columns are Claude Code metrics and
+stay `<NA>` for them (issue 15). In the sweep such a file is accounted for and listed, never
+mixed into the explore tables.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from evalkit.ecma import utf16_len
+from evalkit.errors import TranscriptError
+from evalkit.formats.codex.rollout import rollout_id
+from evalkit.formats.common import AgentSession
+from evalkit.formats.detect import read_agent_file
+
+__all__ = [
+    "AGENT_REASON",
+    "agent_payload",
+    "agent_rows",
+    "agent_summary",
+    "find_parent_rollout",
+    "parent_search_root",
+    "read_agent_sessions",
+    "session_kind",
+    "session_log",
+]
+
+AGENT_REASON = {
+    "codex": (
+        "a Codex CLI session: the explore metrics are Claude Code metrics (its tool calls, tokens "
+        "and turns are in the sessions frame)"
+    ),
+    "inspect": (
+        "an Inspect AI log: the explore metrics are Claude Code metrics (its samples' tool calls, "
+        "tokens and scores are in the sessions frame)"
+    ),
+}
+_DETAIL_KEYS = ("cmd", "command", "query", "path", "file_path", "pattern", "url")
+_DETAIL_UNITS = 60
+
+
+def session_log(file_log: str, s: AgentSession) -> str:
+    """The session's `log`: the file, or `<file>#<sample id>:<epoch>` for an Inspect sample."""
+    if s.sample_id is None:
+        return file_log
+    return f"{file_log}#{s.sample_id}:{s.epoch}"
+
+
+def session_kind(s: AgentSession) -> str:
+    """`headless` for `codex exec` runs and Inspect samples, `interactive` for other Codex
+    sessions (the CLI, an IDE)."""
+    if s.format == "codex-rollout":
+        originator = s.extra.get("originator")
+        return "headless" if originator in (None, "codex_exec") else "interactive"
+    return "headless"
+
+
+def find_parent_rollout(path: str, parent_id: str | None, root: str | None) -> str | None:
+    """The parent thread's rollout file of a fork or subagent, looked up under `root` by the
+    thread id in its name (`rollout-<stamp>-<thread id>.jsonl`, agent-formats §1.2)."""
+    if not parent_id or not root:
+        return None
+    for dirpath, _dirs, files in os.walk(root):
+        for name in sorted(files):
+            if name.startswith("rollout-") and parent_id in name:
+                candidate = os.path.join(dirpath, name)
+                if os.path.abspath(candidate) == os.path.abspath(path):
+                    continue
+                try:
+                    if rollout_id(candidate) == parent_id:
+                        return candidate
+                except TranscriptError:
+                    continue
+    return None
+
+
+def parent_search_root(path: str) -> str:
+    """Where to look for a rollout's parent thread when one file is read on its own: the Codex
+    `sessions/` (or `archived_sessions/`) directory above it, else the file's directory."""
+    here = os.path.dirname(os.path.abspath(path))
+    probe = here
+    while True:
+        if os.path.basename(probe) in ("sessions", "archived_sessions"):
+            return probe
+        up = os.path.dirname(probe)
+        if up == probe:
+            return here
+        probe = up
+
+
+def read_agent_sessions(
+    path: str, *, format: str | None = None, root: str | None = None
+) -> list[AgentSession]:
+    """Every session of one Codex or Inspect file. A fork or forked-context subagent has its
+    copied parent lines excluded when the parent's rollout is found under `root` (§1.11)."""
+    sessions = list(read_agent_file(path, format=format))  # type: ignore[arg-type]
+    if len(sessions) == 1 and sessions[0].contains_parent_copy:
+        parent = find_parent_rollout(path, sessions[0].parent_id, root)
+        if parent is not None:
+            sessions = list(read_agent_file(path, format=format, parent=parent))  # type: ignore[arg-type]
+    return sessions
+
+
+def _family_counts(s: AgentSession) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for c in s.tool_calls:
+        counts[c.family] = counts.get(c.family, 0) + 1
+    return counts
+
+
+def _row(s: AgentSession, log: str) -> dict[str, Any]:
+    fam = _family_counts(s)
+    multi = s.turns is not None and s.turns > 1
+    skipped = (s.read.malformed + s.read.non_object) if s.read is not None else None
+    return {
+        "log": log,
+        "agent": s.agent,
+        "kind": session_kind(s),
+        "question": None if multi else 1,
+        "slice": "multi-turn" if multi else "single-question",
+        "segments": 1,
+        "answer_source": s.final_answer_source,
+        "has_answer": bool(s.final_answer.strip()),
+        "skipped_lines": skipped,
+        "compactions": s.compactions,
+        "assistant_messages": len(s.requests) if s.requests is not None else None,
+        "tool_calls": len(s.tool_calls),
+        "tool_calls_no_toolsearch": len(s.tool_calls) - fam.get("tool_search", 0),
+        "read_calls": fam.get("read", 0),
+        "grep_glob_calls": fam.get("search", 0),
+        "bash_calls": fam.get("bash", 0),
+        "codegraph_calls": fam.get("codegraph", 0),
+        "duration_s": s.duration_s,
+        "cost_usd": s.cost_usd,
+        "context_window": s.context_window,
+        "model": s.model,
+        "turns": s.turns,
+        "aborted_turns": s.aborted_turns,
+        **s.tokens.to_dict(),
+        "reward": s.reward,
+        "passed": s.passed,
+        "parent_copy_included": s.contains_parent_copy,
+    }
+
+
+def _detail(value: Any) -> str:
+    if isinstance(value, dict):
+        for key in _DETAIL_KEYS:
+            if key in value:
+                value = value[key]
+                break
+        else:
+            return ""
+    if isinstance(value, list):  # argv, or a file change's [{path, kind}]
+        value = " ".join(str(v.get("path", "")) if isinstance(v, dict) else str(v) for v in value)
+    if not isinstance(value, str):
+        value = json.dumps(value, ensure_ascii=False) if value is not None else ""
+    line = value.strip().split("\n", 1)[0]
+    return line[:_DETAIL_UNITS]
+
+
+def _tool_call_rows(s: AgentSession, log: str) -> list[dict[str, Any]]:
+    rows = []
+    for c in s.tool_calls:
+        answered = c.output is not None
+        rows.append(
+            {
+                "log": log,
+                "agent": s.agent,
+                "kind": session_kind(s),
+                "question": None,
+                "call": c.order + 1,
+                "tool_use_id": c.id,
+                "thread": c.thread,
+                "message_id": None,
+                "name": c.name,
+                "family": c.family,
+                "detail": _detail(c.input),
+                "results": 1 if answered else 0,
+                "result_chars": utf16_len(c.output) if answered else None,  # type: ignore[arg-type]
+                "is_error": c.error if answered else None,
+            }
+        )
+    return rows
+
+
+def agent_rows(sessions: list[AgentSession], file_log: str) -> dict[str, list[dict[str, Any]]]:
+    """The frame rows of a file's sessions (identity overrides included: `log`, `agent`,
+    `kind`, `question`, `slice`); the explore frames and the Claude Code models frame get none."""
+    from evalkit.corpus.frames import FRAME_NAMES
+
+    out: dict[str, list[dict[str, Any]]] = {name: [] for name in FRAME_NAMES}
+    for s in sessions:
+        log = session_log(file_log, s)
+        out["sessions"].append(_row(s, log))
+        out["tool_calls"].extend(_tool_call_rows(s, log))
+    return out
+
+
+def agent_summary(s: AgentSession, file_log: str) -> dict[str, Any]:
+    """The few numbers the sweep's agent table needs, JSON-able (cached with the payload)."""
+    return {
+        "log": session_log(file_log, s),
+        "agent": s.agent,
+        "format": s.format,
+        "tool_calls": len(s.tool_calls),
+        "prompt_tokens": s.tokens.prompt_tokens,
+        "output_tokens": s.tokens.output_tokens,
+        "duration_s": s.duration_s,
+        "cost_usd": s.cost_usd,
+        "reward": s.reward,
+        "passed": s.passed,
+    }
+
+
+def agent_payload(root: str, first: str, log: str, fmt: str | None, frames: bool) -> dict[str, Any]:
+    """The sweep payload of one Codex or Inspect file: accounted as not in the explore sweep,
+    with its sessions' summaries (and frame rows when `frames`).
+
+    Raises:
+        TranscriptError: The file cannot be read.
+    """
+    sessions = read_agent_sessions(first, format=fmt, root=root)
+    if not sessions:
+        raise TranscriptError(first, "an Inspect AI log with no samples")
+    agent = sessions[0].agent
+    damage = []
+    read = sessions[0].read
+    if read is not None and (text := read.damage()):
+        # As `FileDamage` fields: file, what, malformed, non_object, invalid_utf8, cut gzip.
+        damage.append(
+            [
+                log,
+                text,
+                read.malformed,
+                read.non_object,
+                read.invalid_utf8,
+                read.truncated_gzip,
+                None,
+            ]
+        )
+    payload: dict[str, Any] = {
+        "status": "no-explore",
+        "reason": AGENT_REASON[agent],
+        "calls": [],
+        "tool_calls": sum(len(s.tool_calls) for s in sessions),
+        "has_answer": any(s.final_answer.strip() for s in sessions),
+        "damage": damage,
+        "agent": agent,
+        "agent_sessions": [agent_summary(s, log) for s in sessions],
+    }
+    if frames:
+        payload["rows"] = agent_rows(sessions, log)
+    return payload

@@ -1,0 +1,409 @@
+"""The agent-neutral session that every non-Claude-Code reader produces (agent-formats "How to use").
+
+Claude Code sessions keep their own event list, because the reference metrics are defined on it.
+The Codex CLI and Inspect AI readers turn their files into `AgentSession`s instead: tool calls
+with their results, the final answer, turns, compactions, duration, cost, outcome, model and one
+`TokenLedger` whose columns mean the same for every agent. Tables read these fields, never a
+format's own token names.
+
+A value the format does not carry is None (NA in frames), never 0: several formats use `null`
+for "unknown" and a 0 would change a median.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalkit.ecma import pl
+from evalkit.formats.claude_code.transcripts import _read_bytes
+
+__all__ = [
+    "AGENTS",
+    "AgentSession",
+    "AgentToolCall",
+    "FileRead",
+    "Request",
+    "TokenLedger",
+    "count_unknown",
+    "mcp_server",
+    "number",
+    "read_json_lines",
+    "text_of_parts",
+    "tool_family",
+]
+
+# The `agent` identity column's values, one per agent (not per file format).
+AGENTS = ("claude-code", "codex", "inspect")
+
+
+@dataclass(frozen=True)
+class TokenLedger:
+    """A session's tokens, in one meaning for every agent.
+
+    Each agent counts tokens differently (Claude Code reports cache reads and writes beside
+    `input_tokens`; Codex counts cached tokens inside `input_tokens` and reasoning inside
+    `output_tokens`; Inspect changed its rule in 0.3.184), so each reader fills this ledger by its
+    own format's rule (agent-formats §1.9, §2.4, §3.9, §5.3) and every table reads the ledger.
+    `None` means the format does not carry the figure: never 0.
+
+    Attributes:
+        prompt_tokens: Every input token of every request, cached or not (Claude Code: input +
+            cache read + cache creation per unique message id; Codex: `input_tokens`).
+        cache_read_tokens: The part of `prompt_tokens` read from a prompt cache.
+        cache_write_tokens: The part of `prompt_tokens` written to a prompt cache.
+        uncached_prompt_tokens: `prompt_tokens - cache_read_tokens`.
+        output_tokens: Every generated token, reasoning included.
+        reasoning_tokens: The part of `output_tokens` spent on reasoning.
+    """
+
+    prompt_tokens: float | None = None
+    cache_read_tokens: float | None = None
+    cache_write_tokens: float | None = None
+    uncached_prompt_tokens: float | None = None
+    output_tokens: float | None = None
+    reasoning_tokens: float | None = None
+
+    def to_dict(self) -> dict[str, float | None]:
+        """The six columns, in ledger order."""
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "uncached_prompt_tokens": self.uncached_prompt_tokens,
+            "output_tokens": self.output_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+        }
+
+
+@dataclass(frozen=True)
+class AgentToolCall:
+    """One tool call with its result, joined by the format's call id.
+
+    Attributes:
+        order: 0-based position among the session's tool calls, stream order.
+        id: The format's join key (`call_id`, item id, `ToolCall.id`), None when it has none.
+        name: The full tool name (Codex `namespace + name`; MCP tools `mcp__<server>__<tool>`).
+        family: `tool_family(name)`: `bash`, `edit`, `read`, `search`, `web`, `plan`, `agent`,
+            `tool_search`, an MCP server's name, or `other`.
+        input: The arguments: a dict when they parse as a JSON object, else the raw value.
+        output: The result text (wrappers unwrapped), None when no result was recorded.
+        error: Whether the result is an error; None when there is no result to judge.
+        exit_code: A shell command's exit code, where the result gives one.
+        thread: `main`, or the subagent the call belongs to.
+    """
+
+    order: int
+    id: str | None
+    name: str
+    family: str
+    input: Any = field(repr=False)
+    output: str | None = field(default=None, repr=False)
+    error: bool | None = None
+    exit_code: int | None = None
+    thread: str = "main"
+
+
+@dataclass(frozen=True)
+class Request:
+    """One model request (one API call) with its usage, where the format records it.
+
+    Attributes:
+        prompt_tokens: The whole prompt of the request, cached part included (the occupancy
+            timeline's context size).
+        cache_read_tokens: Part of the prompt read from cache, None when unknown.
+        output_tokens: Generated tokens, reasoning included, None when unknown.
+        reasoning_tokens: Part of the output spent on reasoning, None when unknown.
+    """
+
+    prompt_tokens: float
+    cache_read_tokens: float | None = None
+    output_tokens: float | None = None
+    reasoning_tokens: float | None = None
+
+
+@dataclass(frozen=True)
+class FileRead:
+    """What reading one file kept and skipped (the non-Claude-Code twin of `SegmentRead`).
+
+    Attributes:
+        path: The file as the caller named it.
+        records: Lines (or samples) read as records.
+        blank: Empty lines.
+        malformed: Lines that are not JSON.
+        non_object: JSON lines that are not objects (or, in an event stream, text lines such as
+            banners, which the stream format says to skip).
+        invalid_utf8: Lines holding bytes that are not UTF-8, decoded with U+FFFD.
+        unknown: Record kinds the reader does not know, by kind: counted, never fatal.
+        gzip: The file was gzip-compressed.
+        truncated_gzip: The gzip stream ended early; what was decompressed is kept.
+    """
+
+    path: str
+    records: int = 0
+    blank: int = 0
+    malformed: int = 0
+    non_object: int = 0
+    invalid_utf8: int = 0
+    unknown: tuple[tuple[str, int], ...] = ()
+    gzip: bool = False
+    truncated_gzip: bool = False
+
+    def damage(self) -> str | None:
+        """What was lost or repaired reading this file, in words; None for a clean file.
+
+        Unknown record kinds are not damage (newer builds add kinds often); they are counted in
+        `unknown`.
+        """
+        parts = []
+        if self.malformed:
+            parts.append(f"{self.malformed} malformed {pl(self.malformed, 'line')} skipped")
+        if self.non_object:
+            parts.append(f"{self.non_object} non-object {pl(self.non_object, 'line')} ignored")
+        if self.invalid_utf8:
+            parts.append(
+                f"{self.invalid_utf8} {pl(self.invalid_utf8, 'line')} with invalid UTF-8 "
+                "decoded with U+FFFD"
+            )
+        if self.truncated_gzip:
+            parts.append("gzip stream cut short (what it held was read)")
+        return ", ".join(parts) or None
+
+
+@dataclass(frozen=True)
+class AgentSession:
+    """One session of a non-Claude-Code agent, in evalkit's terms.
+
+    Attributes:
+        agent: `codex` or `inspect` (the `agent` identity column).
+        format: The file format: `codex-rollout`, `codex-exec`, `inspect`.
+        path: The file the session was read from, as the caller named it.
+        session_id: The format's own id (Codex thread id; Inspect `<sample id>:<epoch>`).
+        model: The model that served the session (the last one named), None when unknown.
+        tool_calls: Every tool call, stream order.
+        final_answer: The final answer text (`""` when there is none).
+        final_answer_source: Where the final answer came from, in words.
+        turns: User turns (prompts sent), None when unknown.
+        aborted_turns: Turns that were interrupted or failed, None when the format has no turns.
+        compactions: Context compactions, None when the format does not show them.
+        requests: Per-request usage in order, None when the format has no per-request figures.
+        context_window: The model's context window in tokens, where recorded.
+        duration_s: Wall time of the session in seconds, None when unknown.
+        cost_usd: Cost in dollars where the format records it; None otherwise (never priced
+            here).
+        reward: The outcome as a number (Inspect: the first numeric score), None when none.
+        passed: The outcome as pass/fail (Inspect `C`/`I` or boolean scores), None when none.
+        tokens: The token ledger.
+        reported_total_tokens: The format's own total (Codex: the last `total_token_usage`;
+            Inspect: Σ `total_tokens`), kept as a cross-check of the ledger.
+        sample_id: Inspect only: the sample id.
+        epoch: Inspect only: the epoch (1-based).
+        parent_id: The parent thread of a subagent or fork, where the file names it.
+        contains_parent_copy: The file holds copied parent lines that could not be excluded
+            because the parent's file was not available (agent-formats §1.11).
+        excluded_copied_lines: Lines recognised as the parent's copy and left out.
+        unfinished_calls: Tool calls started but never completed (`exec --json`), None elsewhere.
+        read: The reading account of the file.
+        extra: Format-specific facts worth keeping (Inspect `working_time`, scores, limit).
+    """
+
+    agent: str
+    format: str
+    path: str
+    session_id: str | None
+    model: str | None
+    tool_calls: tuple[AgentToolCall, ...]
+    final_answer: str
+    final_answer_source: str
+    turns: int | None
+    aborted_turns: int | None
+    compactions: int | None
+    requests: tuple[Request, ...] | None
+    context_window: float | None
+    duration_s: float | None
+    cost_usd: float | None
+    reward: float | None
+    passed: bool | None
+    tokens: TokenLedger
+    reported_total_tokens: float | None = None
+    sample_id: str | None = None
+    epoch: int | None = None
+    parent_id: str | None = None
+    contains_parent_copy: bool = False
+    excluded_copied_lines: int = 0
+    unfinished_calls: int | None = None
+    read: FileRead | None = field(default=None, repr=False)
+    extra: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def calls_by_family(self) -> dict[str, int]:
+        """Tool calls per family, most frequent first (ties by name)."""
+        counts = Counter(c.family for c in self.tool_calls)
+        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    @property
+    def errored_calls(self) -> int:
+        return sum(1 for c in self.tool_calls if c.error)
+
+
+# --- tool families ---------------------------------------------------------------------------
+
+# Names are matched exactly (case-sensitive), so Claude Code's `Read`/`Bash` inside Inspect
+# (inspect_swe, agent-formats §3.11) and Codex's lower-case names both land where they belong.
+_FAMILIES: dict[str, str] = {
+    # Codex: shell tools (§1.6), `exec --json` item kinds (§2.3); Inspect's standard tools;
+    # Claude Code names as the reference's families give them (§1.4 of the reference spec).
+    **dict.fromkeys(
+        (
+            "shell",
+            "shell_command",
+            "exec_command",
+            "write_stdin",
+            "local_shell",
+            "container.exec",
+            "command_execution",
+            "bash",
+            "bash_session",
+            "python",
+            "Bash",
+            "BashOutput",
+        ),
+        "bash",
+    ),
+    **dict.fromkeys(
+        (
+            "apply_patch",
+            "file_change",
+            "text_editor",
+            "str_replace_editor",
+            "edit_file",
+            "write_file",
+            "Edit",
+            "MultiEdit",
+            "Write",
+            "NotebookEdit",
+        ),
+        "edit",
+    ),
+    **dict.fromkeys(("read_file", "view_image", "Read", "NotebookRead"), "read"),
+    **dict.fromkeys(("grep_files", "list_dir", "Grep", "Glob"), "search"),
+    **dict.fromkeys(("web_search", "web_browser", "WebSearch", "WebFetch"), "web"),
+    **dict.fromkeys(("update_plan", "todo_list", "TodoWrite"), "plan"),
+    **dict.fromkeys(("tool_search", "ToolSearch"), "tool_search"),
+    **dict.fromkeys(
+        (
+            "spawn_agent",
+            "send_input",
+            "wait",
+            "wait_agent",
+            "close_agent",
+            "resume_agent",
+            "list_agents",
+            "collab_tool_call",
+            "Task",
+            "Agent",
+        ),
+        "agent",
+    ),
+}
+_MCP = re.compile(r"^mcp__(?P<server>.+?)__(?P<tool>.+)$")
+# Codex before 2025-10-19 named MCP tools `<server>__<tool>` (agent-formats §1.6).
+_OLD_MCP = re.compile(r"^(?P<server>[A-Za-z0-9_-]+?)__(?P<tool>.+)$")
+
+
+def mcp_server(name: str) -> str | None:
+    """The MCP server of a tool name (`mcp__<server>__<tool>` or the older `<server>__<tool>`)."""
+    m = _MCP.match(name) or _OLD_MCP.match(name)
+    return m.group("server") if m else None
+
+
+def tool_family(name: str) -> str:
+    """The family of a tool name, for every agent (issue 15; agent-formats §1.6, §2.3, §3.6).
+
+    A name containing `codegraph` is `codegraph`, as the reference's families rule; other MCP
+    tools are named by their server (`mcp__sourcegraph__sg_read_file` → `sourcegraph`); the
+    built-in tools of Codex, Inspect and Claude Code map to `bash`, `edit`, `read`, `search`,
+    `web`, `plan`, `tool_search` and `agent`; anything else is `other`. Codex reads and searches
+    files with shell commands, so those are `bash` here.
+    """
+    if "codegraph" in name:
+        return "codegraph"
+    if name in _FAMILIES:
+        return _FAMILIES[name]
+    server = mcp_server(name)
+    return server if server else "other"
+
+
+# --- reading JSON lines ----------------------------------------------------------------------
+
+
+def read_json_lines(path: str) -> tuple[list[tuple[int, dict[str, Any]]], FileRead]:
+    """Every JSON-object line of a file with its 1-based line number, and the reading account.
+
+    `*.gz` files are gunzipped. Blank lines, lines that are not JSON and JSON that is not an
+    object are counted and skipped; nothing is fatal but an unreadable file.
+
+    Raises:
+        TranscriptError: The path is missing, unreadable or not a regular file.
+    """
+    data, gz, truncated, _digest = _read_bytes(path)
+    out: list[tuple[int, dict[str, Any]]] = []
+    blank = malformed = non_object = invalid = 0
+    for lineno, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            blank += 1
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = raw.decode("utf-8", "replace")
+            invalid += 1
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            malformed += 1
+            continue
+        if isinstance(value, dict):
+            out.append((lineno, value))
+        else:
+            non_object += 1
+    account = FileRead(
+        path=path,
+        records=len(out),
+        blank=blank,
+        malformed=malformed,
+        non_object=non_object,
+        invalid_utf8=invalid,
+        gzip=gz,
+        truncated_gzip=truncated,
+    )
+    return out, account
+
+
+def number(value: Any) -> float | None:
+    """A JSON number as a float; None for anything else (booleans included)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def text_of_parts(parts: Any, kinds: tuple[str, ...]) -> str:
+    """The `text` of every content part whose `type` is one of `kinds`, joined with "\\n"."""
+    if isinstance(parts, str):
+        return parts
+    if not isinstance(parts, list):
+        return ""
+    texts = [
+        p["text"]
+        for p in parts
+        if isinstance(p, dict) and p.get("type") in kinds and isinstance(p.get("text"), str)
+    ]
+    return "\n".join(texts)
+
+
+def count_unknown(kinds: Iterator[str] | list[str]) -> tuple[tuple[str, int], ...]:
+    """Unknown kinds with their counts, sorted by kind (deterministic output)."""
+    return tuple(sorted(Counter(kinds).items()))

@@ -1,0 +1,169 @@
+"""Which agent wrote a file, from its content (issue 15), and reading any supported file.
+
+The name never decides (a stream-json capture may be called `claude-code.txt`, a Codex rollout
+is a `.jsonl` like a Claude Code run): the first JSON records do.
+
+* a ZIP archive holding `header.json` or `_journal/start.json` → an Inspect `.eval` log;
+* one (pretty-printed) JSON object starting `{"version": N, "status": …` with an `eval`
+  → an Inspect `.json` log;
+* JSON lines whose `type` is `session_meta`, `response_item`, `event_msg`, `turn_context` or
+  `compacted` with a `payload`, or a bare first line `{id, timestamp, instructions}` (the
+  pre-September-2025 layout) → a Codex rollout (agent-formats §1.3, §1.13);
+* JSON lines of `thread.started`, `turn.*`, `item.*` (or the older `session.created`) → a
+  `codex exec --json` stream (§2.2, §2.5);
+* anything else → Claude Code, whose reader keeps its own rules for what it skips.
+
+`--format` (and `format=` in the API) forces a reader instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import zipfile
+import zlib
+from collections.abc import Iterator
+from typing import Literal
+
+from evalkit.errors import TranscriptError, UsageError
+from evalkit.formats.codex.exec_json import EXEC_EVENTS, read_exec_json
+from evalkit.formats.codex.rollout import ROLLOUT_KINDS, read_rollout
+from evalkit.formats.common import AgentSession
+from evalkit.formats.inspect.logs import read_inspect_log
+
+__all__ = [
+    "AGENT_OF",
+    "FORMATS",
+    "Format",
+    "agent_of",
+    "check_format",
+    "detect_format",
+    "read_agent_file",
+]
+
+Format = Literal["claude-code", "codex-rollout", "codex-exec", "inspect"]
+FORMATS: tuple[Format, ...] = ("claude-code", "codex-rollout", "codex-exec", "inspect")
+# The `agent` identity column of each format.
+AGENT_OF: dict[str, str] = {
+    "claude-code": "claude-code",
+    "codex-rollout": "codex",
+    "codex-exec": "codex",
+    "inspect": "inspect",
+}
+_HEAD_BYTES = 1 << 16
+_HEAD_RECORDS = 20
+_INSPECT_JSON = re.compile(r'^\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:\s*"')
+# Codex writes `{"timestamp":…,"type":…,"payload":…}` in that order (agent-formats §1.3).
+_ROLLOUT_PREFIX = re.compile(
+    r'^\{\s*"timestamp"\s*:\s*"[^"]*"\s*,\s*"type"\s*:\s*"(?:session_meta|response_item|'
+    r'event_msg|turn_context|compacted)"\s*,\s*"payload"\s*:'
+)
+
+
+def check_format(value: str | None) -> Format | None:
+    """`value` as a format name (None or `auto` = detect), else a UsageError listing the names."""
+    if value in (None, "auto"):
+        return None
+    if value not in FORMATS:
+        raise UsageError(f"unknown format {value!r}; choose one of: auto, {', '.join(FORMATS)}")
+    return value  # type: ignore[return-value]
+
+
+def agent_of(fmt: str) -> str:
+    """The agent a format belongs to (`codex-exec` → `codex`)."""
+    return AGENT_OF[fmt]
+
+
+def _head(path: str) -> bytes:
+    # Only a regular file is opened: a FIFO would block, a device never end. The reader then
+    # reports such a path in its own words.
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return b""
+        with open(path, "rb") as fh:
+            data = fh.read(_HEAD_BYTES)
+    except OSError:
+        return b""  # the reader reports it with its own words
+    if data.startswith(b"\x1f\x8b"):
+        try:
+            data = zlib.decompressobj(wbits=31).decompress(data, _HEAD_BYTES)
+        except zlib.error:
+            return b""
+    return data
+
+
+def _is_inspect_zip(path: str) -> bool:
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = set(zf.namelist())
+    except (OSError, zipfile.BadZipFile, ValueError):
+        return False
+    return "header.json" in names or "_journal/start.json" in names
+
+
+def detect_format(path: str | os.PathLike[str]) -> Format:
+    """The format of a file, from its first bytes and records (see the module docstring)."""
+    name = os.fspath(path)
+    head = _head(name)
+    if head.startswith(b"PK\x03\x04"):
+        return "inspect" if _is_inspect_zip(name) else "claude-code"
+    text = head.decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
+    if text.startswith("{") and _looks_like_inspect_json(text):
+        return "inspect"
+    records = []
+    for line in text.split("\n"):
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            records.append(value)
+            if len(records) >= _HEAD_RECORDS:
+                break
+    if not records and _ROLLOUT_PREFIX.match(text):
+        return "codex-rollout"  # a first line longer than the head read (long instructions)
+    for i, rec in enumerate(records):
+        kind = rec.get("type")
+        if kind in ROLLOUT_KINDS and "payload" in rec:
+            return "codex-rollout"
+        if kind in EXEC_EVENTS and kind != "error":
+            return "codex-exec"
+        if i == 0 and "type" not in rec and {"id", "timestamp"} <= rec.keys():
+            if "instructions" in rec:
+                return "codex-rollout"
+    return "claude-code"
+
+
+def _looks_like_inspect_json(text: str) -> bool:
+    # A `.json` log is one object whose first keys are `version` (an integer) and `status`, with
+    # `eval` next (§3.2, §3.3); only the head is read, so match that start rather than parse.
+    return bool(_INSPECT_JSON.match(text)) and '"eval"' in text[:4096]
+
+
+def read_agent_file(
+    path: str | os.PathLike[str], *, format: Format | None = None, parent: str | None = None
+) -> Iterator[AgentSession]:
+    """The sessions of one Codex or Inspect file: one for a rollout or `exec --json` capture,
+    one per sample and epoch for an Inspect log.
+
+    Args:
+        path: The file.
+        format: Force a reader; None detects it from the content.
+        parent: A rollout's parent thread file (forks and forked subagents, agent-formats §1.11).
+
+    Raises:
+        TranscriptError: The file cannot be read by its reader, or it is a Claude Code file
+            (read those with `evalkit.session`).
+    """
+    name = os.fspath(path)
+    fmt = format or detect_format(name)
+    if fmt == "codex-rollout":
+        yield read_rollout(name, parent=parent)
+    elif fmt == "codex-exec":
+        yield read_exec_json(name)
+    elif fmt == "inspect":
+        yield from read_inspect_log(name)
+    else:
+        raise TranscriptError(name, "a Claude Code transcript: read it as a Claude Code session")
