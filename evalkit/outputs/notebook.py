@@ -629,8 +629,8 @@ class ArmDirectory:
 def arm_labels(labels) -> tuple[str, ...]:
     """Arm labels in comparison order: every other label by name, then `baseline` last (the
     order of the harness's own invocation, `compare-arms.mjs DIR new baseline`)."""
-    found = sorted(set(labels) - {"baseline"})
-    return tuple(found + (["baseline"] if "baseline" in set(labels) else []))
+    labels = set(labels)
+    return tuple(sorted(labels - {"baseline"}) + (["baseline"] if "baseline" in labels else []))
 
 
 def arm_directories(root: str | os.PathLike[str]) -> tuple[ArmDirectory, ...]:
@@ -793,7 +793,7 @@ def campaign_line(root: str | os.PathLike[str], campaign: Path | None, c: Campai
     if campaign is None or c is None:
         return (
             "no campaign: this corpus has no campaign root (<repo>/run<N>/run-<label>.jsonl "
-            "folders; set `campaign` to one)"
+            "folders; set `campaign_root` to one)"
         )
     repos = ", ".join(r.repo for r in c.repos)
     return f"campaign root: {_name(campaign, Path(root))}; repos: {repos}"
