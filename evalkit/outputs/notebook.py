@@ -714,9 +714,9 @@ def compare_dir(
 def sibling_comparisons(
     root: str | os.PathLike[str], directory: Path | None, labels: Sequence[str]
 ) -> list[Comparison]:
-    """The comparison of `directory` and of every other arm directory beside it (the same pass:
-    the same parent folder) that has runs of one of `labels`, `directory` first, then by name:
-    the columns of the transposed repo × arm table."""
+    """The comparison of `directory` and of every other arm directory beside it (an `ab-<repo>`
+    folder of the same parent: the same pass) that has runs of one of `labels`, `directory`
+    first, then by name: the columns of the transposed repo × arm table."""
     from evalkit.corpus.discover import discover
 
     if directory is None or not labels:
