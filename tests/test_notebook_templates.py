@@ -3,7 +3,7 @@
 The corpus is built here from a few copied sessions of the bundled corpus (two A/B pass/repo
 directories and one multi-turn campaign run, under names of our own) plus an interactive Claude
 Code project directory with subagents; notebook 03 gets an evidence file built by the paired
-helpers. Each notebook must finish, describe *that* corpus (its own lowest session, its own
+helpers, notebook 06 also a harbor run tree built by the harbor helpers. Each notebook must finish, describe *that* corpus (its own lowest session, its own
 arms), and print nothing of the published comparison, which belongs to the bundled data only.
 """
 
@@ -19,6 +19,7 @@ import pytest
 
 from evalkit.paths import bundled_corpus, repo_root
 from evalkit.sweep import run_sweep
+from tests.harbor_helpers import build_harbor_corpus
 from tests.paired_helpers import collected_evidence, write_json
 from tests.test_interactive import build_projects
 
@@ -27,17 +28,7 @@ papermill = pytest.importorskip("papermill")  # a dev dependency; skipped only o
 NOTEBOOKS = sorted((repo_root() / "notebooks").glob("*.ipynb"))
 # Notebooks another issue added before adopting the template rules, with the checks each fails.
 # Each is a strict xfail, so an entry must go the day its notebook passes the check.
-NOT_YET_TEMPLATES = {
-    "06_outcomes_and_cost.ipynb": (
-        "issue 14's notebook: reads harbor trial trees only (no outcomes in a Claude Code "
-        "corpus) and its parameter comment holds '='",
-        {"parameters", "own corpus", "interactive"},
-    ),
-    "07_arm_comparison_and_campaign.ipynb": (
-        "issue 13's notebook: reads cg22/ab-express by name and its parameter comment holds '='",
-        {"parameters", "own corpus", "interactive", "names"},
-    ),
-}
+NOT_YET_TEMPLATES: dict[str, tuple[str, set[str]]] = {}
 
 
 def templates(paths, check: str):
@@ -94,6 +85,7 @@ def run_template(
     monkeypatch.setenv("PYTHONPATH", str(repo_root()))  # the kernel imports this checkout
     monkeypatch.setenv("EVALKIT_FIGURES", str(tmp_path / "figures"))
     monkeypatch.delenv("EVALKIT_CORPUS", raising=False)
+    monkeypatch.delenv("EVALKIT_HARBOR_CORPUS", raising=False)
     monkeypatch.delenv("EVALKIT_EVIDENCE", raising=False)
     for name, value in (env or {}).items():
         monkeypatch.setenv(name, value)
@@ -113,7 +105,7 @@ def run_template(
 
 
 def test_every_notebook_has_a_template_run():
-    covered = {"01", "02", "03", "04", "05"}
+    covered = {"01", "02", "03", "04", "05", "06", "07"}
     assert {p.name[:2] for p in NOTEBOOKS} >= covered
 
 
@@ -144,6 +136,18 @@ def test_runs_on_a_corpus_of_ones_own(path, own_corpus, tmp_path, monkeypatch, c
     if path.name.startswith("04"):
         assert f"session: {lowest} (1 segment); interactive" in blob
         assert "SUBAGENT tools (2 subagent transcripts)" in blob
+    if path.name.startswith("06"):  # no harbor trial: the A/B layouts, arms but no outcomes
+        assert "corpus: team-logs; layout: the A/B layouts; tool profile: codegraph" in blob
+        assert "runs read: 15 of 16; arms: baseline, headless-with, headless-without, new" in blob
+        assert "no outcome table: no run of baseline or headless-with names a task" in blob
+    if path.name.startswith("07"):  # its own first arm directory, the one beside it, its campaign
+        assert "arm directory: sprint-7/ab-client-go; labels compared: new baseline" in blob
+        assert (
+            "| client-go · new | client-go · baseline | express · new | express · baseline |"
+            in blob
+        )
+        assert "campaign root: campaign; repos: gin" in blob
+        assert "\ngin         1/1 " in blob
 
 
 def test_notebook_04_opens_the_session_it_is_given(own_corpus, tmp_path, monkeypatch, caplog):
@@ -196,6 +200,67 @@ def test_runs_on_interactive_logs_alone(path, interactive_only, tmp_path, monkey
     assert not PUBLISHED.search(printed)
     if path.name.startswith("02"):
         assert "no arm comparison" in printed
+    if path.name.startswith("06"):
+        assert "arms: none" in printed and "no outcome table: it needs two arms" in printed
+    if path.name.startswith("07"):
+        assert "no arm comparison: this corpus has no directory of arm runs" in printed
+        assert "no campaign: this corpus has no campaign root" in printed
+
+
+@pytest.fixture(scope="module")
+def own_trials(tmp_path_factory) -> tuple[Path, Path]:
+    """A harbor run tree of one's own (two arms, four tasks, two trials each) and its CSV."""
+    tmp = tmp_path_factory.mktemp("trials")
+    root = tmp / "mcp-bench"
+    return root, build_harbor_corpus(root)
+
+
+def test_notebook_06_reads_a_trial_tree_of_ones_own(own_trials, tmp_path, monkeypatch, caplog):
+    root, csv = own_trials
+    path = repo_root() / "notebooks" / "06_outcomes_and_cost.ipynb"
+    printed = "\n".join(
+        run_template(
+            path, tmp_path, monkeypatch, caplog, corpus=str(root), profile="sourcegraph",
+            outcomes=str(csv),
+        )
+    )  # fmt: skip
+    assert not PUBLISHED.search(printed)
+    assert "synthetic" not in printed.lower()
+    assert (
+        "corpus: mcp-bench; layout: harbor run tree; tool profile: sourcegraph (preset); "
+        "runs read: 16 of 16; arms: baseline, mcp"
+    ) in printed
+    # t1 0.5 -> 1.0 helps, t2 1.0 -> 0.5 hurts, t3 0 -> 0 tie, t4 0.5 -> 1.0 (from the CSV) helps
+    assert "mcp helps on 2 of 4 tasks, hurts on 1, ties on 1; 0 incomplete" in printed
+    assert re.search(r"t4\s+0\.5000\s+2\s+1\.0000\s+2\s+0\.5000\s+helps", printed)
+
+
+def test_notebook_06_takes_the_arms_to_pair(own_trials, tmp_path, monkeypatch, caplog):
+    root, _ = own_trials
+    path = repo_root() / "notebooks" / "06_outcomes_and_cost.ipynb"
+    printed = "\n".join(
+        run_template(path, tmp_path, monkeypatch, caplog, corpus=str(root), arms="mcp,baseline")
+    )
+    assert "tool profile: codegraph (default)" in printed  # no profile asked for: the default
+    assert "baseline against mcp:" in printed
+    assert "1 incomplete" in printed  # t4's mcp trials have no reward without the CSV
+
+
+def test_notebook_07_compares_what_it_is_given(own_corpus, interactive_only, tmp_path,
+                                               monkeypatch, caplog):  # fmt: skip
+    # Any arm directory, labels and campaign root, none of them inside the corpus read.
+    path = repo_root() / "notebooks" / "07_arm_comparison_and_campaign.ipynb"
+    arm_dir = own_corpus / "sprint-7" / "ab-express"
+    printed = "\n".join(
+        run_template(
+            path, tmp_path, monkeypatch, caplog, corpus=str(interactive_only),
+            arm_dir=str(arm_dir), labels="baseline,new", campaign_root=str(own_corpus / "campaign"),
+        )
+    )  # fmt: skip
+    assert not PUBLISHED.search(printed)
+    assert "arm directory: ab-express; labels compared: baseline new" in printed
+    assert "| express · baseline | express · new | client-go · baseline |" in printed
+    assert "campaign root: campaign; repos: gin" in printed
 
 
 # Names only the bundled data has: its top-level folders, the runs and files its published

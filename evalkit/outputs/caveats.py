@@ -70,7 +70,7 @@ CAMPAIGN_CALIBRATION = (
 CAMPAIGN_FIXED_TEXT = (
     "The campaign's explanatory paragraphs (why a residual is higher, the fixed-overhead note, "
     "the single-turn caveat, how to read the last table) are evalkit's wording: the harness's "
-    "own text is not published; every figure and table line is the harness's."
+    "own text is not public; every figure and table line is the harness's."
 )
 
 TOKENS_OWN = (

@@ -20,6 +20,8 @@ into a notebook.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,8 +33,11 @@ if TYPE_CHECKING:
     from evalkit.paired import PairedReport
     from evalkit.session import InteractiveSession, Session
     from evalkit.stats import PairedDeltas
+    from evalkit.tables.campaign import Campaign
+    from evalkit.tables.compare import Comparison
     from evalkit.tables.corpus import Corpus
     from evalkit.tables.sweep import SweepResult
+    from evalkit.tables.trials import TrialSweep
 
 __all__ = [
     "FIGSIZE",
@@ -62,6 +67,29 @@ __all__ = [
     "pair_deltas_title",
     "host_cells_line",
     "first_case_deltas",
+    "trial_corpus_dir",
+    "trial_layout",
+    "trial_profile",
+    "trial_sweep",
+    "trials_line",
+    "outcome_lines",
+    "outcome_frame",
+    "outcome_metrics_frame",
+    "outcome_figure",
+    "PUBLISHED_ARM_DIR",
+    "PUBLISHED_ARM_LABELS",
+    "BUNDLED_CAMPAIGN",
+    "ArmDirectory",
+    "arm_directories",
+    "arm_labels",
+    "pick_arm_dir",
+    "arm_dir_line",
+    "compare_dir",
+    "sibling_comparisons",
+    "pick_campaign",
+    "campaign_repos",
+    "campaign_line",
+    "published_arm_comparison",
 ]
 
 FIGSIZE = (7.0, 4.0)
@@ -428,6 +456,347 @@ def first_case_deltas(
         rows[f"{metric}.baseline"].tolist(), rows[f"{metric}.candidate"].tolist(), seed=0
     )
     return case, summary
+
+
+# --- what a template picks out of a trial tree (notebook 06) -----------------------------------
+
+
+def trial_corpus_dir(parameter: str | os.PathLike[str] | None = None) -> Path:
+    """The trial corpus notebook 06 reads: its parameter, else `$EVALKIT_HARBOR_CORPUS`, else
+    `$EVALKIT_CORPUS`, else the small synthetic harbor corpus (`harbor_corpus_dir`)."""
+    chosen = (
+        parameter or os.environ.get("EVALKIT_HARBOR_CORPUS") or os.environ.get("EVALKIT_CORPUS")
+    )
+    return Path(chosen) if chosen else harbor_corpus_dir()
+
+
+def _has_harbor_trials(root: Path) -> bool:
+    from evalkit.corpus.layouts import HARBOR_TRANSCRIPT
+
+    agent, name = HARBOR_TRANSCRIPT
+    for dirpath, _, filenames in os.walk(root):
+        if name in filenames and Path(dirpath).name == agent:
+            return True
+    return False
+
+
+def trial_layout(root: str | os.PathLike[str], layout: str | None = None) -> str | None:
+    """The layout a trial tree is read with: `layout` when given; else `harbor` when the tree
+    holds a harbor trial (a folder with `agent/claude-code.txt`); else None, the A/B layouts
+    evalkit reads by default (`evalkit.corpus.discover`)."""
+    if layout:
+        return layout
+    from evalkit.corpus.layouts import HARBOR
+
+    return HARBOR if _has_harbor_trials(Path(root)) else None
+
+
+def trial_profile(root: str | os.PathLike[str], profile: str | None = None) -> str | None:
+    """The tool profile a trial tree is read with: `profile` when given; `sourcegraph` for the
+    synthetic harbor corpus (its candidate arm calls the Sourcegraph MCP tools); else None, the
+    default profile (codegraph), as `evalkit sweep` uses."""
+    if profile:
+        return profile
+    from evalkit.synthetic.harbor import is_synthetic_harbor
+
+    return "sourcegraph" if is_synthetic_harbor(root) else None
+
+
+def _two(arms: str | Sequence[str] | None) -> list[str] | None:
+    if arms is None or arms == "":
+        return None
+    if isinstance(arms, str):
+        return [a.strip() for a in arms.split(",")]
+    return [str(a) for a in arms]
+
+
+def trial_sweep(
+    corpus: str | os.PathLike[str] | None = None,
+    *,
+    layout: str | None = None,
+    profile: str | None = None,
+    outcomes: str | os.PathLike[str] | None = None,
+    arms: str | Sequence[str] | None = None,
+) -> TrialSweep:
+    """The trial sweep of notebook 06: `evalkit sweep DIR --layout L --profile P --outcomes F
+    --arms A,B`, with the notebook's defaults (`trial_corpus_dir`, `trial_layout`,
+    `trial_profile`; `arms` as `"BASELINE,CANDIDATE"` or two names), uncached, in-process."""
+    from evalkit.tables.trials import run_trial_sweep
+
+    root = trial_corpus_dir(corpus)
+    return run_trial_sweep(
+        root,
+        layout=trial_layout(root, layout),
+        profile=trial_profile(root, profile),
+        outcomes=outcomes,
+        arms=_two(arms),
+        cache=False,
+        jobs=1,
+    )
+
+
+def trials_line(trials: TrialSweep) -> str:
+    """One line: the corpus, how it was read (layout, profile), the runs read and the arms."""
+    layout = trials.layout.describe() if trials.layout is not None else "the A/B layouts"
+    arms = ", ".join(trials.arms) or "none"
+    return (
+        f"corpus: {show_path(trials.root)}; layout: {layout}; tool profile: "
+        f"{trials.profile.describe()}; runs read: {len(trials.parsed)} of {len(trials.rows)}; "
+        f"arms: {arms}"
+    )
+
+
+def outcome_lines(trials: TrialSweep) -> list[str]:
+    """The outcome table's summary (k of n tasks helped, the exact test), or why there is none."""
+    from evalkit.outputs.trials_text import outcome_summary
+
+    t = trials.outcomes
+    if t is None:
+        found = ", ".join(trials.arms) or "none"
+        return [f"no outcome table: it needs two arms (arms found: {found})"]
+    if not t.tasks:
+        return [
+            f"no outcome table: no run of {t.baseline} or {t.candidate} names a task with an "
+            "outcome (a harbor trial's result.json, or an outcomes CSV: the `outcomes` parameter)"
+        ]
+    return [f"{t.candidate} against {t.baseline}:"] + outcome_summary(t)
+
+
+def outcome_frame(trials: TrialSweep) -> pd.DataFrame:
+    """`OutcomeTable.to_frame()`, one row per task (no row without an outcome table)."""
+    import pandas as pd
+
+    if trials.outcomes is None:
+        cols = ["task", "baseline_reward", "baseline_n", "candidate_reward", "candidate_n"]
+        return pd.DataFrame(columns=[*cols, "delta", "class"])
+    return trials.outcomes.to_frame()
+
+
+def outcome_metrics_frame(trials: TrialSweep) -> pd.DataFrame:
+    """`OutcomeTable.summary_frame()`: reward, cost, tokens, duration and tool calls per task,
+    paired (no row without tasks)."""
+    import pandas as pd
+
+    if trials.outcomes is None or not trials.outcomes.tasks:
+        return pd.DataFrame(columns=["figure", "tasks", "candidate_higher", "candidate_lower"])
+    return trials.outcomes.summary_frame()
+
+
+def outcome_figure(trials: TrialSweep):
+    """The per-task reward deltas as bars, or a figure that says why there are none; the title
+    says "synthetic corpus" when the tree is the synthetic harbor one."""
+    from evalkit.outputs.figures import (
+        SYNTHETIC_LABEL,
+        _empty_figure,
+        outcome_deltas_data,
+        outcome_deltas_figure,
+    )
+    from evalkit.synthetic.harbor import is_synthetic_harbor
+
+    label = SYNTHETIC_LABEL if is_synthetic_harbor(trials.root) else ""
+    t = trials.outcomes
+    if t is None or not t.tasks:
+        return _empty_figure(f"Reward delta per task{label}", "no task has an outcome in two arms")
+    return outcome_deltas_figure(
+        outcome_deltas_data(t), f"{t.candidate} against {t.baseline}, per task{label}"
+    )
+
+
+# --- what a template picks out of arm directories and campaigns (notebook 07) -----------------
+
+# The bundled corpus's arm directory whose ARM COMPARISON the project published (spec §12.3),
+# with the labels in the published order, and its campaign root (spec §7.3).
+PUBLISHED_ARM_DIR = "cg22/ab-express"
+PUBLISHED_ARM_LABELS = ("new", "baseline")
+BUNDLED_CAMPAIGN = "ab-readme"
+
+
+@dataclass(frozen=True)
+class ArmDirectory:
+    """A directory of arm runs (`run-<label>-<i>.jsonl`, `run-<label>.jsonl`, spec §7.2).
+
+    Attributes:
+        path: The directory, relative to the corpus (POSIX; `.` for the corpus itself).
+        labels: The arm labels its runs name, in comparison order (`arm_labels`).
+        runs: How many runs it holds.
+    """
+
+    path: str
+    labels: tuple[str, ...]
+    runs: int
+
+
+def arm_labels(labels) -> tuple[str, ...]:
+    """Arm labels in comparison order: every other label by name, then `baseline` last (the
+    order of the harness's own invocation, `compare-arms.mjs DIR new baseline`)."""
+    labels = set(labels)
+    return tuple(sorted(labels - {"baseline"}) + (["baseline"] if "baseline" in labels else []))
+
+
+def arm_directories(root: str | os.PathLike[str]) -> tuple[ArmDirectory, ...]:
+    """Every directory of the corpus that holds A/B arm runs, in path order."""
+    from evalkit.corpus.discover import discover
+
+    runs: dict[str, list[str]] = {}
+    for ref in discover(root).sessions:
+        if ref.layout == "ab-arm" and ref.arm is not None:
+            runs.setdefault(ref.log.rpartition("/")[0] or ".", []).append(ref.arm)
+    return tuple(ArmDirectory(d, arm_labels(a), len(a)) for d, a in sorted(runs.items()))
+
+
+def _direct_labels(directory: Path) -> tuple[str, ...]:
+    from evalkit.corpus.discover import discover
+
+    return arm_labels(
+        r.arm for r in discover(directory).sessions if r.arm is not None and "/" not in r.log
+    )
+
+
+def pick_arm_dir(
+    root: str | os.PathLike[str],
+    arm_dir: str | os.PathLike[str] | None = None,
+    labels: str | Sequence[str] | None = None,
+) -> tuple[Path | None, tuple[str, ...]]:
+    """The arm directory notebook 07 compares, and the labels it compares.
+
+    `arm_dir` when given (any directory of runs, inside the corpus or not), else the bundled
+    corpus's published one (`PUBLISHED_ARM_DIR`), else the corpus's first arm directory (path
+    order) with runs of two labels or more, else its first one. `labels` (`"new,baseline"` or
+    names) when given, else the labels the directory's runs name (`arm_labels` order).
+
+    Returns:
+        `(directory, labels)`, or `(None, ())` when the corpus has no arm directory.
+    """
+    root = Path(root)
+    asked = _two(labels)
+    if arm_dir:
+        directory = Path(arm_dir)
+        return directory, tuple(asked) if asked else _direct_labels(directory)
+    if is_bundled_corpus(root):
+        return root / PUBLISHED_ARM_DIR, tuple(asked) if asked else PUBLISHED_ARM_LABELS
+    dirs = arm_directories(root)
+    if not dirs:
+        return None, ()
+    chosen = next((d for d in dirs if len(d.labels) >= 2), dirs[0])
+    return root / chosen.path, tuple(asked) if asked else chosen.labels
+
+
+def _name(directory: Path, root: Path) -> str:
+    try:
+        return directory.resolve().relative_to(root.resolve()).as_posix()
+    except (OSError, ValueError):
+        return show_path(directory)
+
+
+def arm_dir_line(root: str | os.PathLike[str], directory: Path | None, labels) -> str:
+    """What notebook 07 compares, in one line, or why it compares nothing."""
+    if directory is None:
+        return (
+            "no arm comparison: this corpus has no directory of arm runs "
+            "(run-<label>-<i>.jsonl files; set `arm_dir` to one)"
+        )
+    shown = " ".join(labels) or "none"
+    return f"arm directory: {_name(directory, Path(root))}; labels compared: {shown}"
+
+
+def compare_dir(
+    root: str | os.PathLike[str], directory: Path | None, labels: Sequence[str]
+) -> Comparison | None:
+    """`evalkit compare DIR LABEL…` of the chosen directory, named relative to the corpus (None
+    without a directory or labels)."""
+    from evalkit.tables.compare import compare_arms
+
+    if directory is None or not labels:
+        return None
+    return compare_arms(directory, list(labels), name=_name(directory, Path(root)))
+
+
+def sibling_comparisons(
+    root: str | os.PathLike[str], directory: Path | None, labels: Sequence[str]
+) -> list[Comparison]:
+    """The comparison of `directory` and of every other arm directory beside it (an `ab-<repo>`
+    folder of the same parent: the same pass) that has runs of one of `labels`, `directory`
+    first, then by name: the columns of the transposed repo × arm table."""
+    from evalkit.corpus.discover import discover
+
+    if directory is None or not labels:
+        return []
+    out = [compare_dir(root, directory, labels)]
+    parent = directory.parent
+    try:
+        others = sorted(p for p in parent.iterdir() if p.is_dir() and p.name.startswith("ab-"))
+    except OSError:
+        others = []
+    for other in others:
+        if other.resolve() == directory.resolve():
+            continue
+        found = {r.arm for r in discover(other).sessions if "/" not in r.log}
+        if found & set(labels):
+            out.append(compare_dir(root, other, labels))
+    return [c for c in out if c is not None]
+
+
+def pick_campaign(
+    root: str | os.PathLike[str], campaign: str | os.PathLike[str] | None = None
+) -> Path | None:
+    """The campaign root notebook 07 reads: `campaign` when given, else the bundled corpus's
+    (`BUNDLED_CAMPAIGN`), else the first campaign root of the corpus (a folder of
+    `<repo>/run<N>/run-<label>.jsonl` runs, spec §7.3), else None."""
+    root = Path(root)
+    if campaign:
+        return Path(campaign)
+    if is_bundled_corpus(root):
+        return root / BUNDLED_CAMPAIGN
+    from evalkit.corpus.discover import discover
+
+    roots = sorted(
+        "/".join(ref.log.split("/")[:-3]) for ref in discover(root).sessions
+        if ref.layout == "campaign"
+    )  # fmt: skip
+    return (root / roots[0] if roots[0] else root) if roots else None
+
+
+def campaign_repos(campaign: Path) -> tuple[str, ...]:
+    """The repos of a campaign root: the folders holding `run<N>` run folders, the harness's
+    seven first in its order (`CAMPAIGN_REPOS`), then any other by name."""
+    from evalkit.tables.campaign import CAMPAIGN_REPOS, _is_run_dir
+
+    try:
+        found = {
+            d.name
+            for d in campaign.iterdir()
+            if d.is_dir() and any(_is_run_dir(r, r.name) for r in d.iterdir())
+        }
+    except OSError:
+        return ()
+    return tuple([r for r in CAMPAIGN_REPOS if r in found] + sorted(found - set(CAMPAIGN_REPOS)))
+
+
+def published_arm_comparison(
+    root: str | os.PathLike[str], cmp: Comparison | None
+) -> pd.DataFrame | None:
+    """The published ARM COMPARISON cells beside the printed ones (`evalkit.published.
+    arm_comparison_comparison`), or None unless `cmp` is the bundled corpus's published
+    directory compared with the published labels, the only comparison there is to check."""
+    from evalkit.outputs.compare_text import comparison_cells
+    from evalkit.published import arm_comparison_comparison
+
+    if cmp is None or not is_bundled_corpus(root):
+        return None
+    if cmp.directory != PUBLISHED_ARM_DIR or cmp.labels != PUBLISHED_ARM_LABELS:
+        return None
+    return arm_comparison_comparison(comparison_cells(cmp), list(PUBLISHED_ARM_LABELS))
+
+
+def campaign_line(root: str | os.PathLike[str], campaign: Path | None, c: Campaign | None) -> str:
+    """What notebook 07's campaign section reads, in one line, or why it reads nothing."""
+    if campaign is None or c is None:
+        return (
+            "no campaign: this corpus has no campaign root (<repo>/run<N>/run-<label>.jsonl "
+            "folders; set `campaign_root` to one)"
+        )
+    repos = ", ".join(r.repo for r in c.repos)
+    return f"campaign root: {_name(campaign, Path(root))}; repos: {repos}"
 
 
 def execute(paths: list[str | os.PathLike[str]], *, timeout: int = 600) -> None:
