@@ -7,8 +7,11 @@ of known lengths between requests of known prompt sizes (agent-formats §1.9; re
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from evalkit.cli import main
 from evalkit.corpus.agents import agent_rows
 from evalkit.formats.codex.rollout import read_rollout
 from evalkit.formats.detect import read_agent_file
@@ -225,3 +228,22 @@ def test_the_acceptance_rollout_by_hand(tmp_path):
     # Turn 1's 195 / price tokens are cleared by the compaction; apply_patch's 53 / price stay.
     assert o.evicted == round(195 / o.chars_per_token)
     assert o.residual["other"] == round(53 / o.chars_per_token) and o.residual_file_access == 0
+
+
+def test_run_prints_and_returns_the_rollout_residual(tmp_path, capsys):
+    path = write_rollout(tmp_path / "rollout.jsonl", _two_gap_lines(False))
+    assert main(["run", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "    codegraph 2,125, file access 1,275, other 0 tokens; retrieval residual 3,400 of a "
+        "final context of 13,400"
+    ) in out
+    assert "    2.35 chars per token measured, 0 tokens evicted" in out
+    assert "The residual is evalkit's own analogue of the Claude Code one." in out
+    assert main(["run", str(path), "--json"]) == 0
+    (s,) = json.loads(capsys.readouterr().out)["sessions"]
+    assert s["occupancy"]["retrieval_residual"] == 3400
+    assert s["occupancy"]["residual"]["bash"] == 1275
+    exec_path = write_events(tmp_path / "exec.jsonl", exec_stream_events())
+    assert main(["run", str(exec_path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["sessions"][0]["occupancy"] is None
