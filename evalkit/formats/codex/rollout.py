@@ -29,7 +29,7 @@ from typing import Any
 
 from evalkit.ecma import utf16_len
 from evalkit.errors import TranscriptError
-from evalkit.formats.codex.outputs import decode_output
+from evalkit.formats.codex.outputs import DecodedOutput, decode_output
 from evalkit.formats.common import (
     AgentSession,
     AgentToolCall,
@@ -227,7 +227,7 @@ def read_rollout(path: str | os.PathLike[str], *, parent: str | None = None) -> 
 
     unknown: list[str] = []
     calls: list[dict[str, Any]] = []
-    outputs: dict[str, Any] = {}
+    outputs: dict[str, DecodedOutput] = {}  # the first output of each call id
     assistant: list[tuple[int, str, Any]] = []  # (index, text, phase)
     completes: list[tuple[int, Any]] = []
     turn_ids: list[str] = []
@@ -368,19 +368,14 @@ def read_rollout(path: str | os.PathLike[str], *, parent: str | None = None) -> 
                 value = (
                     payload.get("tools") if ptype == "tool_search_output" else payload.get("output")
                 )
-                context.append(("output", utf16_len(decode_output(value).text), None, call_id))
+                decoded_output = decode_output(value)
+                context.append(("output", utf16_len(decoded_output.text), None, call_id))
                 if call_id is not None and call_id not in outputs:
-                    outputs[call_id] = (
-                        payload.get("tools")
-                        if ptype == "tool_search_output"
-                        else payload.get("output")
-                    )
+                    outputs[call_id] = decoded_output
 
     tool_calls = []
     for order, c in enumerate(calls):
-        out = outputs.get(c["id"]) if c["id"] is not None else None
-        has_output = c["id"] is not None and c["id"] in outputs
-        decoded = decode_output(out) if has_output else None
+        decoded = outputs.get(c["id"]) if c["id"] is not None else None
         tool_calls.append(
             AgentToolCall(
                 order=order,
