@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 
 from evalkit.cli import main
@@ -247,3 +248,19 @@ def test_run_prints_and_returns_the_rollout_residual(tmp_path, capsys):
     exec_path = write_events(tmp_path / "exec.jsonl", exec_stream_events())
     assert main(["run", str(exec_path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["sessions"][0]["occupancy"] is None
+
+
+def test_the_glance_residual_keeps_to_claude_code_sessions(tmp_path):
+    import evalkit
+    from evalkit.outputs import glance
+    from tests.test_corpus_agents import claude_run
+
+    root = tmp_path / "corpus"
+    (root / "ab-x").mkdir(parents=True)
+    claude_run(root / "ab-x" / "run-baseline-1.jsonl")
+    alone = glance.residual_data(evalkit.load_corpus(root, cache=False, jobs=1))
+    write_rollout(root / "ab-x" / "run-baseline-2.jsonl", _two_gap_lines(False))
+    corpus = evalkit.load_corpus(root, cache=False, jobs=1)
+    df = corpus.sessions_df().set_index("log")
+    assert df.loc["ab-x/run-baseline-2.jsonl", "retrieval_residual"] == 3400  # in the frame
+    pd.testing.assert_frame_equal(glance.residual_data(corpus), alone)  # not in the glance
