@@ -94,8 +94,16 @@ def test_mixed_corpus_loads_every_file_accounted_with_the_agent_per_row(mixed):
     ) == (0.75, True)
     # Claude-Code-only metrics are missing for other agents, never 0; tool counts are filled.
     others = df[df["agent"] != "claude-code"]
-    for col in ("explore_calls", "efficiency", "residual_codegraph", "next_explore_again", "chars"):
+    for col in ("explore_calls", "efficiency", "next_explore_again", "chars"):
         assert others[col].isna().all(), col
+    # The residual is filled where per-request prompt sizes exist: Codex rollouts, not exec --json
+    # or Inspect (evalkit's analogue; hand-computed cases in tests/test_agent_occupancy.py).
+    no_prompts = others[others.index != ROLLOUT]
+    for col in ("residual_codegraph", "retrieval_residual", "final_context"):
+        assert no_prompts[col].isna().all(), col
+    assert df.loc[ROLLOUT, "final_context"] == 500  # the last request's prompt
+    assert df.loc[ROLLOUT, "base_context"] == 1000
+    assert not pd.isna(df.loc[ROLLOUT, "retrieval_residual"])
     assert df.loc[ROLLOUT, ["tool_calls", "bash_calls", "codegraph_calls"]].tolist() == [4, 2, 1]
     assert df.loc[ROLLOUT, "turns"] == 2 and df.loc[ROLLOUT, "compactions"] == 1
     # Mixing agents in changes no Claude Code number.

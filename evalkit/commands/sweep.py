@@ -9,6 +9,7 @@ from pathlib import Path
 
 from evalkit.corpus.discover import natural_key
 from evalkit.errors import UsageError
+from evalkit.formats.detect import FORMATS
 from evalkit.outputs import caveats
 
 DESCRIPTION = """\
@@ -33,6 +34,8 @@ Codex CLI rollouts and `codex exec --json` captures (*.jsonl) and Inspect AI
 logs (*.eval, *.json) are recognised by their content: listed with the other
 files, kept out of the explore tables (Claude Code metrics), and summarised in
 an agent table (sessions, tool calls, tokens, outcomes per agent and arm).
+--format forces one reader for every session instead: a file that reader
+cannot read is a crash naming it, and the rest still load.
 
 With no DIR, sweeps the bundled synthetic corpus (data/corpus), whose numbers
 demonstrate the pipeline and say nothing about any real tool.
@@ -160,6 +163,13 @@ def register(subparsers) -> None:
         help="with --engine dask: the scheduler to use (default: start a local cluster)",
     )
     p.add_argument(
+        "--format",
+        choices=("auto", *FORMATS),
+        default="auto",
+        help="which reader reads every session (default auto: each file's own, recognised "
+        "from its content)",
+    )
+    p.add_argument(
         "--cache-dir",
         metavar="DIR",
         type=Path,
@@ -251,6 +261,11 @@ def _run(args) -> int:
         if not arms:
             raise UsageError("--arms needs at least one arm label")
     if _trial_mode(args):
+        if args.format != "auto":
+            raise UsageError(
+                "--format is not used by a trial sweep (--layout, --profile, --outcomes), "
+                "which reads Claude Code runs"
+            )
         return _run_trials(args, arms)
     from evalkit.tables.compare import parse_exclude
 
@@ -266,6 +281,7 @@ def _run(args) -> int:
         verify=args.verify,
         engine=args.engine,
         scheduler=args.scheduler,
+        format=args.format,
     )
     if arms is not None:
         present = sorted(

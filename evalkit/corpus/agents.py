@@ -3,8 +3,10 @@
 A Codex rollout or `exec --json` capture is one session; an Inspect log is one session per sample
 and epoch, named `<file>#<sample id>:<epoch>` in the frames. They fill the columns every agent
 has (tool calls by family, the token ledger, turns, compactions, duration, cost, outcome, model);
-the explore allocation, sufficiency and codegraph occupancy columns are Claude Code metrics and
-stay `<NA>` for them (issue 15). In the sweep such a file is accounted for and listed, never
+the explore allocation and sufficiency columns are Claude Code metrics and stay `<NA>` for them
+(issue 15). The residual columns (`residual_<family>`, `retrieval_residual`, …) are filled for a
+Codex rollout, which records every request's prompt size, by evalkit's analogue of the Claude
+Code residual (`evalkit.metrics.agent_occupancy`); `exec --json` and Inspect sessions have none. In the sweep such a file is accounted for and listed, never
 mixed into the explore tables.
 """
 
@@ -19,6 +21,7 @@ from evalkit.errors import TranscriptError
 from evalkit.formats.codex.rollout import rollout_id
 from evalkit.formats.common import AgentSession
 from evalkit.formats.detect import read_agent_file
+from evalkit.metrics.agent_occupancy import agent_occupancy
 
 __all__ = [
     "AGENT_REASON",
@@ -147,7 +150,21 @@ def _row(s: AgentSession, log: str) -> dict[str, Any]:
         "reward": s.reward,
         "passed": s.passed,
         "parent_copy_included": s.contains_parent_copy,
+        **_occupancy_row(s),
     }
+
+
+def _occupancy_row(s: AgentSession) -> dict[str, Any]:
+    """The residual columns of a Codex rollout (evalkit's analogue of the Claude Code residual,
+    `evalkit.metrics.agent_occupancy`); none (<NA>) for `exec --json` and Inspect."""
+    from evalkit.corpus.frames import occupancy_columns, retrieval_columns
+
+    o = agent_occupancy(s)
+    if o is None:
+        return {}
+    cols = occupancy_columns(o)
+    cols["compactions"] = s.compactions  # the reader's count (`compacted` lines or events)
+    return {**cols, **retrieval_columns(o, o.window_tokens)}
 
 
 def _detail(value: Any) -> str:

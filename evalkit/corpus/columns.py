@@ -132,7 +132,13 @@ _SESSIONS: tuple[Column, ...] = (
         _c(f"next_{b}", "Int64", "count", f"explore calls followed by: {b.replace('_', ' ')}")
         for b in BUCKETS
     ),
-    _c("final_context", "Float64", "tokens", "context window in use at the last request"),
+    _c(
+        "final_context",
+        "Float64",
+        "tokens",
+        "context window in use at the last request (Claude Code; Codex rollouts: the last "
+        "request's prompt tokens)",
+    ),
     _c(
         "base_context",
         "Float64",
@@ -154,7 +160,8 @@ _SESSIONS: tuple[Column, ...] = (
             f"residual_{f}",
             "Float64",
             "tokens",
-            f"tokens of {f} output still in the window at the end",
+            f"tokens of {f} output still in the window at the end (Codex rollouts: evalkit's "
+            "analogue from per-request prompt sizes; <NA> for codex exec --json and Inspect)",
         )
         for f in FAMILIES
     ),
@@ -214,7 +221,9 @@ _SESSIONS: tuple[Column, ...] = (
         "retrieval_residual",
         "Float64",
         "tokens",
-        "codegraph + file-access tokens still in the window at the end",
+        "codegraph + file-access tokens still in the window at the end (Codex rollouts: "
+        "evalkit's analogue from per-request prompt sizes; <NA> for codex exec --json and "
+        "Inspect)",
     ),
     _c("retrieval_residual_share", "Float64", "fraction", "retrieval_residual / final_context"),
     # tokens and cost done right (evalkit's own; agent-formats §5.3): the token ledger

@@ -36,19 +36,20 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from evalkit.ecma import listing_key
 from evalkit.errors import UsageError
-from evalkit.formats.detect import AGENT_OF, detect_format
+from evalkit.formats.detect import AGENT_OF, check_format, detect_format
 
 __all__ = [
     "SessionRef",
     "FileEntry",
     "Discovery",
     "discover",
+    "force_format",
     "natural_key",
     "ref_for_files",
     "identity",
@@ -340,6 +341,38 @@ def discover(root: str | os.PathLike[str]) -> Discovery:
     sessions.sort(key=lambda s: natural_key(s.log))
     entries.sort(key=lambda e: natural_key(e.path))
     return Discovery(root, tuple(sessions), tuple(entries))
+
+
+def force_format(found: Discovery, fmt: str | None) -> Discovery:
+    """Every session of `found` read by one reader (`--format`), not by what its content says.
+
+    A Claude Code session with several segment files (`X.t2.jsonl`, …) or an interactive log
+    with subagent files cannot be read by another agent's one-file reader: forced to such a
+    reader it is reported as a crash saying so, never read in part. Entries that are not
+    sessions stay skipped. `fmt` None (or `auto`) leaves `found` unchanged.
+
+    Raises:
+        UsageError: `fmt` is not a format name.
+    """
+    fmt = check_format(fmt)
+    if fmt is None:
+        return found
+    sessions = []
+    for ref in found.sessions:
+        problem = ref.problem
+        if problem is None and fmt != "claude-code":
+            if len(ref.segments) > 1:
+                problem = (
+                    f"{len(ref.segments)} segment files make a Claude Code session; "
+                    f"--format {fmt} reads one file"
+                )
+            elif ref.layout == "interactive" and ref.subagents:
+                problem = (
+                    f"an interactive Claude Code log with subagent files; --format {fmt} reads "
+                    "one file"
+                )
+        sessions.append(replace(ref, format=fmt, problem=problem))
+    return Discovery(found.root, tuple(sessions), found.files)
 
 
 def _is_agent_log(path: Path) -> bool:

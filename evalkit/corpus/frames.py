@@ -35,7 +35,7 @@ from evalkit.corpus.discover import SessionRef, identity, ref_for_files
 from evalkit.ecma import js_string, utf16_len
 from evalkit.errors import EvalkitError, TranscriptError
 from evalkit.formats.claude_code.transcripts import is_explore, tool_results
-from evalkit.metrics.occupancy import DEFAULT_WINDOW_TOKENS, FAMILIES
+from evalkit.metrics.occupancy import DEFAULT_WINDOW_TOKENS, FAMILIES, Occupancy
 from evalkit.metrics.sufficiency import BUCKETS
 from evalkit.metrics.summary import Summary, summarize
 from evalkit.metrics.tokens import ClaudeCodeTokens, claude_code_tokens
@@ -52,6 +52,8 @@ __all__ = [
     "load_sessions",
     "session_rows",
     "identity",
+    "occupancy_columns",
+    "retrieval_columns",
     "FRAME_NAMES",
 ]
 
@@ -250,22 +252,7 @@ def _session_row(v: _View) -> dict[str, Any]:
         }
     )
     if (o := v.occupancy) is not None:
-        row.update(
-            {
-                "final_context": o.final_context,
-                "base_context": o.base_context,
-                "chars_per_token": _nan_to_none(o.chars_per_token),
-                "calibrated": o.calibrated,
-                "dispersion": _nan_to_none(o.dispersion),
-                # Another tool profile's tool family has no column here: <NA>, never mislabelled.
-                **{f"residual_{f}": o.residual.get(f) for f in FAMILIES},
-                "residual_file_access": o.residual_file_access,
-                **{f"contributed_{f}": o.contributed.get(f) for f in FAMILIES},
-                "contributed_file_access": o.contributed_file_access,
-                "evicted": o.evicted,
-                "compactions": o.compactions,
-            }
-        )
+        row.update(occupancy_columns(o))
     if (m := v.summary) is not None:
         has_result = m.results > 0  # no result event: duration, cost and outcome are unknown
         row.update(
@@ -339,16 +326,39 @@ def _token_columns(v: _View) -> dict[str, Any]:
         "context_window": t.context_window,
     }
     if (o := v.occupancy) is not None:
-        residual = o.residual[o.tool_family] + o.residual_file_access  # the profile's tool
-        row.update(
-            {
-                "retrieval_residual": residual,
-                "retrieval_residual_share": residual / o.final_context if o.final_context else None,
-                "final_context_window_share": o.final_context / window,
-                "retrieval_residual_window_share": residual / window,
-            }
-        )
+        row.update(retrieval_columns(o, window))
     return row
+
+
+def occupancy_columns(o: Occupancy) -> dict[str, Any]:
+    """The sessions frame's occupancy columns of one `Occupancy` (Claude Code's, or the Codex
+    rollout analogue of `evalkit.metrics.agent_occupancy`)."""
+    return {
+        "final_context": o.final_context,
+        "base_context": o.base_context,
+        "chars_per_token": _nan_to_none(o.chars_per_token),
+        "calibrated": o.calibrated,
+        "dispersion": _nan_to_none(o.dispersion),
+        # Another tool profile's tool family has no column here: <NA>, never mislabelled.
+        **{f"residual_{f}": o.residual.get(f) for f in FAMILIES},
+        "residual_file_access": o.residual_file_access,
+        **{f"contributed_{f}": o.contributed.get(f) for f in FAMILIES},
+        "contributed_file_access": o.contributed_file_access,
+        "evicted": o.evicted,
+        "compactions": o.compactions,
+    }
+
+
+def retrieval_columns(o: Occupancy, window: float) -> dict[str, Any]:
+    """The retrieval residual (the tool under test's + file-access residual, §8.4) and the
+    share-of-context and share-of-window figures, `window` being the session's window."""
+    residual = o.residual[o.tool_family] + o.residual_file_access  # the profile's tool
+    return {
+        "retrieval_residual": residual,
+        "retrieval_residual_share": residual / o.final_context if o.final_context else None,
+        "final_context_window_share": o.final_context / window,
+        "retrieval_residual_window_share": residual / window,
+    }
 
 
 _MODEL_USAGE_COLUMNS = (

@@ -45,8 +45,9 @@ __all__ = [
 Status = Literal["parsed", "no-explore", "crash", "skipped"]
 
 # Bump when the payload's shape or meaning changes; part of every cache key.
-PAYLOAD_VERSION = 7  # 2: damage line counts; 3: tool calls, skipped; 4: run figures; 5: store;
-# 6: reasons in plain words; 7: other agents (agent, agent_sessions, ledger)
+PAYLOAD_VERSION = 8  # 2: damage line counts; 3: tool calls, skipped; 4: run figures; 5: store;
+# 6: reasons in plain words; 7: other agents (agent, agent_sessions, ledger); 8: Codex rollout
+# residual columns in the agent rows
 
 Kind = Literal["str", "str?", "int", "bool", "str-list", "calls", "json"]
 

@@ -26,6 +26,7 @@ __all__ = [
     "AGENTS",
     "AgentSession",
     "AgentToolCall",
+    "ContextItem",
     "FileRead",
     "Request",
     "TokenLedger",
@@ -127,6 +128,28 @@ class Request:
 
 
 @dataclass(frozen=True)
+class ContextItem:
+    """One thing that entered (or left) the model's context, in file order (a rollout's
+    occupancy timeline; agent-formats §1.9, reference-metrics §6.2).
+
+    Attributes:
+        kind: `request` (a request event: `tokens` is its whole prompt), `output` (a tool
+            output: `call` names the tool call it answers), `input` (a user, developer or
+            system message), `assistant` (text, reasoning text or a tool call the model wrote)
+            or `compaction` (the history was replaced by a summary).
+        chars: UTF-16 length of what was added (0 for `request` and `compaction`).
+        tokens: The request's prompt tokens, cached part included; None for other kinds.
+        call: For `output`: the `order` of the tool call it answers, None when its call id
+            names no call in the session.
+    """
+
+    kind: str
+    chars: int = 0
+    tokens: float | None = None
+    call: int | None = None
+
+
+@dataclass(frozen=True)
 class FileRead:
     """What reading one file kept and skipped (the non-Claude-Code twin of `SegmentRead`).
 
@@ -208,6 +231,9 @@ class AgentSession:
         excluded_copied_lines: Lines recognised as the parent's copy and left out.
         unfinished_calls: Tool calls started but never completed (`exec --json`), None elsewhere.
         read: The reading account of the file.
+        context: The occupancy timeline (requests, what each added, compactions) in file
+            order, where the format records per-request prompt sizes (Codex rollouts); None
+            otherwise (`exec --json`, Inspect).
         extra: Format-specific facts worth keeping (Inspect `working_time`, scores, limit).
     """
 
@@ -237,6 +263,7 @@ class AgentSession:
     excluded_copied_lines: int = 0
     unfinished_calls: int | None = None
     read: FileRead | None = field(default=None, repr=False)
+    context: tuple[ContextItem, ...] | None = field(default=None, repr=False)
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def calls_by_family(self) -> dict[str, int]:

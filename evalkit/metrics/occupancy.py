@@ -46,6 +46,10 @@ __all__ = [
     "Gap",
     "Occupancy",
     "compute_occupancy",
+    "occupancy_of_timeline",
+    "Req",
+    "Add",
+    "Compact",
     "format_occupancy",
     "window_tokens_from_env",
     "js_number",
@@ -77,6 +81,10 @@ class _Add:
 @dataclass(frozen=True)
 class _Compact:
     pass
+
+
+# The timeline's entries, for another format's timeline (`occupancy_of_timeline`).
+Req, Add, Compact = _Req, _Add, _Compact
 
 
 def _usage_tokens(usage: Any, fields: Sequence[str], path: str) -> float:
@@ -436,9 +444,21 @@ def compute_occupancy(
         TranscriptError: On inputs the reference crashes on (§9.1 cases 2 and 4), and on a
             non-numeric usage count.
     """
-    families = profile.families
     entries, compactions = _timeline(events, path, profile)
-    gaps, reqs = _gaps(entries)
+    return occupancy_of_timeline(entries, compactions, window_tokens, profile.families)
+
+
+def occupancy_of_timeline(
+    entries: Sequence[Any],
+    compactions: int,
+    window_tokens: float,
+    families: tuple[str, ...],
+) -> Occupancy:
+    """§6.3–6.7 over a timeline already built: gaps, calibration, dispersion, FIFO attribution
+    and the rounded result. `entries` are `Req(ctx)`, `Add(chars, family)` and `Compact()` in
+    order; every family an `Add` names must be one of `families`. The Codex rollout residual
+    (`evalkit.metrics.agent_occupancy`) builds its own timeline and shares this arithmetic."""
+    gaps, reqs = _gaps(list(entries))
     chars_per_token, calibrated = _calibrate(gaps)
     dispersion = _dispersion(gaps, chars_per_token)
     contributed, residual, evicted = _attribute(gaps, chars_per_token, families)

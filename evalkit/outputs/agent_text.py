@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from evalkit.ecma import grp, pl, utf16_len
+from evalkit.ecma import fix, grp, pl, utf16_len
 from evalkit.formats.common import AgentSession
+from evalkit.metrics.agent_occupancy import agent_occupancy
+from evalkit.metrics.occupancy import Occupancy
 
 __all__ = ["AGENT_NAMES", "FORMAT_NAMES", "agent_json", "format_agent_sessions"]
 
@@ -83,6 +85,8 @@ def _format_one(s: AgentSession) -> list[str]:
         lines.append(
             f"  largest prompt {_num(max(prompts))}{window}; last prompt {_num(prompts[-1])}"
         )
+    if (o := agent_occupancy(s)) is not None:
+        lines += _residual_lines(o)
     if s.reward is not None or s.passed is not None:
         passed = "—" if s.passed is None else ("yes" if s.passed else "no")
         lines.append(f"  outcome: reward {_num(s.reward)}, passed {passed}")
@@ -96,6 +100,23 @@ def _format_one(s: AgentSession) -> list[str]:
     return lines
 
 
+def _retrieval(o: Occupancy) -> int:
+    return o.residual[o.tool_family] + o.residual_file_access
+
+
+def _residual_lines(o: Occupancy) -> list[str]:
+    """The Codex rollout residual (evalkit's analogue of the Claude Code one), in two lines."""
+    measured = "measured" if o.calibrated else "not measurable here, 3.0 assumed"
+    return [
+        "  tool output still in the window at the end (evalkit's estimate from the prompt sizes):",
+        f"    {o.tool_family} {_num(o.residual[o.tool_family])}, file access "
+        f"{_num(o.residual_file_access)}, other {_num(o.residual['other'])} tokens; retrieval "
+        f"residual {_num(_retrieval(o))} of a final context of {_num(o.final_context)}",
+        f"    {fix(o.chars_per_token, 2)} chars per token {measured}, {_num(o.evicted)} tokens "
+        "evicted",
+    ]
+
+
 def format_agent_sessions(path: str, sessions: Sequence[AgentSession]) -> str:
     """The summary of every session of one file, without the final newline."""
     if not sessions:
@@ -107,10 +128,17 @@ def format_agent_sessions(path: str, sessions: Sequence[AgentSession]) -> str:
     lines = [head, ""]
     for s in sessions:
         lines += _format_one(s) + [""]
-    lines.append(
-        "Explore allocation, sufficiency and occupancy are Claude Code metrics: not computed "
-        f"for {AGENT_NAMES.get(sessions[0].agent, sessions[0].agent)}."
-    )
+    agent = AGENT_NAMES.get(sessions[0].agent, sessions[0].agent)
+    if any(agent_occupancy(s) is not None for s in sessions):
+        lines.append(
+            f"Explore allocation and sufficiency are Claude Code metrics: not computed for {agent}. "
+            "The residual is evalkit's own analogue of the Claude Code one."
+        )
+    else:
+        lines.append(
+            "Explore allocation, sufficiency and occupancy are Claude Code metrics: not computed "
+            f"for {agent}."
+        )
     return "\n".join(lines)
 
 
@@ -141,7 +169,16 @@ def _session_json(s: AgentSession) -> dict[str, Any]:
         "parent_id": s.parent_id,
         "contains_parent_copy": s.contains_parent_copy,
         "excluded_copied_lines": s.excluded_copied_lines,
+        "occupancy": _occupancy_json(s),
     }
+
+
+def _occupancy_json(s: AgentSession) -> dict[str, Any] | None:
+    """The Codex rollout residual (None without per-request prompt sizes)."""
+    o = agent_occupancy(s)
+    if o is None:
+        return None
+    return {**o.to_dict(), "retrieval_residual": _retrieval(o), "window_tokens": o.window_tokens}
 
 
 def agent_json(path: str, sessions: Sequence[AgentSession]) -> dict[str, Any]:

@@ -323,6 +323,8 @@ def residual_data(corpus: Corpus) -> pd.DataFrame:
 
     Residual is what a family's tool output still occupies in the context window at the end of
     the session (spec §6), in tokens. Interactive sessions have no occupancy and are not in it.
+    Only Claude Code sessions are: a Codex rollout's residual (evalkit's own analogue, in
+    `sessions_df`) is another instrument, and adding one to a corpus changes no number here.
 
     Returns:
         Columns `arm`, `family`, `sessions` (count with occupancy), `median_tokens` and
@@ -332,7 +334,7 @@ def residual_data(corpus: Corpus) -> pd.DataFrame:
     import pandas as pd
 
     s = corpus.sessions_df()
-    s = s[s["final_context"].notna()]
+    s = s[s["final_context"].notna() & (s["agent"] == "claude-code")]
     s = s.assign(arm=_arms(s["arm"]))
     rows = []
     for arm in arm_order(s["arm"]):

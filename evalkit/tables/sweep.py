@@ -25,7 +25,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evalkit.corpus.discover import Discovery, FileEntry, SessionRef, discover
+from evalkit.corpus.discover import Discovery, FileEntry, SessionRef, discover, force_format
 from evalkit.corpus.parse import Progress, analyse_sessions
 from evalkit.corpus.records import (
     Accounting,
@@ -34,8 +34,9 @@ from evalkit.corpus.records import (
     account_files,
     read_ref,
 )
-from evalkit.corpus.store import CorpusStore, default_cache_dir
+from evalkit.corpus.store import CorpusStore, code_fingerprint, default_cache_dir
 from evalkit.errors import UsageError
+from evalkit.formats.detect import check_format
 from evalkit.paths import bundled_corpus
 from evalkit.tables.agents import AgentRow, agent_table, has_other_agents
 from evalkit.tables.aggregate import (
@@ -259,6 +260,7 @@ def run_sweep(
     verify: bool = False,
     engine: str = "local",
     scheduler: object = None,
+    format: str | None = None,
 ) -> SweepResult:
     """Discover, parse and aggregate a corpus directory (spec §7, §8.2, §8.4).
 
@@ -278,10 +280,14 @@ def run_sweep(
             the `dask` extra). Both give the same records.
         scheduler: For `dask`: a scheduler address (`tcp://host:8786`), a `distributed.Client`,
             or None to start a local cluster.
+        format: Read every session with one reader (`claude-code`, `codex-rollout`,
+            `codex-exec`, `inspect`) instead of the one its content calls for; None or `auto`
+            detects (`evalkit.corpus.discover.force_format`). A session the forced reader cannot
+            read is a crash naming its file; the rest still load.
 
     Raises:
         UsageError: The directory does not exist (or, by default, the bundled corpus is absent),
-            or the engine is unknown or not installed.
+            the engine is unknown or not installed, or `format` is not a format name.
     """
     if engine not in ("local", "dask"):
         raise UsageError(f"unknown engine {engine!r} (choose local or dask)")
@@ -293,8 +299,15 @@ def run_sweep(
                 "evalkit repository); pass a corpus directory: evalkit sweep DIR"
             )
     root = Path(root)
-    found = discover(root)
-    store = CorpusStore((cache_dir or default_cache_dir()) if cache else None, root, verify=verify)
+    fmt = check_format(format)
+    found = force_format(discover(root), fmt)
+    # A forced reader gives other payloads for the same files: a store of its own.
+    store = CorpusStore(
+        (cache_dir or default_cache_dir()) if cache else None,
+        root,
+        verify=verify,
+        fingerprint=None if fmt is None else f"{code_fingerprint()}:format:{fmt}",
+    )
     bar = None if progress is False else Progress(len(found.sessions), enabled=progress)
     records = tuple(
         analyse_sessions(

@@ -8,7 +8,8 @@ Prints, side by side in one run:
 
 * a Codex rollout of `--turns` turns (each: a user prompt, reasoning, three shell calls with
   outputs, four token counts, an answer), built by the test helpers: lines per second of
-  `read_rollout`, against `read_segment` (the Claude Code line reader) on the same file;
+  `read_rollout`, against `read_segment` (the Claude Code line reader) on the same file, and
+  the time `agent_occupancy` (the Codex residual) takes on the session read;
 * a `codex exec --json` stream of the same size: events per second of `read_exec_json`;
 * an Inspect `.eval` log of `--samples` samples written with Inspect's API (when the `inspect`
   extra is installed): samples per second of `read_inspect_log`;
@@ -35,6 +36,7 @@ from evalkit.formats.codex.exec_json import read_exec_json  # noqa: E402
 from evalkit.formats.codex.rollout import read_rollout  # noqa: E402
 from evalkit.formats.detect import detect_format  # noqa: E402
 from evalkit.formats.inspect.logs import inspect_available, read_inspect_log  # noqa: E402
+from evalkit.metrics.agent_occupancy import agent_occupancy  # noqa: E402
 from tests import agent_builders as b  # noqa: E402
 
 
@@ -99,6 +101,12 @@ def main() -> None:
         print(f"  read_rollout      {t_codex * 1000:8.1f} ms  {n_lines / t_codex:10,.0f} lines/s")
         print(f"  read_segment      {t_lines * 1000:8.1f} ms  {n_lines / t_lines:10,.0f} lines/s")
         print(f"  ratio             {t_codex / t_lines:8.2f}x the Claude Code line reader")
+        session = read_rollout(rollout)
+        t_occ = best(lambda: agent_occupancy(session), args.repeat)
+        print(
+            f"  agent_occupancy   {t_occ * 1000:8.1f} ms  (the residual, on the read session: "
+            f"{t_occ / t_codex * 100:.1f}% of reading it)"
+        )
 
         stream = b.write_events(tmp / "exec.jsonl", exec_events(args.turns))
         n_events = sum(1 for _ in stream.open())

@@ -27,17 +27,20 @@ import os
 from datetime import datetime
 from typing import Any
 
+from evalkit.ecma import utf16_len
 from evalkit.errors import TranscriptError
-from evalkit.formats.codex.outputs import decode_output
+from evalkit.formats.codex.outputs import DecodedOutput, decode_output
 from evalkit.formats.common import (
     AgentSession,
     AgentToolCall,
+    ContextItem,
     FileRead,
     Request,
     TokenLedger,
     count_unknown,
     number,
     read_json_lines,
+    text_of_parts,
     tool_family,
 )
 
@@ -224,7 +227,7 @@ def read_rollout(path: str | os.PathLike[str], *, parent: str | None = None) -> 
 
     unknown: list[str] = []
     calls: list[dict[str, Any]] = []
-    outputs: dict[str, Any] = {}
+    outputs: dict[str, DecodedOutput] = {}  # the first output of each call id
     assistant: list[tuple[int, str, Any]] = []  # (index, text, phase)
     completes: list[tuple[int, Any]] = []
     turn_ids: list[str] = []
@@ -238,6 +241,8 @@ def read_rollout(path: str | os.PathLike[str], *, parent: str | None = None) -> 
     previous_total: Any = None
     reported_total: float | None = None
     window: float | None = None
+    # The occupancy timeline: (kind, chars, prompt tokens, call id), file order (§1.9).
+    context: list[tuple[str, int, float | None, str | None]] = []
 
     for index, (_, rec) in enumerate(records):
         kind = rec.get("type")
@@ -268,9 +273,11 @@ def read_rollout(path: str | os.PathLike[str], *, parent: str | None = None) -> 
                     sums[f] += number(last.get(f)) or 0.0
                 if (cw := number(last.get("cache_write_input_tokens"))) is not None:
                     cache_write = (cache_write or 0.0) + cw
+                prompt_size = number(last.get("input_tokens")) or 0.0
+                context.append(("request", 0, prompt_size, None))
                 requests.append(
                     Request(
-                        prompt_tokens=number(last.get("input_tokens")) or 0.0,
+                        prompt_tokens=prompt_size,
                         cache_read_tokens=number(last.get("cached_input_tokens")),
                         output_tokens=number(last.get("output_tokens")),
                         reasoning_tokens=number(last.get("reasoning_output_tokens")),
@@ -288,6 +295,7 @@ def read_rollout(path: str | os.PathLike[str], *, parent: str | None = None) -> 
                 model = payload["model"]
         elif kind == "compacted":
             compacted += 1
+            context.append(("compaction", 0, None, None))
         elif kind == "event_msg":
             if ptype in ("task_started", "turn_started"):
                 task_started += 1
@@ -306,6 +314,7 @@ def read_rollout(path: str | os.PathLike[str], *, parent: str | None = None) -> 
                 unknown.append(f"response_item/{ptype}")
             elif ptype == "reasoning":
                 reasoning += 1
+                context.append(("assistant", _reasoning_chars(payload), None, None))
             elif ptype == "message" and payload.get("role") == "assistant":
                 text = "".join(
                     p["text"]
@@ -315,8 +324,13 @@ def read_rollout(path: str | os.PathLike[str], *, parent: str | None = None) -> 
                     and isinstance(p.get("text"), str)
                 )
                 assistant.append((index, text, payload.get("phase")))
+                context.append(("assistant", utf16_len(text), None, None))
+            elif ptype == "message":
+                text = text_of_parts(payload.get("content"), ("input_text", "text"))
+                context.append(("input", utf16_len(text), None, None))
             elif ptype in ("function_call", "custom_tool_call"):
                 raw_input = payload.get("arguments" if ptype == "function_call" else "input")
+                context.append(("assistant", _call_chars(payload, raw_input), None, None))
                 calls.append(
                     {
                         "id": _str(payload.get("call_id")),
@@ -325,6 +339,9 @@ def read_rollout(path: str | os.PathLike[str], *, parent: str | None = None) -> 
                     }
                 )
             elif ptype == "local_shell_call":
+                context.append(
+                    ("assistant", _call_chars(payload, payload.get("action")), None, None)
+                )
                 calls.append(
                     {
                         "id": _str(payload.get("call_id")),
@@ -336,6 +353,9 @@ def read_rollout(path: str | os.PathLike[str], *, parent: str | None = None) -> 
                 # Server-side: no call id, no output item (§1.6).
                 calls.append({"id": None, "name": "web_search", "input": payload.get("action")})
             elif ptype == "tool_search_call":
+                context.append(
+                    ("assistant", _call_chars(payload, payload.get("arguments")), None, None)
+                )
                 calls.append(
                     {
                         "id": _str(payload.get("call_id")),
@@ -345,18 +365,17 @@ def read_rollout(path: str | os.PathLike[str], *, parent: str | None = None) -> 
                 )
             elif ptype in _OUTPUT_KINDS:
                 call_id = _str(payload.get("call_id"))
+                value = (
+                    payload.get("tools") if ptype == "tool_search_output" else payload.get("output")
+                )
+                decoded_output = decode_output(value)
+                context.append(("output", utf16_len(decoded_output.text), None, call_id))
                 if call_id is not None and call_id not in outputs:
-                    outputs[call_id] = (
-                        payload.get("tools")
-                        if ptype == "tool_search_output"
-                        else payload.get("output")
-                    )
+                    outputs[call_id] = decoded_output
 
     tool_calls = []
     for order, c in enumerate(calls):
-        out = outputs.get(c["id"]) if c["id"] is not None else None
-        has_output = c["id"] is not None and c["id"] in outputs
-        decoded = decode_output(out) if has_output else None
+        decoded = outputs.get(c["id"]) if c["id"] is not None else None
         tool_calls.append(
             AgentToolCall(
                 order=order,
@@ -369,6 +388,15 @@ def read_rollout(path: str | os.PathLike[str], *, parent: str | None = None) -> 
                 exit_code=decoded.exit_code if decoded else None,
             )
         )
+
+    order_of = {}
+    for c in tool_calls:
+        if c.id is not None:
+            order_of.setdefault(c.id, c.order)
+    timeline = tuple(
+        ContextItem(kind, chars, tokens, order_of.get(cid) if cid is not None else None)
+        for kind, chars, tokens, cid in context
+    )
 
     answer, source = _final_answer(assistant, completes)
     if turn_ids:
@@ -421,6 +449,7 @@ def read_rollout(path: str | os.PathLike[str], *, parent: str | None = None) -> 
         parent_id=parent_id,
         contains_parent_copy=unexcluded,
         excluded_copied_lines=copied,
+        context=timeline,
         read=FileRead(
             path=account.path,
             records=account.records,
@@ -440,6 +469,25 @@ def read_rollout(path: str | os.PathLike[str], *, parent: str | None = None) -> 
             "totals_agree": reported_total is None or reported_total == ledger_total,
         },
     )
+
+
+def _reasoning_chars(payload: dict[str, Any]) -> int:
+    """A reasoning item's readable text: its `content` texts, else its summary (the
+    `encrypted_content` is opaque, so what it holds cannot be measured)."""
+    text = text_of_parts(payload.get("content"), ("reasoning_text", "text"))
+    if not text:
+        text = text_of_parts(payload.get("summary"), ("summary_text",))
+    return utf16_len(text)
+
+
+def _call_chars(payload: dict[str, Any], raw_input: Any) -> int:
+    """A tool call as the model wrote it: its name plus its arguments (the argument string as
+    written, else their JSON), as Claude Code's `tool_use` block is priced (reference §6.2)."""
+    if isinstance(raw_input, str):
+        args = raw_input
+    else:
+        args = json.dumps({} if raw_input is None else raw_input, ensure_ascii=False)
+    return utf16_len(args) + utf16_len(_call_name(payload))
 
 
 def _final_answer(
