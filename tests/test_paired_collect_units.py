@@ -329,15 +329,33 @@ def unit_run(tmp_path, monkeypatch):
     return make, spec, root
 
 
-def test_stale_receipt_is_removed_before_the_driver_runs(unit_run):
-    make, spec, root = unit_run
+def test_a_receipt_planted_before_the_driver_started_is_rejected(unit_run, monkeypatch):
+    """The sample pipeline applies the rule, not only its helper (test_paired_hardening tests
+    `_check_receipt_is_new` alone): a receipt that is already at the sample's receipt path when
+    its driver starts never counts, even a good one, and even from a driver that writes none."""
+    make, spec, _ = unit_run
+    fresh = collect_module._fresh_receipt_path
+    paths: list[Path] = []
+    monkeypatch.setattr(
+        collect_module, "_fresh_receipt_path", lambda *a: paths.append(fresh(*a)) or paths[-1]
+    )
     good = run_sample(make(), spec)
     assert good.sample["status"] == "pass"
-    stale = root / "receipts" / f"{spec.label}.json"
-    stale.write_text(json.dumps({"status": "pass"}), encoding="utf-8")
+    good_receipt = paths[-1].read_bytes()
+
+    def planted(*args):
+        path = fresh(*args)  # the path the sample will hand its driver, receipt already there
+        path.write_bytes(good_receipt)
+        time.sleep(0.05)  # past the file-system clock's granularity
+        return path
+
+    monkeypatch.setattr(collect_module, "_fresh_receipt_path", planted)
     result = run_sample(make("--mode", "no-receipt"), spec)
-    assert result.sample["status"] == "fail"
-    assert result.sample["reason_code"] == "driver_receipt_missing"
+    assert (result.sample["status"], result.sample["reason_code"]) == (
+        "fail",
+        "sample_contract_error",
+    )
+    assert result.message == "driver result existed before the driver started"
 
 
 def test_manual_bridge_must_state_task_timing(unit_run):
