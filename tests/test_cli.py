@@ -34,6 +34,25 @@ def test_ctrl_c_is_one_line_and_exit_130(monkeypatch, capsys):
 
 
 @pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["sweep", "--tail", "x"], "evalkit sweep: argument --tail: invalid int value: 'x'"),
+        (["export"], "evalkit export: the following arguments are required: --to"),
+        (["nosuch"], "evalkit: argument COMMAND: invalid choice: 'nosuch'"),
+        (["pairs", "check"], "evalkit pairs check: the following arguments are required: FILE"),
+        (["--bogus"], "evalkit: unrecognized arguments: --bogus"),
+    ],
+)
+def test_a_usage_error_is_one_line_and_exit_2(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert captured.err.startswith(message) and captured.err.rstrip().endswith("--help)")
+
+
+@pytest.mark.parametrize(
     ("name", "content"),
     [
         ("README.md", "# a readme\n\nsome text\n"),
