@@ -80,3 +80,27 @@ def test_an_empty_file_keeps_its_meaning(tmp_path, capsys):
     path = tmp_path / "empty.jsonl"
     path.write_text("")
     assert main(["run", str(path)]) == 0
+
+
+def _command_parsers(parser, prefix=()):
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield (*prefix, name), sub
+                yield from _command_parsers(sub, (*prefix, name))
+
+
+def test_every_option_is_in_its_usage_line():
+    from evalkit.cli import build_parser
+
+    checked = 0
+    for name, parser in _command_parsers(build_parser()):
+        usage = parser.format_usage()
+        for action in parser._actions:
+            names = [o for o in action.option_strings if o not in ("-h", "--help")]
+            if names:
+                assert any(o in usage for o in names), (name, names, usage)
+                checked += 1
+    assert checked > 40
