@@ -270,7 +270,10 @@ def render_text(
             f"{', '.join(found)} — see --arms)"
         )
     else:
-        out.append("  (no session has a pass/repo/arm label from its path)")
+        out.append(
+            "  (no session has a pass/repo/arm label from its path; for a layout of your own,"
+            " name them with --layout, e.g. --layout '{arm}/{task}/{trial}/*.jsonl')"
+        )
     if hyg := hygiene_lines(result):
         out += ["", *hyg]
     if full and result.arm_rows:
