@@ -256,6 +256,18 @@ def test_missing_root_is_exit_2(capsys, tmp_path):
     assert code == 2 and out == "" and "no such directory" in err
 
 
+def test_a_root_without_campaign_runs_says_so(capsys, tmp_path, tree):
+    (tmp_path / "logs" / "ab-x").mkdir(parents=True)
+    code, out, err = run_cli(capsys, tmp_path / "logs")
+    assert code == 0 and "(incomplete: w=0 wo=0)" in out
+    assert f"note: no campaign run of the listed repos under {tmp_path / 'logs'} (a run is " in err
+    assert "every table is empty" in err
+    code, out, err = run_cli(capsys, tree, "--repos", "gin")  # a run was found: no note
+    assert "no campaign run" not in err
+    code, out, err = run_cli(capsys, tree, "--repos", "vscode")
+    assert "no campaign run of the listed repos" in err
+
+
 def test_json(capsys, tree):
     code, out, _ = run_cli(capsys, tree, "--json")
     assert code == 0

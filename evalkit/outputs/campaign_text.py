@@ -268,6 +268,13 @@ def campaign_notes(c: Campaign) -> list[str]:
         out.append(f"note: {repo}/{run} {label} left out: {why}")
     for path, what in c.damaged:
         out.append(f"note: {path}: {what}")
+    found = any(r.with_runs or r.without_runs or r.raced_excluded for r in c.repos)
+    if not (found or c.failed or c.crashed or c.contaminated):
+        out.append(
+            f"note: no campaign run of the listed repos under {c.root} (a run is "
+            "<repo>/run<n>/run-headless-with.jsonl or run-headless-without.jsonl): "
+            "every table is empty"
+        )
     return [printable(line) for line in out]
 
 
