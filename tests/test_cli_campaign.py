@@ -268,6 +268,11 @@ def test_a_root_without_campaign_runs_says_so(capsys, tmp_path, tree):
     assert "no campaign run of the listed repos" in err
 
 
+def test_json_of_the_bundled_campaign_names_no_machine_path(capsys):
+    code, out, _ = run_cli(capsys, "--json")
+    assert code == 0 and json.loads(out)["root"] == "data/corpus/ab-readme"
+
+
 def test_json(capsys, tree):
     code, out, _ = run_cli(capsys, tree, "--json")
     assert code == 0
