@@ -307,3 +307,16 @@ def test_a_task_name_in_two_suites_is_two_tasks(corpus):
     csv.write_text("suite,task,arm,trial,reward\nother,t4,mcp,t4_1,1.0\n", encoding="utf-8")
     t = sweep(root, outcomes=csv)
     assert t.join.unmatched_rows == () and len(t.join.outcomes) == 29  # 28 from result.json
+
+
+def test_a_run_with_no_outcome_source_says_so_once(tmp_path, capsys):
+    from tests.sweep_helpers import cited
+
+    cited(tmp_path / "c", "baseline/auth/t1/transcript.jsonl", 800, 200)
+    argv = ["sweep", str(tmp_path / "c"), "--layout", "{arm}/{task}/{trial}/*.jsonl", "-j", "1"]
+    assert main([*argv, "--no-cache"]) == 0
+    out = capsys.readouterr().out
+    line = (
+        "    no outcome: baseline/auth/t1/transcript.jsonl (neither a result.json nor a CSV row)\n"
+    )
+    assert line in out

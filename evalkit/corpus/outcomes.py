@@ -201,7 +201,7 @@ def join_outcomes(
             )
             problems.pop(ref.log, None)
     missing = tuple(
-        (ref.log, problems.get(ref.log, "no outcome (no result.json, no CSV row)"))
+        (ref.log, problems.get(ref.log, "neither a result.json nor a CSV row"))
         for ref in refs
         if ref.log not in outcomes
     )
