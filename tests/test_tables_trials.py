@@ -320,3 +320,18 @@ def test_a_run_with_no_outcome_source_says_so_once(tmp_path, capsys):
         "    no outcome: baseline/auth/t1/transcript.jsonl (neither a result.json nor a CSV row)\n"
     )
     assert line in out
+
+
+def test_trial_sweep_json_carries_the_damage_account_the_text_lists(tmp_path, capsys):
+    from tests.sweep_helpers import cited
+
+    path = cited(tmp_path / "c", "baseline/auth/t1/s.jsonl", 800, 200)
+    path.write_bytes(path.read_bytes() + b'{"cut":')
+    argv = ["sweep", str(tmp_path / "c"), "--layout", "{arm}/{task}/{trial}/*.jsonl"]
+    assert main([*argv, "--no-cache", "-j", "1"]) == 0
+    assert "    baseline/auth/t1/s.jsonl: 1 malformed line skipped\n" in capsys.readouterr().out
+    assert main([*argv, "--no-cache", "-j", "1", "--json"]) == 0
+    damage = json.loads(capsys.readouterr().out)["damage"]
+    assert [(d["file"], d["malformed"], d["what"]) for d in damage] == [
+        ("baseline/auth/t1/s.jsonl", 1, "1 malformed line skipped")
+    ]

@@ -374,6 +374,7 @@ def trials_json_dict(t: TrialSweep) -> dict[str, Any]:
             for path, status, reason in t.accounting
             if status != "parsed"
         ],
+        "damage": [d.to_dict() for r in t.rows for d in r.damage_counts],
     }
 
 
