@@ -335,3 +335,21 @@ def test_trial_sweep_json_carries_the_damage_account_the_text_lists(tmp_path, ca
     assert [(d["file"], d["malformed"], d["what"]) for d in damage] == [
         ("baseline/auth/t1/s.jsonl", 1, "1 malformed line skipped")
     ]
+
+
+def test_trial_sweep_json_has_no_non_finite_number(tmp_path, capsys):
+    from tests.sweep_helpers import explore_session, put
+
+    events = explore_session([("lib/a.js", "fa(function)", 900)], "It is in `lib/a.js`.")
+    text = "\n".join(json.dumps(e) for e in events).replace(
+        '"duration_ms": 1000', '"duration_ms": 1e400'
+    )
+    put(tmp_path / "c", "baseline/auth/t1/s.jsonl", text=text + "\n")
+    argv = ["sweep", str(tmp_path / "c"), "--layout", "{arm}/{task}/{trial}/*.jsonl", "--json"]
+    assert main([*argv, "--no-cache", "-j", "1"]) == 0
+
+    def refuse(name):
+        raise AssertionError(f"{name} in the JSON")
+
+    doc = json.loads(capsys.readouterr().out, parse_constant=refuse)
+    assert doc["session_rows"][0]["duration_s"] is None  # JSON.stringify writes Infinity as null
