@@ -320,3 +320,17 @@ def test_the_later_tokens_definition_is_an_option_and_says_so(capsys, tree):
     row = lambda text: next(x for x in text.splitlines() if x.startswith("django "))  # noqa: E731
     # the builders' result events carry an empty usage: the reference's tokens are 0
     assert "0k→0k" in row(ref) and "0k→0k" not in row(later)
+
+
+def test_json_writes_a_non_finite_figure_as_null(capsys, tmp_path):
+    # A duration of 10**400 ms reads as Infinity, as JSON.parse reads it; the times saved become
+    # Infinity - Infinity = NaN. Neither may reach the JSON (JSON.stringify writes null).
+    for arm in ("with", "without"):
+        campaign_run(tmp_path / "c", "gin", "run1", arm, dur_ms=10**400)
+    code, out, _ = run_cli(capsys, tmp_path / "c", "--repos", "gin", "--json")
+
+    def refuse(name):
+        raise AssertionError(f"{name} in the JSON")
+
+    assert code == 0 and json.loads(out, parse_constant=refuse)["repos"][0]["complete"]
+    assert "null" in out

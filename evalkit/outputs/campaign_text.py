@@ -14,10 +14,9 @@ not taken character for character from the reference.
 
 from __future__ import annotations
 
-import json
 import math
 
-from evalkit.ecma import fix, jround, lj, number_str, printable
+from evalkit.ecma import fix, jround, js_json, lj, number_str, printable
 from evalkit.metrics.sufficiency import BUCKET_LABELS, BUCKETS
 from evalkit.outputs.compare_text import comparison_markdown
 from evalkit.tables.campaign import WITH, WITHOUT, Campaign
@@ -280,7 +279,7 @@ def campaign_notes(c: Campaign) -> list[str]:
 
 def campaign_json(c: Campaign) -> str:
     """`--json`: every figure of the three tables, unrounded, as one object."""
-    return json.dumps(c.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    return js_json(c.to_dict(), 2) + "\n"  # JSON.stringify: a non-finite number is null
 
 
 def campaign_markdown(c: Campaign) -> str:
