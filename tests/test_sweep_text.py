@@ -173,3 +173,13 @@ def test_unlabelled_sessions_point_at_a_layout_that_labels_them(tmp_path):
 
     labelled = load_corpus(root, layout="{arm}/{task}/{trial}/*.jsonl", cache=False, jobs=1)
     assert sorted(labelled.sessions_df()["arm"]) == ["baseline", "candidate"]
+
+
+def test_counts_of_one_are_singular(tmp_path):
+    cited(tmp_path / "c", "p/ab-r/run-new-1.jsonl", 900, 100)
+    text = render_text(run_sweep(tmp_path / "c", cache=False, jobs=1))
+    assert (
+        "1 session with at least one answered explore (1 single-question, 0 multi-turn), "
+        "1 explore call, 2 file sections, 0 crashes\n"
+    ) in text
+    assert "(over 1 explore call)." in text
