@@ -33,8 +33,17 @@ exit status:
   130  interrupted (Ctrl-C)"""
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line on stderr, exit status 2, like every
+    other evalkit error (argparse's own prints the whole usage block first). Subcommand
+    parsers are made of the same class (`add_subparsers` uses the parent's type)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, one_line(f"{self.prog}: {message} (see {self.prog} --help)") + "\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="evalkit",
         description=(
             "Judge A/B evaluations of coding-agent tools from Claude Code transcripts: explore\n"

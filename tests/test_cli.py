@@ -34,6 +34,25 @@ def test_ctrl_c_is_one_line_and_exit_130(monkeypatch, capsys):
 
 
 @pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["sweep", "--tail", "x"], "evalkit sweep: argument --tail: invalid int value: 'x'"),
+        (["export"], "evalkit export: the following arguments are required: --to"),
+        (["nosuch"], "evalkit: argument COMMAND: invalid choice: 'nosuch'"),
+        (["pairs", "check"], "evalkit pairs check: the following arguments are required: FILE"),
+        (["--bogus"], "evalkit: unrecognized arguments: --bogus"),
+    ],
+)
+def test_a_usage_error_is_one_line_and_exit_2(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert captured.err.startswith(message) and captured.err.rstrip().endswith("--help)")
+
+
+@pytest.mark.parametrize(
     ("name", "content"),
     [
         ("README.md", "# a readme\n\nsome text\n"),
@@ -61,3 +80,27 @@ def test_an_empty_file_keeps_its_meaning(tmp_path, capsys):
     path = tmp_path / "empty.jsonl"
     path.write_text("")
     assert main(["run", str(path)]) == 0
+
+
+def _command_parsers(parser, prefix=()):
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield (*prefix, name), sub
+                yield from _command_parsers(sub, (*prefix, name))
+
+
+def test_every_option_is_in_its_usage_line():
+    from evalkit.cli import build_parser
+
+    checked = 0
+    for name, parser in _command_parsers(build_parser()):
+        usage = parser.format_usage()
+        for action in parser._actions:
+            names = [o for o in action.option_strings if o not in ("-h", "--help")]
+            if names:
+                assert any(o in usage for o in names), (name, names, usage)
+                checked += 1
+    assert checked > 40

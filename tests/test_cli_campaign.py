@@ -256,6 +256,23 @@ def test_missing_root_is_exit_2(capsys, tmp_path):
     assert code == 2 and out == "" and "no such directory" in err
 
 
+def test_a_root_without_campaign_runs_says_so(capsys, tmp_path, tree):
+    (tmp_path / "logs" / "ab-x").mkdir(parents=True)
+    code, out, err = run_cli(capsys, tmp_path / "logs")
+    assert code == 0 and "(incomplete: w=0 wo=0)" in out
+    assert f"note: no campaign run of the listed repos under {tmp_path / 'logs'} (a run is " in err
+    assert "every table is empty" in err
+    code, out, err = run_cli(capsys, tree, "--repos", "gin")  # a run was found: no note
+    assert "no campaign run" not in err
+    code, out, err = run_cli(capsys, tree, "--repos", "vscode")
+    assert "no campaign run of the listed repos" in err
+
+
+def test_json_of_the_bundled_campaign_names_no_machine_path(capsys):
+    code, out, _ = run_cli(capsys, "--json")
+    assert code == 0 and json.loads(out)["root"] == "data/corpus/ab-readme"
+
+
 def test_json(capsys, tree):
     code, out, _ = run_cli(capsys, tree, "--json")
     assert code == 0
@@ -303,3 +320,17 @@ def test_the_later_tokens_definition_is_an_option_and_says_so(capsys, tree):
     row = lambda text: next(x for x in text.splitlines() if x.startswith("django "))  # noqa: E731
     # the builders' result events carry an empty usage: the reference's tokens are 0
     assert "0k→0k" in row(ref) and "0k→0k" not in row(later)
+
+
+def test_json_writes_a_non_finite_figure_as_null(capsys, tmp_path):
+    # A duration of 10**400 ms reads as Infinity, as JSON.parse reads it; the times saved become
+    # Infinity - Infinity = NaN. Neither may reach the JSON (JSON.stringify writes null).
+    for arm in ("with", "without"):
+        campaign_run(tmp_path / "c", "gin", "run1", arm, dur_ms=10**400)
+    code, out, _ = run_cli(capsys, tmp_path / "c", "--repos", "gin", "--json")
+
+    def refuse(name):
+        raise AssertionError(f"{name} in the JSON")
+
+    assert code == 0 and json.loads(out, parse_constant=refuse)["repos"][0]["complete"]
+    assert "null" in out

@@ -380,3 +380,16 @@ def test_comparison_frame_has_every_row_in_its_section():
     for want in published_rows():  # "Grep/Glob" is a row of two sections
         (hit,) = df[(df["row"] == want["row"]) & (df["section"] == want["metric"])].index
         assert list(df.loc[hit, ["new", "baseline"]]) == [want["new"], want["baseline"]]
+
+
+def test_json_escapes_a_label_that_is_not_utf8(tmp_path, capsys):
+    import json
+
+    label = "n\udcff"  # the byte 0xff of a file name, as Python holds it
+    write_run(tmp_path, f"run-{label}-1.jsonl")
+    write_run(tmp_path, "run-baseline-1.jsonl")
+    assert main(["compare", str(tmp_path), label, "baseline", "--json"]) == 0
+    out = capsys.readouterr().out
+    out.encode("utf-8")  # printable on a strict UTF-8 stdout
+    assert "\\udcff" in out  # the escape JSON.stringify writes for a lone surrogate
+    assert [a["label"] for a in json.loads(out)["arms"]] == [label, "baseline"]

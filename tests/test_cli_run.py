@@ -148,6 +148,14 @@ def test_unusable_input_exits_2_with_one_line(tmp_path, capsys, make, message):
     assert message in err and "Traceback" not in err and err.count("\n") == 1
 
 
+@pytest.mark.parametrize("etype, phrase", [("assistant", "an assistant"), ("user", "a user")])
+def test_null_block_error_reads_as_english(tmp_path, capsys, etype, phrase):
+    path = write_jsonl(tmp_path / "s.jsonl", [{"type": etype, "message": {"content": [None]}}])
+    assert main(["run", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"null block in {phrase} message's content" in err and err.count("\n") == 1
+
+
 def test_invalid_glob_exits_2(tmp_path, capsys):
     assert main(["run", str(seed_example(tmp_path)), "--answer", "?x"]) == 2
     assert "not a usable glob" in capsys.readouterr().err

@@ -235,6 +235,19 @@ def test_order_is_natural_and_deterministic(tmp_path):
     assert sorted(["run10", "run2"], key=natural_key) == ["run2", "run10"]
 
 
+def test_natural_order_survives_digit_like_characters_that_are_not_decimal(tmp_path):
+    # `²` is a digit to str.isdigit() but not a decimal int() can read; a directory named
+    # `1²` once made the whole sweep exit 2.
+    assert sorted(["a1²", "a1", "a١٠", "a2"], key=natural_key) == ["a1", "a1²", "a2", "a١٠"]
+    (tmp_path / "1²").mkdir()
+    put(tmp_path, "ab-x/run-new-1.jsonl")
+    put(tmp_path, "1²/ab-y/run-new-1.jsonl")
+    assert [s.log for s in discover(tmp_path).sessions] == [
+        "1²/ab-y/run-new-1.jsonl",
+        "ab-x/run-new-1.jsonl",
+    ]
+
+
 def test_gzip_content_is_not_needed_for_discovery(tmp_path):
     p = tmp_path / "ab-x" / "run-new-1.jsonl.gz"
     p.parent.mkdir()

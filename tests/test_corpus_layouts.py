@@ -118,6 +118,12 @@ def test_outcomes_csv_by_log_with_passed(tmp_path):
         read_outcomes_csv(bad)
     with pytest.raises(UsageError, match="no such outcomes file"):
         read_outcomes_csv(tmp_path / "missing.csv")
+    with pytest.raises(UsageError, match=r"o: is a directory, not an outcomes CSV file$"):
+        read_outcomes_csv(tmp_path.parent / "o")
+    binary = tmp_path.parent / "o" / "binary.csv"
+    binary.write_bytes(b"log,passed\n\xff\xfe\n")
+    with pytest.raises(UsageError, match=r"binary.csv: cannot read the outcomes CSV \(not UTF-8"):
+        read_outcomes_csv(binary)
 
 
 def test_load_corpus_with_the_harbor_layout_fills_the_identity_columns(tmp_path):

@@ -307,6 +307,24 @@ def test_evalkit_export_and_columns_commands(tmp_path, capsys):
     assert "no frame 'nope'" in capsys.readouterr().err
 
 
+def test_evalkit_export_reads_a_layout_of_your_own(tmp_path, capsys):
+    from evalkit.cli import main
+
+    root = tmp_path / "c"
+    for arm, task, trial in [("baseline", "auth", "t1"), ("candidate", "auth", "t1")]:
+        cited(root, f"{arm}/{task}/{trial}/transcript.jsonl", 800, 200)
+    argv = ["export", str(root), "--to", str(tmp_path / "o"), "--format", "csv", "--no-cache"]
+    assert main([*argv, "--layout", "{arm}/{task}/{trial}/*.jsonl", "-j", "1"]) == 0
+    capsys.readouterr()
+    sessions = pd.read_csv(tmp_path / "o" / "sessions.csv")
+    assert sessions[["arm", "task", "trial"]].values.tolist() == [
+        ["baseline", "auth", "t1"],
+        ["candidate", "auth", "t1"],
+    ]
+    assert main([*argv, "--profile", "nope"]) == 2
+    assert "no tool profile preset 'nope'" in capsys.readouterr().err
+
+
 def test_notebook_04_runs_on_an_interactive_session(tmp_path, monkeypatch):
     import papermill
 

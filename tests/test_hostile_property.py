@@ -79,6 +79,13 @@ def test_the_sweep_over_the_hostile_corpus_accounts_for_every_file(corpus):
     assert _check(["sweep", str(root), "--no-cache", "-j", "1", "--list-files"], is_json=False) == 0
 
 
+def test_the_trial_sweep_over_the_hostile_corpus_prints_strict_json(corpus):
+    root, _ = corpus
+    argv = ["sweep", str(root), "--profile", "codegraph", "--no-cache", "-j", "1"]
+    assert _check([*argv, "--json"], is_json=True) == 0
+    assert _check(argv, is_json=False) == 0
+
+
 def test_interactive_hostile_logs_exit_0_or_2(tmp_path):
     rng = random.Random(7)
     for i in range(40):

@@ -530,6 +530,19 @@ def test_evalkit_pairs_collect_refuses_pairs_out_of_range(capsys, bench, tmp_pat
         assert "pairs must be between 1 and 10" in capsys.readouterr().err
 
 
+def test_a_missing_model_config_digest_is_named_as_missing(capsys, bench, tmp_path, owned_tmp):
+    bench_repo, head, config, _ = bench
+    argv = ["collect", "--repo", str(bench_repo), "--base-revision", head, "--scripted-driver"]
+    argv += ["--driver", scripted_driver(config), "--output", str(tmp_path / "x.json")]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        "evalkit-paired: a paired experiment needs --model-config-digest (the pinned 64-hex "
+        "SHA-256 of the model configuration)\n"
+    )
+    assert not (tmp_path / "x.json").exists()
+    _assert_cleaned(owned_tmp, bench_repo)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "extra", "message"),
     [

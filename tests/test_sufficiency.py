@@ -465,6 +465,13 @@ def test_null_block_raises(etype):
         classify_sufficiency(events)
 
 
+@pytest.mark.parametrize("etype, phrase", [("assistant", "an assistant"), ("user", "a user")])
+def test_null_block_error_uses_the_right_article(etype, phrase):
+    events = [{"type": etype, "message": {"id": "m", "content": [None]}}]
+    with pytest.raises(TranscriptError, match=f"null block in {phrase} message"):
+        classify_sufficiency(events)
+
+
 def test_null_block_in_other_event_types_is_harmless():
     assert classify_sufficiency([{"type": "system", "message": {"content": [None]}}]).answered == 0
 

@@ -90,6 +90,17 @@ def test_bad_options_exit_2(corpus, capsys, argv, message):
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("trial", [False, True])
+def test_a_cache_dir_that_is_a_file_exits_2(corpus, tmp_path, capsys, trial):
+    not_a_dir = tmp_path / "cache.txt"
+    not_a_dir.write_text("mine\n")
+    argv = ["sweep", str(corpus), "--cache-dir", str(not_a_dir), "-j", "1"]
+    assert main([*argv, *(["--profile", "codegraph"] if trial else [])]) == 2
+    err = capsys.readouterr().err
+    assert err == f"evalkit sweep: --cache-dir {not_a_dir}: not a directory\n"
+    assert not_a_dir.read_text() == "mine\n"
+
+
 def test_missing_directory_exits_2_with_one_line(tmp_path, capsys):
     assert main(["sweep", str(tmp_path / "nope")]) == 2
     err = capsys.readouterr().err

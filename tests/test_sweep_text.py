@@ -157,3 +157,29 @@ def test_unknown_arms_say_which_arms_exist(tmp_path):
 def test_an_empty_directory_says_what_a_transcript_is(tmp_path):
     text = render_text(run_sweep(tmp_path, cache=False, jobs=1))
     assert "(no transcripts found: a session is a *.jsonl or *.jsonl.gz file" in text
+
+
+def test_unlabelled_sessions_point_at_a_layout_that_labels_them(tmp_path):
+    root = tmp_path / "c"
+    cited(root, "baseline/auth/t1/transcript.jsonl", 800, 200)
+    cited(root, "candidate/auth/t1/transcript.jsonl", 900, 100)
+    text = render_text(run_sweep(root, cache=False, jobs=1))
+    assert (
+        "  (no session has a pass/repo/arm label from its path; for a layout of your own, name"
+        " them with --layout, e.g. --layout '{arm}/{task}/{trial}/*.jsonl')\n"
+    ) in text
+    # the layout the hint suggests does label this tree
+    from evalkit import load_corpus
+
+    labelled = load_corpus(root, layout="{arm}/{task}/{trial}/*.jsonl", cache=False, jobs=1)
+    assert sorted(labelled.sessions_df()["arm"]) == ["baseline", "candidate"]
+
+
+def test_counts_of_one_are_singular(tmp_path):
+    cited(tmp_path / "c", "p/ab-r/run-new-1.jsonl", 900, 100)
+    text = render_text(run_sweep(tmp_path / "c", cache=False, jobs=1))
+    assert (
+        "1 session with at least one answered explore (1 single-question, 0 multi-turn), "
+        "1 explore call, 2 file sections, 0 crashes\n"
+    ) in text
+    assert "(over 1 explore call)." in text

@@ -307,3 +307,49 @@ def test_a_task_name_in_two_suites_is_two_tasks(corpus):
     csv.write_text("suite,task,arm,trial,reward\nother,t4,mcp,t4_1,1.0\n", encoding="utf-8")
     t = sweep(root, outcomes=csv)
     assert t.join.unmatched_rows == () and len(t.join.outcomes) == 29  # 28 from result.json
+
+
+def test_a_run_with_no_outcome_source_says_so_once(tmp_path, capsys):
+    from tests.sweep_helpers import cited
+
+    cited(tmp_path / "c", "baseline/auth/t1/transcript.jsonl", 800, 200)
+    argv = ["sweep", str(tmp_path / "c"), "--layout", "{arm}/{task}/{trial}/*.jsonl", "-j", "1"]
+    assert main([*argv, "--no-cache"]) == 0
+    out = capsys.readouterr().out
+    line = (
+        "    no outcome: baseline/auth/t1/transcript.jsonl (neither a result.json nor a CSV row)\n"
+    )
+    assert line in out
+
+
+def test_trial_sweep_json_carries_the_damage_account_the_text_lists(tmp_path, capsys):
+    from tests.sweep_helpers import cited
+
+    path = cited(tmp_path / "c", "baseline/auth/t1/s.jsonl", 800, 200)
+    path.write_bytes(path.read_bytes() + b'{"cut":')
+    argv = ["sweep", str(tmp_path / "c"), "--layout", "{arm}/{task}/{trial}/*.jsonl"]
+    assert main([*argv, "--no-cache", "-j", "1"]) == 0
+    assert "    baseline/auth/t1/s.jsonl: 1 malformed line skipped\n" in capsys.readouterr().out
+    assert main([*argv, "--no-cache", "-j", "1", "--json"]) == 0
+    damage = json.loads(capsys.readouterr().out)["damage"]
+    assert [(d["file"], d["malformed"], d["what"]) for d in damage] == [
+        ("baseline/auth/t1/s.jsonl", 1, "1 malformed line skipped")
+    ]
+
+
+def test_trial_sweep_json_has_no_non_finite_number(tmp_path, capsys):
+    from tests.sweep_helpers import explore_session, put
+
+    events = explore_session([("lib/a.js", "fa(function)", 900)], "It is in `lib/a.js`.")
+    text = "\n".join(json.dumps(e) for e in events).replace(
+        '"duration_ms": 1000', '"duration_ms": 1e400'
+    )
+    put(tmp_path / "c", "baseline/auth/t1/s.jsonl", text=text + "\n")
+    argv = ["sweep", str(tmp_path / "c"), "--layout", "{arm}/{task}/{trial}/*.jsonl", "--json"]
+    assert main([*argv, "--no-cache", "-j", "1"]) == 0
+
+    def refuse(name):
+        raise AssertionError(f"{name} in the JSON")
+
+    doc = json.loads(capsys.readouterr().out, parse_constant=refuse)
+    assert doc["session_rows"][0]["duration_s"] is None  # JSON.stringify writes Infinity as null

@@ -270,3 +270,10 @@ def test_only_a_gz_name_is_decompressed(tmp_path):
     fake = write_bytes(tmp_path / "run.jsonl.gz", raw)
     with pytest.raises(TranscriptError, match="named .gz but not gzip-compressed"):
         read_segment(str(fake))
+
+
+@pytest.mark.parametrize("any_type", [False, True])
+def test_null_block_in_an_assistant_message_is_named_with_an(any_type):
+    events = [{"type": "assistant", "message": {"id": "m", "content": [None]}}]
+    with pytest.raises(TranscriptError, match="null block in an assistant message"):
+        list(tool_results(events, any_type=any_type))

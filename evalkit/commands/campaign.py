@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -128,6 +129,8 @@ def _run(args) -> int:
         bundled = False
     if bundled:
         print(f"note: {caveats.SYNTHETIC_CORPUS}", file=sys.stderr)
+    if args.root is None:  # the bundled campaign by its place in the checkout, not a machine path
+        c = dataclasses.replace(c, root="data/corpus/ab-readme")
     for line in campaign_excluded(c) + campaign_notes(c):
         print(line, file=sys.stderr)
     if args.processed != PROCESSED_RESULT_USAGE:

@@ -45,7 +45,7 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "compare",
         usage="evalkit compare DIR LABEL [LABEL ...] [--dir DIR] [--exclude RULES] "
-        "[--json | --markdown]",
+        "[--profile NAME|FILE] [--json | --markdown]",
         help="the reference's ARM COMPARISON table for the arms of one directory",
         description=DESCRIPTION,
         epilog=EPILOG,

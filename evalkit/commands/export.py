@@ -10,11 +10,14 @@ from evalkit.errors import UsageError
 
 HELP = """\
 Load a corpus directory as `evalkit.load_corpus` does (the sweep's discovery and cache) and
-write every frame to OUT: sessions, calls, sections, files and tool_calls, one file per frame,
-plus columns.json (the column dictionary: name, dtype, unit and meaning of every column).
+write every frame to OUT: sessions, calls, sections, files, tool_calls and models, one file
+per frame, plus columns.json (the column dictionary: name, dtype, unit and meaning of every column).
 
 Query the files with any tool that reads Parquet, e.g. DuckDB:
   SELECT arm, median(efficiency) FROM 'OUT/sessions.parquet' GROUP BY arm;
+
+A layout of your own (--layout) fills the suite, task and trial columns and the arm from the
+path; --profile says which tools are the tool under test, as in `evalkit sweep`.
 
 With no DIR, exports the bundled synthetic corpus (its numbers demonstrate the pipeline and
 say nothing about any real tool).
@@ -24,6 +27,8 @@ EPILOG = """\
 examples:
   evalkit export ~/logs/ab --to exported
   evalkit export ~/logs/ab --to exported --format csv
+  evalkit export runs/ --to exported --layout '{arm}/{task}/{trial}/*.jsonl'
+  evalkit export runs/ --to exported --layout harbor --profile sourcegraph
   evalkit export --to /tmp/bundled          the bundled synthetic corpus
 
 OUT is created when missing. evalkit never replaces a file it did not write: an OUT that
@@ -56,6 +61,17 @@ def register(subparsers) -> None:
         "-j", "--jobs", type=int, metavar="N", help="parser processes (default: every core)"
     )
     p.add_argument("--no-cache", action="store_true", help="parse everything, cache nothing")
+    p.add_argument(
+        "--layout",
+        metavar="PATTERN",
+        help="find runs by a path pattern such as {arm}/{task}/{trial}/*.jsonl, or `harbor` "
+        "(as evalkit sweep --layout); default: the harness's rules",
+    )
+    p.add_argument(
+        "--profile",
+        metavar="NAME|FILE",
+        help="tool profile: codegraph (default), sourcegraph, or a TOML file",
+    )
     p.set_defaults(func=run)
 
 
@@ -75,7 +91,14 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(
                 "--format parquet needs pyarrow (pip install pyarrow), or use --format csv"
             ) from None
-    corpus = load_corpus(root, jobs=args.jobs, cache=not args.no_cache, progress=None)
+    corpus = load_corpus(
+        root,
+        layout=args.layout,
+        profile=args.profile,
+        jobs=args.jobs,
+        cache=not args.no_cache,
+        progress=None,
+    )
     written = corpus.export(args.to, args.format)
     if is_bundled_corpus(root):
         print(f"note: {caveats.SYNTHETIC_CORPUS}", file=sys.stderr)

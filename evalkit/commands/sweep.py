@@ -255,6 +255,10 @@ def _run(args) -> int:
         raise UsageError("--scheduler needs --engine dask")
     if args.tail < 0:
         raise UsageError(f"--tail must be 0 or more, got {args.tail}")
+    if args.cache_dir is not None and args.cache_dir.exists() and not args.cache_dir.is_dir():
+        # The store treats an unusable directory as a miss (it only costs speed); a path the
+        # user named and that can never hold the store is a mistake worth saying.
+        raise UsageError(f"--cache-dir {args.cache_dir}: not a directory")
     arms = None
     if args.arms is not None:
         arms = tuple(a.strip() for a in args.arms.split(",") if a.strip())

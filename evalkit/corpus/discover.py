@@ -155,8 +155,12 @@ class Discovery:
 
 
 def natural_key(s: str) -> tuple:
-    """Sort key with digit runs compared as numbers: `run-new-2` before `run-new-10`."""
-    return tuple((0, int(t), t) if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", s))
+    """Sort key with digit runs compared as numbers: `run-new-2` before `run-new-10`.
+
+    A run is a number only when `int` can read it (`str.isdecimal`, the class `\\d` matches):
+    `²` passes `str.isdigit` but is not a decimal, and is compared as text.
+    """
+    return tuple((0, int(t), t) if t.isdecimal() else (1, 0, t) for t in re.split(r"(\d+)", s))
 
 
 def _rel(parts: tuple[str, ...], name: str = "") -> str:

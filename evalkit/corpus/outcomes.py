@@ -109,7 +109,13 @@ def read_outcomes_csv(path: str | os.PathLike[str]) -> list[OutcomeRow]:
             rows = list(reader)
     except FileNotFoundError:
         raise UsageError(f"{name}: no such outcomes file") from None
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+    except IsADirectoryError:
+        raise UsageError(f"{name}: is a directory, not an outcomes CSV file") from None
+    except OSError as exc:
+        raise UsageError(f"{name}: cannot read the outcomes CSV ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{name}: cannot read the outcomes CSV (not UTF-8 text)") from None
+    except csv.Error as exc:
         raise UsageError(f"{name}: cannot read the outcomes CSV ({exc})") from None
     by_log = "log" in header
     if not by_log and not {"task", "arm", "trial"} <= set(header):
@@ -195,7 +201,7 @@ def join_outcomes(
             )
             problems.pop(ref.log, None)
     missing = tuple(
-        (ref.log, problems.get(ref.log, "no outcome (no result.json, no CSV row)"))
+        (ref.log, problems.get(ref.log, "neither a result.json nor a CSV row"))
         for ref in refs
         if ref.log not in outcomes
     )

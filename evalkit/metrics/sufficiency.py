@@ -454,7 +454,9 @@ def classify_sufficiency(
 def _check_block(block: Any, etype: str, path: str) -> None:
     if block is None:
         raise TranscriptError(
-            path, f"null block in a {etype} message's content (the reference harness crashes here)"
+            path,
+            f"null block in {'an' if etype == 'assistant' else 'a'} {etype} message's content"
+            " (the reference harness crashes here)",
         )
 
 

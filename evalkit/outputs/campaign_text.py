@@ -14,10 +14,9 @@ not taken character for character from the reference.
 
 from __future__ import annotations
 
-import json
 import math
 
-from evalkit.ecma import fix, jround, lj, number_str, printable
+from evalkit.ecma import fix, jround, js_json, lj, number_str, printable
 from evalkit.metrics.sufficiency import BUCKET_LABELS, BUCKETS
 from evalkit.outputs.compare_text import comparison_markdown
 from evalkit.tables.campaign import WITH, WITHOUT, Campaign
@@ -268,12 +267,19 @@ def campaign_notes(c: Campaign) -> list[str]:
         out.append(f"note: {repo}/{run} {label} left out: {why}")
     for path, what in c.damaged:
         out.append(f"note: {path}: {what}")
+    found = any(r.with_runs or r.without_runs or r.raced_excluded for r in c.repos)
+    if not (found or c.failed or c.crashed or c.contaminated):
+        out.append(
+            f"note: no campaign run of the listed repos under {c.root} (a run is "
+            "<repo>/run<n>/run-headless-with.jsonl or run-headless-without.jsonl): "
+            "every table is empty"
+        )
     return [printable(line) for line in out]
 
 
 def campaign_json(c: Campaign) -> str:
     """`--json`: every figure of the three tables, unrounded, as one object."""
-    return json.dumps(c.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    return js_json(c.to_dict(), 2) + "\n"  # JSON.stringify: a non-finite number is null
 
 
 def campaign_markdown(c: Campaign) -> str:

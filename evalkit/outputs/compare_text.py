@@ -8,10 +8,9 @@ evalkit adds (runs left out, run-hygiene counts, the synthetic-corpus label) is 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
-from evalkit.ecma import fix, grp, jround, lj, number_str, printable, rj
+from evalkit.ecma import fix, grp, jround, js_json, lj, number_str, printable, rj
 from evalkit.metrics.sufficiency import BUCKET_LABELS, BUCKETS
 from evalkit.tables.compare import EXCLUDE_RULES, ArmFigures, Comparison, Span
 
@@ -235,7 +234,7 @@ def comparison_json(cmps: Sequence[Comparison]) -> str:
         doc = cmps[0].to_dict()
     else:
         doc = {"comparisons": [c.to_dict() for c in cmps]}
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return js_json(doc, 2) + "\n"  # JSON.stringify: a non-finite number is null
 
 
 # --- the transposed markdown of the A/B write-ups -------------------------------------------------

@@ -43,9 +43,9 @@ def _p(x: float | None) -> str:
 def corpus_line(result: SweepResult) -> str:
     c = result.counts
     return (
-        f"{c.sessions} sessions with at least one answered explore ({c.single} "
-        f"single-question, {c.multi} multi-turn), {c.calls} explore calls, {c.sections} "
-        f"file sections, {c.crashes} crashes"
+        f"{_n(c.sessions, 'session')} with at least one answered explore ({c.single} "
+        f"single-question, {c.multi} multi-turn), {_n(c.calls, 'explore call')}, "
+        f"{_n(c.sections, 'file section')}, {c.crashes} crashes"
     )
 
 
@@ -255,7 +255,10 @@ def render_text(
     ]
     out += text_table(_SLICE_HEADER, [_slice_cells(s) for s in result.slices])
     pc = result.per_call
-    out += ["", f"Per call: median {_p(pc.median)}, p25 {_p(pc.p25)} (over {pc.n} explore calls)."]
+    out += [
+        "",
+        f"Per call: median {_p(pc.median)}, p25 {_p(pc.p25)} (over {_n(pc.n, 'explore call')}).",
+    ]
     out += [
         "",
         f"Arms — per-session efficiency by pass / repo ({' vs '.join(result.arms) or 'no arms'}"
@@ -270,7 +273,10 @@ def render_text(
             f"{', '.join(found)} — see --arms)"
         )
     else:
-        out.append("  (no session has a pass/repo/arm label from its path)")
+        out.append(
+            "  (no session has a pass/repo/arm label from its path; for a layout of your own,"
+            " name them with --layout, e.g. --layout '{arm}/{task}/{trial}/*.jsonl')"
+        )
     if hyg := hygiene_lines(result):
         out += ["", *hyg]
     if full and result.arm_rows:
@@ -354,7 +360,7 @@ def render_markdown(result: SweepResult, *, tail: int = 5) -> str:
     pc = result.per_call
     out += [
         "",
-        f"Per call: median {_p(pc.median)}, p25 {_p(pc.p25)} (over {pc.n} explore calls).",
+        f"Per call: median {_p(pc.median)}, p25 {_p(pc.p25)} (over {_n(pc.n, 'explore call')}).",
         "",
         "## Arms",
         "",

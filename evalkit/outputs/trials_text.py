@@ -11,10 +11,10 @@ Build 6, the comparisons, read allocation per arm, unmatched outcomes and the sk
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from evalkit.ecma import fix, grp, pct1, pl
+from evalkit.ecma import fix, grp, js_json, pct1, pl
+from evalkit.errors import one_line
 from evalkit.outputs import caveats
 from evalkit.outputs.compare_text import format_comparison
 from evalkit.outputs.sweep_text import text_table
@@ -194,7 +194,13 @@ def render_trials_text(t: TrialSweep, *, every_file: bool = False) -> str:
     out += text_table(rh, rrows) if rrows else ["  (no run)"]
     out += [f"  - {c}" for c in caveats.READ_ALLOCATION_CAVEATS]
     out += [""] + _accounting(t, every_file=every_file)
-    return "\n".join(out) + "\n"
+    return _terminal_safe(out)
+
+
+def _terminal_safe(out: list[str]) -> str:
+    """The report's lines joined, each with control characters and bytes that are not UTF-8
+    escaped (run names come from path names), as the sweep's report does."""
+    return "\n".join(one_line(line) for chunk in out for line in chunk.split("\n")) + "\n"
 
 
 def _accounting(t: TrialSweep, *, every_file: bool) -> list[str]:
@@ -295,7 +301,7 @@ def render_trials_markdown(t: TrialSweep) -> str:
         counts[status] = counts.get(status, 0) + 1
     listed = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
     out += ["", f"Files: {len(t.accounting)} entries accounted for ({listed})."]
-    return "\n".join(out) + "\n"
+    return _terminal_safe(out)
 
 
 def _row_json(r: Any) -> dict[str, Any]:
@@ -374,8 +380,11 @@ def trials_json_dict(t: TrialSweep) -> dict[str, Any]:
             for path, status, reason in t.accounting
             if status != "parsed"
         ],
+        "damage": [d.to_dict() for r in t.rows for d in r.damage_counts],
     }
 
 
 def render_trials_json(t: TrialSweep) -> str:
-    return json.dumps(trials_json_dict(t), indent=2, ensure_ascii=False) + "\n"
+    """`--json` of a trial sweep, written as the sweep's is (`JSON.stringify`: a non-finite
+    number is null, a name that is not valid UTF-8 keeps its `\\udcXX` escapes)."""
+    return js_json(trials_json_dict(t), 2) + "\n"

@@ -198,6 +198,11 @@ def _check_options(o: CollectOptions) -> None:
             else "pairs must be between 1 and 10"
         )
     digest = o.model_config_digest
+    if digest is None and not selection:
+        raise UsageError(
+            "a paired experiment needs --model-config-digest (the pinned 64-hex SHA-256 of the "
+            "model configuration)"
+        )
     if (digest is not None or not selection) and not (
         isinstance(digest, str) and is_sha256_hex(digest)
     ):

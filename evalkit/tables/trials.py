@@ -27,6 +27,7 @@ from evalkit.corpus.discover import Discovery, discover
 from evalkit.corpus.layouts import CorpusLayout, discover_layout, parse_layout
 from evalkit.corpus.outcomes import OutcomeJoin, join_outcomes
 from evalkit.corpus.parse import Progress, analyse_payloads
+from evalkit.corpus.records import FileDamage
 from evalkit.corpus.store import CorpusStore, code_fingerprint, default_cache_dir
 from evalkit.errors import UsageError
 from evalkit.formats.profiles import ToolProfile, load_profile
@@ -56,6 +57,8 @@ class TrialRow:
         other_types: Event types the metrics do not read, counted.
         damage: `(file, what was lost)` for each damaged file of the run (e.g. stderr lines
             interleaved in harbor's claude-code.txt); the numbers are over what survived.
+        damage_counts: One `FileDamage` per damaged file, the same files as `damage` (the
+            `--json` damage account, as the sweep's).
     """
 
     log: str
@@ -80,6 +83,7 @@ class TrialRow:
     figures: RunFigures | None = None
     other_types: tuple[tuple[str, int], ...] = ()
     damage: tuple[tuple[str, str], ...] = ()
+    damage_counts: tuple[FileDamage, ...] = ()
 
     @property
     def read_allocation_efficiency(self) -> float | None:
@@ -398,6 +402,7 @@ def run_trial_sweep(
                 figures=RunFigures.from_payload(run["figures"]) if run else None,
                 other_types=tuple(run["other_types"].items()) if run else (),
                 damage=tuple((d[0], d[1]) for d in p.get("damage", ())),
+                damage_counts=tuple(FileDamage(*d) for d in p.get("damage", ())),
             )
         )
     arm_names = sorted({r.arm for r in rows if r.arm is not None and r.status == "parsed"})

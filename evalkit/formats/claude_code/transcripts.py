@@ -577,7 +577,8 @@ def tool_results(
                 raise at_event(
                     TranscriptError(
                         path,
-                        f"null block in a {etype} message's content "
+                        f"null block in {'an' if etype == 'assistant' else 'a'} {etype}"
+                        " message's content "
                         "(the reference harness crashes here)",
                     ),
                     i,
