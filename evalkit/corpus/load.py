@@ -283,6 +283,7 @@ def load_corpus_frames(
         root,
         fingerprint=code_fingerprint() + ":frames" + (f":{prof.fingerprint()}" if prof else ""),
         verify=verify,
+        side_index=False,  # frames are read with pyarrow anyway; their rows are large
     )
     bar = None if progress is False else Progress(len(wanted), enabled=progress)
     if engine not in ("local", "dask"):
