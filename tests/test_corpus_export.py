@@ -76,6 +76,17 @@ def test_export_corpus_streams_the_same_files(tmp_path, small_chunks, fmt, cache
         assert warm.cache_misses == 0  # the streamed export stored every session
 
 
+def test_a_batched_export_keeps_every_session_in_the_store(tmp_path, small_chunks, monkeypatch):
+    from evalkit.corpus import store as store_mod
+
+    root = corpus(tmp_path / "c")
+    monkeypatch.setattr(store_mod, "FLUSH_ROWS", 1)  # a shard per session ...
+    monkeypatch.setattr(store_mod, "_MERGE_AT", 2)  # ... merged as soon as there are three
+    export_corpus(root, tmp_path / "out", jobs=1, cache_dir=tmp_path / "cache")
+    warm = evalkit.load_corpus(root, cache_dir=tmp_path / "cache", jobs=1)
+    assert warm.cache_misses == 0  # merging after one batch kept the other batches' sessions
+
+
 def test_export_corpus_empty_frames_still_get_their_files(tmp_path):
     root = tmp_path / "c"
     put(root, "broken.jsonl", text="null\n")

@@ -326,7 +326,7 @@ class _Loader:
             profile=self.profile,
             engine=self.engine,
             scheduler=scheduler,
-            finish=False,
+            finish_store=False,
         )
 
     def skip(self, ref: SessionRef) -> dict[str, Any]:
@@ -356,7 +356,7 @@ def _collect(
 
 # --- writing frames ---------------------------------------------------------------------------
 
-CHUNK_ROWS = 20_000  # rows of one frame built and written at a time
+CHUNK_ROWS = 4096  # rows of one frame built and written at a time (a Parquet row group)
 EXPORT_BATCH = 256  # sessions `export_corpus` loads at a time
 
 
