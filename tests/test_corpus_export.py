@@ -125,3 +125,20 @@ def test_evalkit_export_command_streams(tmp_path, small_chunks, capsys):
     )
     assert "not exported: broken.jsonl" in captured.err
     assert_same_as_frames(loaded, tmp_path / "o", "parquet")
+
+
+def test_the_loader_store_holds_frame_rows_as_text_and_gives_them_back_equal(tmp_path):
+    from evalkit.corpus import store as store_mod
+    from evalkit.corpus.discover import discover
+
+    root = corpus(tmp_path / "c")
+    loaded = evalkit.load_corpus(root, cache_dir=tmp_path / "cache", jobs=1)
+    fingerprint = store_mod.code_fingerprint() + ":frames"
+    lazy = store_mod.CorpusStore(tmp_path / "cache", root, fingerprint=fingerprint, lazy=["rows"])
+    eager = store_mod.CorpusStore(tmp_path / "cache", root, fingerprint=fingerprint)
+    held = [r.payload.get("rows") for rows in lazy._load().values() for r in rows]
+    assert held and all(v is None or type(v) is store_mod._Lazy for v in held)
+    assert any(v is not None for v in held)
+    for ref in discover(root).sessions:
+        assert lazy.lookup(ref) == eager.lookup(ref)
+    assert lazy.hits == eager.hits == len(loaded.records)

@@ -310,6 +310,7 @@ class _Loader:
             fingerprint=code_fingerprint() + ":frames" + (f":{prof.fingerprint()}" if prof else ""),
             verify=verify,
             side_index=False,  # frames are read with pyarrow anyway; their rows are large
+            lazy=("rows",),  # a stored corpus's frame rows are held as text until looked up
         )
         if engine not in ("local", "dask"):
             raise UsageError(f"unknown engine {engine!r} (choose local or dask)")

@@ -275,9 +275,21 @@ def _table(rows: Sequence[dict[str, Any]]) -> Any:
     return pa.Table.from_arrays(columns, schema=schema)
 
 
+class _Lazy:
+    """A validated JSON value kept as its stored text, decoded again when it is looked up (the
+    corpus loader's frame rows: as text they take a fraction of the memory)."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: bytes) -> None:
+        self.raw = raw
+
+
 def _encode(value: Any, kind: str) -> Any:
     if value is None:
         return None
+    if type(value) is _Lazy:
+        return value.raw  # stored again exactly as it was read
     if kind == "json":
         # Python's JSON keeps what a payload holds: ints apart from floats, NaN and infinities,
         # and lone surrogates (escaped), which Arrow strings and orjson cannot carry.
@@ -388,6 +400,9 @@ class CorpusStore:
         verify: Re-hash every file of a hit instead of trusting its recorded state.
         side_index: Write a JSON side index beside each shard (see the module docstring); the
             corpus loader's store, whose rows hold whole frames, goes without.
+        lazy: Payload fields (of kind `json`) kept as their stored text once validated and
+            decoded again by each `lookup`, so a large store's values are not all held as
+            Python objects at once.
     """
 
     def __init__(
@@ -398,8 +413,10 @@ class CorpusStore:
         fingerprint: str | None = None,
         verify: bool = False,
         side_index: bool = True,
+        lazy: Sequence[str] = (),
     ) -> None:
         self.side_index = side_index
+        self.lazy = tuple(lazy)
         self.fingerprint = fingerprint if fingerprint is not None else code_fingerprint()
         self.root = os.fspath(root)
         self.verify = verify
@@ -449,6 +466,7 @@ class CorpusStore:
                 rows = self._valid_rows(_index_rows(index, data))  # type: ignore[arg-type]
             if rows is None:
                 rows = self._valid_rows(self._parquet_rows(data))  # type: ignore[arg-type]
+
         if rows is None:
             self._remove(path)
         return rows
@@ -466,9 +484,9 @@ class CorpusStore:
             pass
         return None
 
-    @staticmethod
-    def _valid_rows(raw: list[dict[str, Any]] | None) -> list[_Row] | None:
-        """The rows as `_Row`s, or None unless every one is exactly what this version writes."""
+    def _valid_rows(self, raw: list[dict[str, Any]] | None) -> list[_Row] | None:
+        """The rows as `_Row`s, or None unless every one is exactly what this version writes
+        (the `lazy` fields, once checked, kept as their stored text)."""
         if raw is None:
             return None
         rows = []
@@ -477,6 +495,9 @@ class CorpusStore:
                 payload = _payload_of(row) if _manifest_ok(row) else None
                 if payload is None:
                     return None
+                for name in self.lazy:
+                    if name in payload:
+                        payload[name] = _Lazy(row["p_" + name])
                 rows.append(_Row(row, payload))
         except Exception:  # noqa: BLE001 — any unreadable row is a miss, never an error
             return None
@@ -523,7 +544,11 @@ class CorpusStore:
                 if row.racy and not self.verify:
                     self._maybe_refresh(ref, row)
                 self.hits += 1
-                return row.payload
+                if not self.lazy:
+                    return row.payload
+                return {
+                    k: json.loads(v.raw) if type(v) is _Lazy else v for k, v in row.payload.items()
+                }
         self.misses += 1
         return None
 
