@@ -76,9 +76,9 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from evalkit.corpus.load import export_corpus
     from evalkit.outputs import caveats
     from evalkit.paths import bundled_corpus
-    from evalkit.tables.corpus import load_corpus
     from evalkit.tables.sweep import is_bundled_corpus
 
     if args.jobs is not None and args.jobs < 1:
@@ -91,22 +91,24 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(
                 "--format parquet needs pyarrow (pip install pyarrow), or use --format csv"
             ) from None
-    corpus = load_corpus(
+    # Streamed: sessions are loaded a batch at a time and each frame written in chunks, so
+    # memory does not grow with the corpus (the same files as load_corpus(DIR).export(OUT)).
+    done = export_corpus(
         root,
+        args.to,
+        args.format,
         layout=args.layout,
         profile=args.profile,
         jobs=args.jobs,
         cache=not args.no_cache,
-        progress=None,
     )
-    written = corpus.export(args.to, args.format)
     if is_bundled_corpus(root):
         print(f"note: {caveats.SYNTHETIC_CORPUS}", file=sys.stderr)
-    for err in corpus.errors:
+    for err in done.errors:
         print(f"evalkit export: not exported: {err}", file=sys.stderr)
-    counts = {name: len(corpus.frame(name)) for name in ("sessions", "calls", "tool_calls")}
+    counts = {name: done.rows[name] for name in ("sessions", "calls", "tool_calls")}
     print(
-        f"wrote {len(written)} files to {args.to}: "
+        f"wrote {len(done.files)} files to {args.to}: "
         + ", ".join(f"{n} {name.replace('_', ' ')}" for name, n in counts.items())
     )
     return 0

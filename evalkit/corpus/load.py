@@ -42,7 +42,15 @@ if TYPE_CHECKING:
     from evalkit.formats.common import AgentSession
     from evalkit.session import InteractiveSession, Session
 
-__all__ = ["LoadedCorpus", "CorpusError", "load_corpus_frames", "EXPORT_FORMATS"]
+__all__ = [
+    "LoadedCorpus",
+    "CorpusError",
+    "load_corpus_frames",
+    "export_corpus",
+    "Exported",
+    "FrameWriter",
+    "EXPORT_FORMATS",
+]
 
 EXPORT_FORMATS = ("parquet", "csv")
 LAYOUTS: tuple[str, ...] = get_args(Layout)
@@ -157,45 +165,22 @@ class LoadedCorpus:
         `out` is created when missing. A file evalkit did not write is never replaced: an
         existing `out/<frame>.<fmt>` or `columns.json` that is not a previous export is an error.
 
+        Each frame is written in chunks of `CHUNK_ROWS` rows (a Parquet row group each), so
+        writing needs memory for one chunk, not for a whole frame. The files read back as
+        `frame(name)`.
+
         Raises:
             UsageError: Unknown format, or `out` cannot be written.
         """
-        import json
-
-        if fmt not in EXPORT_FORMATS:
-            raise UsageError(f"unknown export format {fmt!r} (parquet or csv)")
-        out = Path(out)
-        if out.exists() and not out.is_dir():
-            raise UsageError(f"{os.fspath(out)}: exists and is not a directory")
+        writer = FrameWriter(out, fmt)
         try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise UsageError(f"{os.fspath(out)}: cannot create ({exc.strerror})") from None
-        targets = [out / f"{name}.{fmt}" for name in FRAME_NAMES] + [out / "columns.json"]
-        marker = out / ".evalkit-export"
-        clash = [t.name for t in targets if t.exists()]
-        if clash and not marker.exists():
-            raise UsageError(
-                f"{os.fspath(out)}: already holds {', '.join(clash)} not written by evalkit "
-                "export; choose an empty or new directory"
-            )
-        written = []
-        try:
-            marker.write_text("files in this directory were written by evalkit export\n")
-            for name, target in zip(FRAME_NAMES, targets, strict=False):
-                df = self.frame(name)
-                if fmt == "parquet":
-                    df.to_parquet(target, index=False)
-                else:
-                    df.to_csv(target, index=False)
-                written.append(target)
-            frames = dictionary_json()
-            doc = {"format": fmt, "frames": {name: frames[name] for name in FRAME_NAMES}}
-            targets[-1].write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-            written.append(targets[-1])
-        except OSError as exc:
-            raise UsageError(f"{os.fspath(out)}: cannot write ({exc.strerror})") from None
-        return written
+            for name in FRAME_NAMES:
+                rows = self.rows[name]
+                for k in range(0, len(rows), CHUNK_ROWS):
+                    writer.add(name, rows[k : k + CHUNK_ROWS])
+            return writer.close()
+        finally:
+            writer.abort()
 
     def to_parquet(self, out: str | os.PathLike[str]) -> list[Path]:
         """`export(out, "parquet")`: one Parquet file per frame, plus `columns.json`."""
@@ -263,43 +248,13 @@ def load_corpus_frames(
         UsageError: `path` is not a directory, or `layout` is unknown.
         CorpusError: `strict=True` and a session could not be read.
     """
-    spec = None
-    if layout is not None and layout not in LAYOUTS:
-        if layout != "harbor" and "{" not in layout:
-            raise UsageError(
-                f"unknown layout {layout!r} (one of {', '.join(LAYOUTS)}, harbor, or a pattern "
-                "with placeholders such as {arm}/{task}/{trial}.jsonl)"
-            )
-        spec = parse_layout(layout)
-    prof = load_profile(profile) if profile is not None else None
-    if jobs is not None and jobs < 1:
-        raise UsageError(f"jobs must be at least 1, got {jobs}")
-    root = Path(path)
-    found = discover(root) if spec is None else discover_layout(root, spec)
-    wanted = [r for r in found.sessions if spec is not None or layout is None or r.layout == layout]
-    # Frame payloads hold more than the sweep's: their own cache entries, same machinery.
-    store = CorpusStore(
-        (cache_dir or default_cache_dir()) if cache else None,
-        root,
-        fingerprint=code_fingerprint() + ":frames" + (f":{prof.fingerprint()}" if prof else ""),
-        verify=verify,
-    )
-    bar = None if progress is False else Progress(len(wanted), enabled=progress)
-    if engine not in ("local", "dask"):
-        raise UsageError(f"unknown engine {engine!r} (choose local or dask)")
-    parsed = analyse_payloads(
-        root,
-        wanted,
-        cache=store,
-        jobs=jobs,
-        progress=bar,
-        frames=True,
-        profile=prof,
-        engine=engine,
-        scheduler=scheduler,
-    )
-    by_log = {r.log: p for r, p in zip(wanted, parsed, strict=True)}
-    payloads = [by_log.get(r.log) or _layout_skip(r, layout or "") for r in found.sessions]
+    loader = _Loader(path, layout, profile, jobs, cache, cache_dir, verify, engine)
+    bar = None if progress is False else Progress(len(loader.wanted), enabled=progress)
+    parsed = loader.payloads(loader.wanted, jobs, bar, scheduler)
+    loader.store.finish(loader.wanted)
+    by_log = {r.log: p for r, p in zip(loader.wanted, parsed, strict=True)}
+    found = loader.found
+    payloads = [by_log.get(r.log) or loader.skip(r) for r in found.sessions]
 
     records = tuple(
         record_from_payload(r, p) for r, p in zip(found.sessions, payloads, strict=True)
@@ -307,29 +262,257 @@ def load_corpus_frames(
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in FRAME_NAMES}
     errors: list[SessionError] = []
     for ref, payload in zip(found.sessions, payloads, strict=True):
-        if payload["status"] == "crash":
-            errors.append(SessionError(ref.log, _why(ref.log, payload.get("reason"))))
-            continue
-        if "rows_error" in payload:
-            errors.append(SessionError(ref.log, payload["rows_error"]))
-            continue
-        got = payload.get("rows")
-        if got is None:  # skipped: not a transcript, or another layout
-            continue
-        ident = identity(ref)
-        for name in FRAME_NAMES:
-            rows[name].extend({**ident, **r} for r in got[name])
+        _collect(ref, payload, rows, errors)
     if strict and errors:
         raise CorpusError(
-            f"{errors[0]} ({len(errors)} unreadable in {root.name}/; strict=False loads the "
-            "rest and lists them in errors)"
+            f"{errors[0]} ({len(errors)} unreadable in {loader.root.name}/; strict=False loads "
+            "the rest and lists them in errors)"
         )
     return LoadedCorpus(
-        root=root,
+        root=loader.root,
         discovery=found,
         records=records,
         errors=tuple(errors),
         rows={name: tuple(r) for name, r in rows.items()},
-        cache_hits=store.hits,
-        cache_misses=store.misses,
+        cache_hits=loader.store.hits,
+        cache_misses=loader.store.misses,
     )
+
+
+class _Loader:
+    """What loading a corpus needs before any session is parsed: the options checked, the
+    discovery, the sessions wanted and the store (shared by `load_corpus_frames` and
+    `export_corpus`)."""
+
+    def __init__(self, path, layout, profile, jobs, cache, cache_dir, verify, engine) -> None:
+        spec = None
+        if layout is not None and layout not in LAYOUTS:
+            if layout != "harbor" and "{" not in layout:
+                raise UsageError(
+                    f"unknown layout {layout!r} (one of {', '.join(LAYOUTS)}, harbor, or a "
+                    "pattern with placeholders such as {arm}/{task}/{trial}.jsonl)"
+                )
+            spec = parse_layout(layout)
+        self.profile = load_profile(profile) if profile is not None else None
+        if jobs is not None and jobs < 1:
+            raise UsageError(f"jobs must be at least 1, got {jobs}")
+        self.root = root = Path(path)
+        self.found = found = discover(root) if spec is None else discover_layout(root, spec)
+        self.layout = layout
+        self.wanted = [
+            r for r in found.sessions if spec is not None or layout is None or r.layout == layout
+        ]
+        prof = self.profile
+        # Frame payloads hold more than the sweep's: their own cache entries, same machinery.
+        self.store = CorpusStore(
+            (cache_dir or default_cache_dir()) if cache else None,
+            root,
+            fingerprint=code_fingerprint() + ":frames" + (f":{prof.fingerprint()}" if prof else ""),
+            verify=verify,
+            side_index=False,  # frames are read with pyarrow anyway; their rows are large
+            lazy=("rows",),  # a stored corpus's frame rows are held as text until looked up
+        )
+        if engine not in ("local", "dask"):
+            raise UsageError(f"unknown engine {engine!r} (choose local or dask)")
+        self.engine = engine
+
+    def payloads(self, refs, jobs, bar, scheduler) -> list[dict[str, Any]]:
+        return analyse_payloads(
+            self.root,
+            refs,
+            cache=self.store,
+            jobs=jobs,
+            progress=bar,
+            frames=True,
+            profile=self.profile,
+            engine=self.engine,
+            scheduler=scheduler,
+            finish_store=False,
+        )
+
+    def skip(self, ref: SessionRef) -> dict[str, Any]:
+        return _layout_skip(ref, self.layout or "")
+
+
+def _collect(
+    ref: SessionRef,
+    payload: dict[str, Any],
+    rows: dict[str, list[dict[str, Any]]],
+    errors: list[SessionError],
+) -> None:
+    """Add one session's frame rows (with its identity columns) to `rows`, or its error."""
+    if payload["status"] == "crash":
+        errors.append(SessionError(ref.log, _why(ref.log, payload.get("reason"))))
+        return
+    if "rows_error" in payload:
+        errors.append(SessionError(ref.log, payload["rows_error"]))
+        return
+    got = payload.get("rows")
+    if got is None:  # skipped: not a transcript, or another layout
+        return
+    ident = identity(ref)
+    for name in FRAME_NAMES:
+        rows[name].extend({**ident, **r} for r in got[name])
+
+
+# --- writing frames ---------------------------------------------------------------------------
+
+CHUNK_ROWS = 4096  # rows of one frame built and written at a time (a Parquet row group)
+EXPORT_BATCH = 256  # sessions `export_corpus` loads at a time
+
+
+class FrameWriter:
+    """Writes every frame to `out/<frame>.<fmt>` chunk by chunk, then `out/columns.json`.
+
+    Rows are gathered per frame and written `CHUNK_ROWS` at a time (a Parquet row group, or
+    CSV lines appended), each chunk built by `build_frame` as a frame of its own; the declared
+    dtypes make every chunk's columns the same. Memory is one chunk per frame, whatever the
+    size of the corpus. `out` is checked and its marker written when the writer is made.
+
+    Raises:
+        UsageError: Unknown format, `out` is not usable, or a file cannot be written.
+    """
+
+    def __init__(self, out: str | os.PathLike[str], fmt: str = "parquet") -> None:
+        if fmt not in EXPORT_FORMATS:
+            raise UsageError(f"unknown export format {fmt!r} (parquet or csv)")
+        out = Path(out)
+        if out.exists() and not out.is_dir():
+            raise UsageError(f"{os.fspath(out)}: exists and is not a directory")
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"{os.fspath(out)}: cannot create ({exc.strerror})") from None
+        self.out, self.fmt = out, fmt
+        self.targets = {name: out / f"{name}.{fmt}" for name in FRAME_NAMES}
+        dictionary = out / "columns.json"
+        marker = out / ".evalkit-export"
+        clash = [t.name for t in [*self.targets.values(), dictionary] if t.exists()]
+        if clash and not marker.exists():
+            raise UsageError(
+                f"{os.fspath(out)}: already holds {', '.join(clash)} not written by evalkit "
+                "export; choose an empty or new directory"
+            )
+        self._pending: dict[str, list[dict[str, Any]]] = {name: [] for name in FRAME_NAMES}
+        self._sinks: dict[str, Any] = {}  # frame → open ParquetWriter, or CSV file
+        self._schemas: dict[str, Any] = {}
+        self.rows = dict.fromkeys(FRAME_NAMES, 0)
+        self._guard(lambda: marker.write_text(MARKER_TEXT))
+
+    def _guard(self, write):
+        try:
+            return write()
+        except OSError as exc:
+            raise UsageError(f"{os.fspath(self.out)}: cannot write ({exc.strerror})") from None
+
+    def add(self, name: str, rows) -> None:
+        """Rows of frame `name` (written once `CHUNK_ROWS` have gathered)."""
+        pending = self._pending[name]
+        pending.extend(rows)
+        self.rows[name] += len(rows)
+        while len(pending) >= CHUNK_ROWS:
+            self._write(name, pending[:CHUNK_ROWS])
+            del pending[:CHUNK_ROWS]
+
+    def _write(self, name: str, rows: list[dict[str, Any]]) -> None:
+        df = build_frame(name, rows)
+        target = self.targets[name]
+        if self.fmt == "csv":
+            sink = self._sinks.get(name)
+            if sink is None:
+                sink = self._sinks[name] = self._guard(
+                    lambda: open(target, "w", encoding="utf-8", newline="")  # noqa: SIM115
+                )
+                self._guard(lambda: df.to_csv(sink, index=False))
+            else:
+                self._guard(lambda: df.to_csv(sink, index=False, header=False))
+            return
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        schema = self._schemas.get(name)
+        table = pa.Table.from_pandas(df, schema=schema, preserve_index=False)
+        if name not in self._sinks:
+            self._schemas[name] = table.schema
+            self._sinks[name] = self._guard(lambda: pq.ParquetWriter(target, table.schema))
+        self._guard(lambda: self._sinks[name].write_table(table))
+
+    def close(self) -> list[Path]:
+        """Write what is gathered (an empty frame still gets its file) and `columns.json`;
+        the files written, frames first."""
+        import json
+
+        for name in FRAME_NAMES:
+            if self._pending[name] or name not in self._sinks:
+                self._write(name, self._pending[name])
+                self._pending[name] = []
+        self.abort()
+        frames = dictionary_json()
+        doc = {"format": self.fmt, "frames": {name: frames[name] for name in FRAME_NAMES}}
+        dictionary = self.out / "columns.json"
+        self._guard(lambda: dictionary.write_text(json.dumps(doc, indent=2) + "\n", "utf-8"))
+        return [*self.targets.values(), dictionary]
+
+    def abort(self) -> None:
+        """Close every open file (after `close`, or when writing stopped on an error)."""
+        sinks, self._sinks = self._sinks, {}
+        for sink in sinks.values():
+            self._guard(sink.close)
+
+
+MARKER_TEXT = "files in this directory were written by evalkit export\n"
+
+
+@dataclass(frozen=True)
+class Exported:
+    """What `export_corpus` wrote: the files, the sessions left out (`SessionError`s) and the
+    rows written per frame."""
+
+    files: list[Path]
+    errors: tuple[SessionError, ...]
+    rows: dict[str, int]
+
+
+def export_corpus(
+    path: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    fmt: str = "parquet",
+    *,
+    layout: str | None = None,
+    jobs: int | None = None,
+    cache: bool = True,
+    cache_dir: str | os.PathLike[str] | None = None,
+    progress: bool | None = None,
+    profile: Any = None,
+    verify: bool = False,
+) -> Exported:
+    """`load_corpus_frames(path, ...).export(out, fmt)` without holding the corpus: sessions
+    are loaded `EXPORT_BATCH` at a time and their rows handed to a `FrameWriter`, so memory is
+    bounded by a batch and a chunk (plus what the store keeps of a stored corpus). The files
+    hold the same rows, in the same order, as the frames of `load_corpus`. Sessions are parsed
+    by local processes (the Dask engine serves `load_corpus`).
+
+    Raises:
+        UsageError: As `load_corpus_frames` and `FrameWriter`.
+    """
+    loader = _Loader(path, layout, profile, jobs, cache, cache_dir, verify, "local")
+    writer = FrameWriter(out, fmt)
+    try:
+        wanted = {r.log for r in loader.wanted}
+        sessions = loader.found.sessions
+        bar = None if progress is False else Progress(len(wanted), enabled=progress)
+        errors: list[SessionError] = []
+        for k in range(0, len(sessions), EXPORT_BATCH):
+            batch = sessions[k : k + EXPORT_BATCH]
+            todo = [r for r in batch if r.log in wanted]
+            payloads = loader.payloads(todo, jobs, bar, None)
+            by_log = {r.log: p for r, p in zip(todo, payloads, strict=True)}
+            rows: dict[str, list[dict[str, Any]]] = {name: [] for name in FRAME_NAMES}
+            for ref in batch:
+                _collect(ref, by_log.get(ref.log) or loader.skip(ref), rows, errors)
+            for name in FRAME_NAMES:
+                writer.add(name, rows[name])
+        loader.store.finish(loader.wanted)
+        return Exported(writer.close(), tuple(errors), dict(writer.rows))
+    finally:
+        writer.abort()

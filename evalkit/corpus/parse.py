@@ -151,10 +151,13 @@ def analyse_payloads(
     profile: Any = None,
     engine: str = "local",
     scheduler: Any = None,
+    finish_store: bool = True,
 ) -> list[dict[str, Any]]:
     """One `analyse_session` payload per ref, in the order of `refs` (`analyse_sessions`'s
     arguments; `frames` also builds every corpus frame's rows from the same parse — give such
-    a run a store of its own, as `evalkit.corpus.load` does)."""
+    a run a store of its own, as `evalkit.corpus.load` does). `finish_store=False` leaves
+    `cache.finish` to the caller: a caller analysing a corpus in batches calls it once with
+    every live session (merging shards keeps only the sessions it is given)."""
     root = os.fspath(Path(root))
     store = cache if cache is not None else CorpusStore(None, root)
     payloads: list[dict[str, Any] | None] = [None] * len(refs)
@@ -178,7 +181,8 @@ def analyse_payloads(
     if todo:
         run = _run_dask if engine == "dask" else _run_local
         run(root, refs, todo, jobs or os.cpu_count() or 1, finish, scheduler, frames, profile)
-    store.finish(refs)
+    if finish_store:
+        store.finish(refs)
     if progress:
         progress.close()
     return payloads  # type: ignore[return-value]

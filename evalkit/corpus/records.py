@@ -23,7 +23,7 @@ from evalkit.errors import NOT_A_TRANSCRIPT, NotATranscript, TranscriptError
 from evalkit.formats.detect import detect_format
 
 if TYPE_CHECKING:
-    from evalkit.session import RunFigures
+    from evalkit.metrics.figures import RunFigures
 
 __all__ = [
     "Accounting",
@@ -92,7 +92,7 @@ def _damage_ok(v: Any) -> bool:
 
 
 def _figures_ok(v: Any) -> bool:
-    from evalkit.session import RunFigures
+    from evalkit.metrics.figures import RunFigures
 
     return (
         type(v) is dict
@@ -656,7 +656,7 @@ def run_payload(session: Any) -> dict[str, Any]:
 
 def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionRecord:
     """Join a session's labels with its analysed numbers."""
-    from evalkit.session import RunFigures
+    from evalkit.metrics.figures import RunFigures
 
     calls = tuple(CallRecord(*c) for c in payload.get("calls", ()))
     return SessionRecord(

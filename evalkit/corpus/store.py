@@ -19,6 +19,12 @@ version writes is a miss and is removed. Shards live under a directory per evalk
 and per swept directory, so a new evalkit (or an edited one) starts empty and two corpora never
 share rows. When a directory holds many shards, the sweep merges the live rows into one.
 
+Beside each shard of the sweep's store, a side index (`shard-….index.json`) holds the same rows
+as JSON, with the SHA-256 of the shard's bytes: a warm sweep reads that instead of the Parquet,
+so it needs neither pyarrow nor numpy (their import costs more than the rest of a warm sweep).
+The index is used only when the shard's bytes have that digest, and its rows pass the very
+checks a shard's rows pass; anything else and the shard itself is read, as without an index.
+
 Location: `--cache-dir`, else `$XDG_CACHE_HOME/evalkit`, else `~/.cache/evalkit`.
 """
 
@@ -64,6 +70,8 @@ _SMALL_SHARD_BYTES = 4 * 1024 * 1024  # only shards smaller than this are merged
 _MERGE_AT = 8  # merge a directory's shards when there are more than this many
 FLUSH_ROWS = 1024  # rows gathered before a shard is written
 _HEX64 = re.compile(rb"^[0-9a-f]{64}\Z")
+_INDEX_SUFFIX = ".index.json"
+_INDEX_VERSION = 1
 
 
 def default_cache_dir() -> Path:
@@ -125,6 +133,93 @@ def _schema():
     return pa.schema(fields)
 
 
+# The side index's columns: the shard's, each with how its values are held in JSON ("b": bytes
+# as text, "b[]": a list of bytes as texts, "=": as they are).
+_BYTES_KINDS = {"str": "b", "str?": "b", "json": "b", "str-list": "b[]"}
+_INDEX_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("session", "b"),
+    ("files", "b[]"),
+    ("states", "="),
+    ("digests", "b[]"),
+    ("racy", "="),
+) + tuple(("p_" + f.name, _BYTES_KINDS.get(f.kind, "=")) for f in PAYLOAD_FIELDS)
+
+
+def _to_index(value: Any, how: str) -> Any:
+    if value is None or how == "=":
+        return value
+    return _s(value) if how == "b" else [_s(x) for x in value]
+
+
+def _from_index(value: Any, how: str) -> Any:
+    # A value of the wrong type is passed through unchanged: the row checks then refuse it.
+    if how == "b" and type(value) is str:
+        return _b(value)
+    if how == "b[]" and type(value) is list:
+        return [_b(x) if type(x) is str else x for x in value]
+    return value
+
+
+def _index_doc(rows: Sequence[dict[str, Any]], shard: bytes) -> bytes:
+    """The side index of a shard holding `rows` whose bytes are `shard`."""
+    doc = {
+        "version": _INDEX_VERSION,
+        "shard_sha256": hashlib.sha256(shard).hexdigest(),
+        "rows": len(rows),
+        "columns": {c: [_to_index(r.get(c), how) for r in rows] for c, how in _INDEX_COLUMNS},
+    }
+    # ASCII JSON: a lone surrogate in a path or reason is kept as its escape.
+    return json.dumps(doc, ensure_ascii=True, separators=(",", ":")).encode()
+
+
+def _index_rows(data: bytes, shard: bytes) -> list[dict[str, Any]] | None:
+    """The rows a side index holds for the shard whose bytes are `shard`, or None when it is
+    not an index of exactly these bytes (the rows are checked by the caller, as a shard's)."""
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    if type(doc) is not dict or doc.get("version") != _INDEX_VERSION:
+        return None
+    if doc.get("shard_sha256") != hashlib.sha256(shard).hexdigest():
+        return None
+    n, columns = doc.get("rows"), doc.get("columns")
+    if type(n) is not int or type(columns) is not dict:
+        return None
+    if set(columns) != {c for c, _ in _INDEX_COLUMNS}:
+        return None
+    if not all(type(v) is list and len(v) == n for v in columns.values()):
+        return None
+    cols = [(c, how, columns[c]) for c, how in _INDEX_COLUMNS]
+    return [{c: _from_index(v[i], how) for c, how, v in cols} for i in range(n)]
+
+
+def _read_bounded(path: str) -> bytes | None | bool:
+    """The bytes of the regular file `path`; None when it is over `MAX_SHARD_BYTES`; False when
+    it is not a regular file that can be opened (vanished, a symbolic link, a FIFO, a device)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return False
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return False
+        if st.st_size > MAX_SHARD_BYTES:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(MAX_SHARD_BYTES + 1)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return data if len(data) <= MAX_SHARD_BYTES else None
+
+
+def _index_path(shard_path: str) -> str:
+    return shard_path[: -len(".parquet")] + _INDEX_SUFFIX
+
+
 def _bitmap(flags: Sequence[bool]) -> bytes:
     """Arrow's bit-packed booleans (least significant bit first)."""
     out = bytearray((len(flags) + 7) // 8)
@@ -180,9 +275,21 @@ def _table(rows: Sequence[dict[str, Any]]) -> Any:
     return pa.Table.from_arrays(columns, schema=schema)
 
 
+class _Lazy:
+    """A validated JSON value kept as its stored text, decoded again when it is looked up (the
+    corpus loader's frame rows: as text they take a fraction of the memory)."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: bytes) -> None:
+        self.raw = raw
+
+
 def _encode(value: Any, kind: str) -> Any:
     if value is None:
         return None
+    if type(value) is _Lazy:
+        return value.raw  # stored again exactly as it was read
     if kind == "json":
         # Python's JSON keeps what a payload holds: ints apart from floats, NaN and infinities,
         # and lone surrogates (escaped), which Arrow strings and orjson cannot carry.
@@ -291,6 +398,11 @@ class CorpusStore:
         root: The swept directory; its resolved path selects the shard directory.
         fingerprint: Overrides `code_fingerprint()`; tests use it to simulate a new version.
         verify: Re-hash every file of a hit instead of trusting its recorded state.
+        side_index: Write a JSON side index beside each shard (see the module docstring); the
+            corpus loader's store, whose rows hold whole frames, goes without.
+        lazy: Payload fields (of kind `json`) kept as their stored text once validated and
+            decoded again by each `lookup`, so a large store's values are not all held as
+            Python objects at once.
     """
 
     def __init__(
@@ -300,7 +412,11 @@ class CorpusStore:
         *,
         fingerprint: str | None = None,
         verify: bool = False,
+        side_index: bool = True,
+        lazy: Sequence[str] = (),
     ) -> None:
+        self.side_index = side_index
+        self.lazy = tuple(lazy)
         self.fingerprint = fingerprint if fingerprint is not None else code_fingerprint()
         self.root = os.fspath(root)
         self.verify = verify
@@ -333,45 +449,58 @@ class CorpusStore:
         return sorted(n for n in names if _SHARD.match(n))
 
     def _read_shard(self, name: str) -> list[_Row] | None:
-        """The rows of one shard, or None when it is not a valid shard (it is then removed)."""
+        """The rows of one shard, or None when it is not a valid shard (it is then removed).
+
+        From its side index when that is an index of exactly the shard's bytes and every row
+        passes; else from the Parquet itself.
+        """
+        assert self.directory is not None
+        path = os.path.join(self.directory, name)
+        data = _read_bounded(path)
+        if data is False:
+            return None  # vanished, a symbolic link or not a regular file: not ours, left alone
+        rows = None
+        if data is not None:
+            index = _read_bounded(_index_path(path))
+            if type(index) is bytes:
+                rows = self._valid_rows(_index_rows(index, data))  # type: ignore[arg-type]
+            if rows is None:
+                rows = self._valid_rows(self._parquet_rows(data))  # type: ignore[arg-type]
+
+        if rows is None:
+            self._remove(path)
+        return rows
+
+    @staticmethod
+    def _parquet_rows(data: bytes) -> list[dict[str, Any]] | None:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        assert self.directory is not None
-        path = os.path.join(self.directory, name)
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
-        except OSError:
-            return None  # vanished, or a symbolic link: not ours, left alone
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                return None  # a FIFO or device named like a shard: never read, never removed
-            if st.st_size > MAX_SHARD_BYTES:
-                data = None
-            else:
-                with os.fdopen(fd, "rb", closefd=False) as fh:
-                    data = fh.read(MAX_SHARD_BYTES + 1)
-        except OSError:
+            table = pq.ParquetFile(pa.BufferReader(data)).read()
+            if table.schema.remove_metadata().equals(_schema()):
+                return table.to_pylist()
+        except Exception:  # noqa: BLE001 — any unreadable shard is a miss, never an error
+            pass
+        return None
+
+    def _valid_rows(self, raw: list[dict[str, Any]] | None) -> list[_Row] | None:
+        """The rows as `_Row`s, or None unless every one is exactly what this version writes
+        (the `lazy` fields, once checked, kept as their stored text)."""
+        if raw is None:
             return None
-        finally:
-            os.close(fd)
-        rows = None
-        if data is not None and len(data) <= MAX_SHARD_BYTES:
-            try:
-                table = pq.ParquetFile(pa.BufferReader(data)).read()
-                if table.schema.remove_metadata().equals(_schema()):
-                    rows = []
-                    for row in table.to_pylist():
-                        payload = _payload_of(row) if _manifest_ok(row) else None
-                        if payload is None:
-                            rows = None
-                            break
-                        rows.append(_Row(row, payload))
-            except Exception:  # noqa: BLE001 — any unreadable shard is a miss, never an error
-                rows = None
-        if rows is None:
-            self._remove(path)
+        rows = []
+        try:
+            for row in raw:
+                payload = _payload_of(row) if _manifest_ok(row) else None
+                if payload is None:
+                    return None
+                for name in self.lazy:
+                    if name in payload:
+                        payload[name] = _Lazy(row["p_" + name])
+                rows.append(_Row(row, payload))
+        except Exception:  # noqa: BLE001 — any unreadable row is a miss, never an error
+            return None
         return rows
 
     def _remove(self, path: str, *, refused: bool = True) -> None:
@@ -379,6 +508,10 @@ class CorpusStore:
             if stat.S_ISREG(os.lstat(path).st_mode):
                 os.unlink(path)
                 self.removed += refused
+        index = _index_path(path)  # a shard's side index goes with it
+        with contextlib.suppress(OSError):
+            if stat.S_ISREG(os.lstat(index).st_mode):
+                os.unlink(index)
 
     def _load(self) -> dict[str, list[_Row]]:
         if self._rows is None:
@@ -411,7 +544,11 @@ class CorpusStore:
                 if row.racy and not self.verify:
                     self._maybe_refresh(ref, row)
                 self.hits += 1
-                return row.payload
+                if not self.lazy:
+                    return row.payload
+                return {
+                    k: json.loads(v.raw) if type(v) is _Lazy else v for k, v in row.payload.items()
+                }
         self.misses += 1
         return None
 
@@ -470,15 +607,36 @@ class CorpusStore:
             return None  # a read-only or full cache directory only costs speed
         name = f"shard-{time.time_ns():016x}-{uuid.uuid4().hex}.parquet"
         try:
+            sink = pa.BufferOutputStream()
+            pq.write_table(_table(rows), sink)
+            data = sink.getvalue().to_pybytes()
             with os.fdopen(fd, "wb") as fh:
-                pq.write_table(_table(rows), fh)
+                fh.write(data)
             os.replace(tmp, self.directory / name)
         except (OSError, pa.ArrowException):
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             return None
         self._written.append(name)
+        if self.side_index:
+            self._write_index(os.path.join(self.directory, name), rows, data)
         return name
+
+    def _write_index(self, shard_path: str, rows: list[dict[str, Any]], data: bytes) -> None:
+        # After the shard is in place: a shard without its index (an interrupted write) is
+        # read from the Parquet, and no index is ever left without its shard.
+        assert self.directory is not None
+        try:
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
+        except OSError:
+            return
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(_index_doc(rows, data))
+            os.replace(tmp, _index_path(shard_path))
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
 
     def finish(self, live: Iterable[SessionRef]) -> None:
         """After a sweep: write refreshed rows, and merge small shards when there are many.

@@ -39,6 +39,7 @@ from evalkit.formats.claude_code.transcripts import id_key, result_text, thread_
 from evalkit.formats.profiles import CODEGRAPH, ToolProfile
 from evalkit.metrics.allocation import norm_path, same_path
 from evalkit.metrics.envelope import mentioned_paths, returned_paths
+from evalkit.metrics.figures import BUCKET_LABELS, BUCKETS  # §5.1, defined with the run figures
 
 __all__ = [
     "BUCKETS",
@@ -54,16 +55,6 @@ __all__ = [
 
 Bucket = Literal["explore_again", "read_returned", "read_missed", "search", "sufficient"]
 
-# §5.1, worst to best: key → (printed label, printed meaning). The order is the printed order and
-# the order of `Sufficiency.counts`.
-BUCKET_LABELS: dict[str, tuple[str, str]] = {
-    "explore_again": ("explore again", "insufficient: did not answer"),
-    "read_returned": ("Read a file we returned", "allocation: right file, wrong bytes"),
-    "read_missed": ("Read a file we did not return", "recall: file never surfaced"),
-    "search": ("Grep/Glob", "recall (weak): still hunting for the file"),
-    "sufficient": ("moved on / answered", "sufficient"),
-}
-BUCKETS: tuple[str, ...] = tuple(BUCKET_LABELS)
 
 FINAL_ANSWER = "(final answer)"
 _BOOKKEEPING = ("ToolSearch", "TodoWrite")  # stepped over (§5.3)

@@ -10,7 +10,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from evalkit.corpus.columns import build_frame
 from evalkit.corpus.discover import identity, natural_key
 from evalkit.corpus.records import CallRecord, SessionRecord
 from evalkit.ecma import fix, jround
@@ -338,6 +337,8 @@ def sessions_frame(records: Sequence[SessionRecord]) -> pd.DataFrame:
         }
         for r in records
     ]
+    from evalkit.corpus.columns import build_frame  # the column dictionary: frames only
+
     return build_frame("sweep_sessions", rows)
 
 
@@ -361,6 +362,8 @@ def calls_frame(records: Sequence[SessionRecord]) -> pd.DataFrame:
         }
         for r, c in all_calls(records)
     ]
+    from evalkit.corpus.columns import build_frame
+
     return build_frame("sweep_calls", rows)
 
 

@@ -26,8 +26,7 @@ from typing import TYPE_CHECKING, Any
 from evalkit.corpus.discover import discover_runs
 from evalkit.ecma import jround, number_str
 from evalkit.errors import TranscriptError, UsageError
-from evalkit.metrics.sufficiency import BUCKETS
-from evalkit.session import RunFigures, parse_session
+from evalkit.metrics.figures import BUCKETS, RunFigures
 from evalkit.tables.quantile import median
 
 if TYPE_CHECKING:
@@ -326,6 +325,8 @@ def read_run(
     `profile` is a `ToolProfile` the run is read with (None: codegraph, the reference's)."""
     if problem is not None:
         return None, problem, []
+    from evalkit.session import parse_session  # the parsing stack, only when a run is parsed
+
     try:
         if profile is None:
             session = parse_session(list(segments))

@@ -9,10 +9,13 @@ For the bundled corpus (scale 1) and corpora `K` times larger made by the genera
 contenders interleaved (so a busy machine slows each of them alike), the best wall time of:
 
 * cold: `evalkit sweep DIR --json` with an empty store (every session parsed, over the cores);
-* warm: the same command again on that store (nothing parsed, no transcript read);
+* warm: the same again on that store (nothing parsed, no transcript read), and "warm command":
+  `evalkit sweep DIR --json --cache-dir STORE` as a user types it on that store (the CLI's
+  imports included: it reads the store's side index and imports neither pyarrow nor numpy);
 * serial: `--no-cache -j 1` (one process, nothing stored), and parallel: `--no-cache`;
 * frames: `load_corpus(DIR)` with every frame built (cold, warm on the same store, and with no
   store in one process — the last against the serial sweep);
+* export: `evalkit export DIR --to OUT --no-cache` (streamed: its peak memory is the figure);
 * the floors: reading every byte (`cat`), and JSON-decoding every line once with Python's
   `json` and with orjson (each in a fresh interpreter, as evalkit is);
 * with `--reference` and `node` on PATH: the reference parser in ONE node process looping over
@@ -158,6 +161,12 @@ def contenders(corpus: Path, jobs: int, reference: str | None, tmp: Path) -> dic
         contenders.last_store = store  # type: ignore[attr-defined]
         return t, rss, doc, err.split()[-2:]
 
+    def warm_command():
+        store = getattr(contenders, "last_store", None)
+        argv = [sys.executable, "-m", "evalkit", "sweep", str(corpus), "--json"]
+        t, rss, doc, _ = run([*argv, "--cache-dir", store])
+        return t, rss, doc, None
+
     def warm():
         store = getattr(contenders, "last_store", None)
         t, rss, doc, err = run(py(_SWEEP, str(corpus), store, j))
@@ -165,6 +174,7 @@ def contenders(corpus: Path, jobs: int, reference: str | None, tmp: Path) -> dic
         return t, rss, doc, err.split()[-2:]
 
     out["cold"] = cold
+    out["warm command"] = warm_command
     out["warm"] = warm
     out["serial"] = lambda: run(py(_SWEEP, str(corpus), "-", "1"))[:3] + (None,)
     out["parallel"] = lambda: run(py(_SWEEP, str(corpus), "-", j))[:3] + (None,)
@@ -200,6 +210,15 @@ def contenders(corpus: Path, jobs: int, reference: str | None, tmp: Path) -> dic
         out["frames cold"] = frames_cold
         out["frames warm"] = frames_warm
         out["frames serial"] = frames_serial
+
+    def export():
+        target = tempfile.mkdtemp(prefix="export-", dir=tmp)
+        argv = [sys.executable, "-m", "evalkit", "export", str(corpus), "--to", target]
+        t, rss, _, _ = run([*argv, "--no-cache", "-j", j])
+        shutil.rmtree(target, ignore_errors=True)
+        return t, rss, None, None
+
+    out["export"] = export
     out["cat"] = lambda: run(py(_CAT, str(corpus)))[:2] + (None, None)
     out["json floor"] = lambda: (
         run(py(_FLOOR.format(imp="import json", decode="json.loads"), str(corpus)))[:2]
@@ -321,7 +340,7 @@ def main() -> int:
     print("\nratios (lower is better)")
     print(
         "  scale  cold/ref  cold/floor  serial/floor  warm/cold  parallel/serial  "
-        "frames/sweep serial  frames warm/cold"
+        "frames/sweep serial  frames warm/cold  warm command/cold"
     )
     for k, _, t, _ in results:
         print(
@@ -331,7 +350,8 @@ def main() -> int:
             f"{ratio(t.get('warm'), t.get('cold'))}       "
             f"{ratio(t.get('parallel'), t.get('serial'))}            "
             f"{ratio(t.get('frames serial'), t.get('serial'))}             "
-            f"{ratio(t.get('frames warm'), t.get('frames cold'))}"
+            f"{ratio(t.get('frames warm'), t.get('frames cold'))}            "
+            f"{ratio(t.get('warm command'), t.get('cold'))}"
         )
     print("  (floor = JSON-decoding every line once with Python's json, in a fresh interpreter)")
     if len(results) > 1:
@@ -340,7 +360,7 @@ def main() -> int:
             e = exponent([(n, t[label]) for _, n, t, _ in results if label in t])
             print(f"  {label:<12} {e:.2f}" if e is not None else f"  {label:<12} -")
         first, last = results[0], results[-1]
-        for label in ("cold", "serial"):
+        for label in ("cold", "serial", "export"):
             a, b = first[3].get(label), last[3].get(label)
             if a and b:
                 print(f"  peak RSS {label} at {last[0]}x / {first[0]}x: {b / a:.2f}")

@@ -1,0 +1,144 @@
+"""Streamed export (evalkit/corpus/load.py): `Corpus.export` writes each frame chunk by chunk,
+and `export_corpus` / `evalkit export` load the corpus a batch of sessions at a time; the files
+hold exactly the rows, order and dtypes of `load_corpus`'s frames."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import evalkit
+from evalkit.corpus import load as load_mod
+from evalkit.corpus.frames import FRAME_NAMES
+from evalkit.corpus.load import export_corpus
+from evalkit.errors import UsageError
+from tests.sweep_helpers import cited, put
+
+
+def corpus(root):
+    for i in range(1, 6):
+        cited(root, f"cg22/ab-express/run-baseline-{i}.jsonl", 100 * i, 900, calls=1 + i % 3)
+        cited(root, f"cg22/ab-express/run-new-{i}.jsonl", 900, 100 * i, calls=1 + i % 2)
+    put(root, "cg22/ab-express/run-new-9.jsonl")  # no explore
+    put(root, "broken.jsonl", text="null\n")  # a crash: left out, listed
+    put(root, "notes.txt", text="not a transcript\n")
+    return root
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    monkeypatch.setattr(load_mod, "CHUNK_ROWS", 3)
+    monkeypatch.setattr(load_mod, "EXPORT_BATCH", 2)
+
+
+def assert_same_as_frames(loaded, out, fmt):
+    for name in FRAME_NAMES:
+        want = loaded.frame(name)
+        if fmt == "parquet":
+            got = pd.read_parquet(out / f"{name}.parquet")
+            pd.testing.assert_frame_equal(got, want, check_exact=True)
+        else:
+            text = (out / f"{name}.csv").read_text(encoding="utf-8")
+            assert text == want.to_csv(index=False), name
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_chunked_export_of_a_loaded_corpus_is_its_frames(tmp_path, small_chunks, fmt):
+    loaded = evalkit.load_corpus(corpus(tmp_path / "c"), cache=False, jobs=1)
+    assert len(loaded.frame("calls")) > 3  # more than one chunk
+    written = loaded.export(tmp_path / "out", fmt)
+    assert [p.name for p in written] == [f"{n}.{fmt}" for n in FRAME_NAMES] + ["columns.json"]
+    assert_same_as_frames(loaded, tmp_path / "out", fmt)
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        meta = pq.ParquetFile(tmp_path / "out" / "calls.parquet").metadata
+        assert meta.num_row_groups == -(-len(loaded.frame("calls")) // 3)
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+@pytest.mark.parametrize("cache", [False, True])
+def test_export_corpus_streams_the_same_files(tmp_path, small_chunks, fmt, cache):
+    root = corpus(tmp_path / "c")
+    cache_dir = tmp_path / "cache"
+    loaded = evalkit.load_corpus(root, cache=False, jobs=1)
+    for attempt in ("cold", "warm"):  # the second reads the store when there is one
+        out = tmp_path / f"out-{attempt}"
+        done = export_corpus(root, out, fmt, jobs=1, cache=cache, cache_dir=cache_dir)
+        assert_same_as_frames(loaded, out, fmt)
+        assert done.errors == loaded.errors and done.errors
+        assert done.rows == {name: len(loaded.frame(name)) for name in FRAME_NAMES}
+        assert [p.name for p in done.files] == [f"{n}.{fmt}" for n in FRAME_NAMES] + [
+            "columns.json"
+        ]
+    if cache:
+        warm = evalkit.load_corpus(root, cache_dir=cache_dir, jobs=1)
+        assert warm.cache_misses == 0  # the streamed export stored every session
+
+
+def test_a_batched_export_keeps_every_session_in_the_store(tmp_path, small_chunks, monkeypatch):
+    from evalkit.corpus import store as store_mod
+
+    root = corpus(tmp_path / "c")
+    monkeypatch.setattr(store_mod, "FLUSH_ROWS", 1)  # a shard per session ...
+    monkeypatch.setattr(store_mod, "_MERGE_AT", 2)  # ... merged as soon as there are three
+    export_corpus(root, tmp_path / "out", jobs=1, cache_dir=tmp_path / "cache")
+    warm = evalkit.load_corpus(root, cache_dir=tmp_path / "cache", jobs=1)
+    assert warm.cache_misses == 0  # merging after one batch kept the other batches' sessions
+
+
+def test_export_corpus_empty_frames_still_get_their_files(tmp_path):
+    root = tmp_path / "c"
+    put(root, "broken.jsonl", text="null\n")
+    done = export_corpus(root, tmp_path / "out", jobs=1, cache=False)
+    assert done.rows == dict.fromkeys(FRAME_NAMES, 0)
+    for name in FRAME_NAMES:
+        assert pd.read_parquet(tmp_path / "out" / f"{name}.parquet").empty
+
+
+def test_export_corpus_refuses_an_output_it_did_not_write_before_reading(tmp_path, monkeypatch):
+    root = corpus(tmp_path / "c")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "calls.parquet").write_text("mine")
+
+    def no_parsing(*args, **kwargs):
+        raise AssertionError("parsed before checking the output")
+
+    monkeypatch.setattr(load_mod, "analyse_payloads", no_parsing)
+    with pytest.raises(UsageError, match="not written by evalkit"):
+        export_corpus(root, out, jobs=1, cache=False)
+    assert (out / "calls.parquet").read_text() == "mine"
+
+
+def test_evalkit_export_command_streams(tmp_path, small_chunks, capsys):
+    from evalkit.cli import main
+
+    root = corpus(tmp_path / "c")
+    loaded = evalkit.load_corpus(root, cache=False, jobs=1)
+    assert main(["export", str(root), "--to", str(tmp_path / "o"), "--no-cache", "-j", "1"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == (
+        f"wrote {len(FRAME_NAMES) + 1} files to {tmp_path / 'o'}: "
+        f"{len(loaded.frame('sessions'))} sessions, {len(loaded.frame('calls'))} calls, "
+        f"{len(loaded.frame('tool_calls'))} tool calls\n"
+    )
+    assert "not exported: broken.jsonl" in captured.err
+    assert_same_as_frames(loaded, tmp_path / "o", "parquet")
+
+
+def test_the_loader_store_holds_frame_rows_as_text_and_gives_them_back_equal(tmp_path):
+    from evalkit.corpus import store as store_mod
+    from evalkit.corpus.discover import discover
+
+    root = corpus(tmp_path / "c")
+    loaded = evalkit.load_corpus(root, cache_dir=tmp_path / "cache", jobs=1)
+    fingerprint = store_mod.code_fingerprint() + ":frames"
+    lazy = store_mod.CorpusStore(tmp_path / "cache", root, fingerprint=fingerprint, lazy=["rows"])
+    eager = store_mod.CorpusStore(tmp_path / "cache", root, fingerprint=fingerprint)
+    held = [r.payload.get("rows") for rows in lazy._load().values() for r in rows]
+    assert held and all(v is None or type(v) is store_mod._Lazy for v in held)
+    assert any(v is not None for v in held)
+    for ref in discover(root).sessions:
+        assert lazy.lookup(ref) == eager.lookup(ref)
+    assert lazy.hits == eager.hits == len(loaded.records)
