@@ -108,3 +108,27 @@ def test_sweep_cli_format(corpus, capsys):
     assert "invalid choice: 'nope'" in capsys.readouterr().err
     assert main(["sweep", str(corpus), "--format", "codex-exec", "--profile", "sourcegraph"]) == 2
     assert "--format is not used by a trial sweep" in capsys.readouterr().err
+
+
+def test_load_corpus_forces_a_reader_as_the_sweep_does(corpus):
+    from evalkit import load_corpus
+
+    detected = load_corpus(corpus, cache=False, jobs=1)
+    forced = load_corpus(corpus, cache=False, jobs=1, format="codex-rollout")
+    agents = dict(zip(detected.sessions_df()["log"], detected.sessions_df()["agent"], strict=True))
+    assert agents["cg/ab-x/run-baseline-1.jsonl"] == "claude-code"
+    # Forced: only the rollout reads; every other session is an error naming its file, as the
+    # sweep's crashes do, and the rollout's row is the same as when its format was detected.
+    assert list(forced.sessions_df()["log"]) == [ROLLOUT]
+    failed = {e.log for e in forced.errors}
+    assert {"cg/ab-x/run-baseline-1.jsonl", "codex/exec.jsonl"} <= failed
+    same = forced.sessions_df().reset_index(drop=True)
+    want = detected.sessions_df()[detected.sessions_df()["log"] == ROLLOUT].reset_index(drop=True)
+    assert same.equals(want)
+
+
+def test_load_corpus_refuses_an_unknown_format(corpus):
+    from evalkit import load_corpus
+
+    with pytest.raises(UsageError):
+        load_corpus(corpus, cache=False, jobs=1, format="gemini")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
 from evalkit.corpus.columns import build_frame, dictionary_json
-from evalkit.corpus.discover import Discovery, Layout, SessionRef, discover
+from evalkit.corpus.discover import Discovery, Layout, SessionRef, discover, force_format
 from evalkit.corpus.frames import FRAME_NAMES, SessionError, identity
 from evalkit.corpus.layouts import discover_layout, parse_layout
 from evalkit.corpus.parse import Progress, analyse_payloads
@@ -34,6 +34,7 @@ from evalkit.corpus.records import (
 )
 from evalkit.corpus.store import CorpusStore, code_fingerprint, default_cache_dir
 from evalkit.errors import EvalkitError, UsageError
+from evalkit.formats.detect import check_format
 from evalkit.formats.profiles import load_profile
 
 if TYPE_CHECKING:
@@ -221,6 +222,7 @@ def load_corpus_frames(
     verify: bool = False,
     engine: str = "local",
     scheduler: Any = None,
+    format: str | None = None,  # noqa: A002 — the CLI option's name
 ) -> LoadedCorpus:
     """Discover, parse and keep every session of a corpus directory (see the module docstring).
 
@@ -243,12 +245,15 @@ def load_corpus_frames(
         engine: `local` (processes on this machine) or `dask` (tasks on a Dask cluster).
         scheduler: For `dask`: a scheduler address, a `distributed.Client`, or None to start
             a local cluster.
+        format: Read every session with this reader (`claude-code`, `codex-rollout`,
+            `codex-exec`, `inspect`) instead of detecting each file's format, as
+            `evalkit sweep --format` does; a session it cannot read is listed in `errors`.
 
     Raises:
-        UsageError: `path` is not a directory, or `layout` is unknown.
+        UsageError: `path` is not a directory, `layout` or `format` is unknown.
         CorpusError: `strict=True` and a session could not be read.
     """
-    loader = _Loader(path, layout, profile, jobs, cache, cache_dir, verify, engine)
+    loader = _Loader(path, layout, profile, jobs, cache, cache_dir, verify, engine, format)
     bar = None if progress is False else Progress(len(loader.wanted), enabled=progress)
     parsed = loader.payloads(loader.wanted, jobs, bar, scheduler)
     loader.store.finish(loader.wanted)
@@ -284,7 +289,9 @@ class _Loader:
     discovery, the sessions wanted and the store (shared by `load_corpus_frames` and
     `export_corpus`)."""
 
-    def __init__(self, path, layout, profile, jobs, cache, cache_dir, verify, engine) -> None:
+    def __init__(
+        self, path, layout, profile, jobs, cache, cache_dir, verify, engine, fmt=None
+    ) -> None:
         spec = None
         if layout is not None and layout not in LAYOUTS:
             if layout != "harbor" and "{" not in layout:
@@ -297,7 +304,9 @@ class _Loader:
         if jobs is not None and jobs < 1:
             raise UsageError(f"jobs must be at least 1, got {jobs}")
         self.root = root = Path(path)
-        self.found = found = discover(root) if spec is None else discover_layout(root, spec)
+        found = discover(root) if spec is None else discover_layout(root, spec)
+        fmt = check_format(fmt)
+        self.found = found = force_format(found, fmt)
         self.layout = layout
         self.wanted = [
             r for r in found.sessions if spec is not None or layout is None or r.layout == layout
@@ -307,7 +316,10 @@ class _Loader:
         self.store = CorpusStore(
             (cache_dir or default_cache_dir()) if cache else None,
             root,
-            fingerprint=code_fingerprint() + ":frames" + (f":{prof.fingerprint()}" if prof else ""),
+            fingerprint=code_fingerprint()
+            + ":frames"
+            + (f":{prof.fingerprint()}" if prof else "")
+            + (f":format:{fmt}" if fmt else ""),  # a forced reader: payloads of its own
             verify=verify,
             side_index=False,  # frames are read with pyarrow anyway; their rows are large
             lazy=("rows",),  # a stored corpus's frame rows are held as text until looked up

@@ -76,12 +76,13 @@ def load_corpus(
     verify: bool = False,
     engine: str = "local",
     scheduler: object = None,
+    format: str | None = None,  # noqa: A002 — the CLI option's name
 ) -> Corpus:
     """Load a corpus directory: every session once, its frames, its sweep.
 
     Sessions are discovered exactly as `evalkit sweep` discovers them, parsed in parallel
-    (or on a Dask cluster, `engine="dask"`) through the corpus store, and kept once each. See `evalkit.corpus.load.load_corpus_frames`
-    for the arguments.
+    (or on a Dask cluster, `engine="dask"`) through the corpus store, and kept once each. See
+    `evalkit.corpus.load.load_corpus_frames` for the arguments (`format` forces one reader).
 
     Returns:
         A `Corpus`: `sessions_df()`, `calls_df()`, `sections_df()`, `files_df()`,
@@ -104,5 +105,6 @@ def load_corpus(
         verify=verify,
         engine=engine,
         scheduler=scheduler,
+        format=format,
     )
     return Corpus(**{f: getattr(loaded, f) for f in loaded.__dataclass_fields__})
