@@ -4,6 +4,8 @@ hold exactly the rows, order and dtypes of `load_corpus`'s frames."""
 
 from __future__ import annotations
 
+import os
+
 import pandas as pd
 import pytest
 
@@ -142,3 +144,17 @@ def test_the_loader_store_holds_frame_rows_as_text_and_gives_them_back_equal(tmp
     for ref in discover(root).sessions:
         assert lazy.lookup(ref) == eager.lookup(ref)
     assert lazy.hits == eager.hits == len(loaded.records)
+
+
+def test_a_file_name_that_is_not_utf8_loads_and_exports_escaped(tmp_path):
+    # A lone surrogate cannot be stored as UTF-8 text: frames and exports carry the same
+    # \udcff escape the sweep's JSON shows, and nothing is lost.
+    root = tmp_path / "corpus"
+    cited(root, "run-new-1.jsonl", 100, 50)
+    cited(root, os.fsdecode(b"run-\xff.jsonl"), 100, 50)
+    loaded = evalkit.load_corpus(root, cache=False, jobs=1)
+    assert sorted(loaded.sessions_df()["log"]) == ["run-\\udcff.jsonl", "run-new-1.jsonl"]
+    out = tmp_path / "out"
+    export_corpus(root, out, "parquet", jobs=1, cache=False)
+    got = pd.read_parquet(out / "sessions.parquet")
+    assert sorted(got["log"]) == ["run-\\udcff.jsonl", "run-new-1.jsonl"]

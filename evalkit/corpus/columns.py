@@ -17,6 +17,7 @@ Units: `chars` are UTF-16 code units (Decision 1); `fraction` is a share between
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -473,8 +474,22 @@ def build_frame(frame: str, rows: list[dict[str, Any]]) -> pd.DataFrame:
         if c.dtype == "Float64":
             # NaN is "no value" here (e.g. an efficiency with no explore call): <NA>.
             values = [None if v is None or v != v else v for v in values]
+        elif c.dtype == "string":
+            values = [_text(v) for v in values]
         data[c.name] = pd.array(values, dtype=c.dtype)
     return pd.DataFrame(data, columns=names)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _text(v: Any) -> Any:
+    """A text value as a string column can hold it: a lone surrogate (a file name that is not
+    UTF-8, read with surrogateescape, or a `\\udXXX` escape in a transcript) cannot be stored
+    as UTF-8, so it becomes the same `\\udXXX` escape evalkit's JSON output shows."""
+    if isinstance(v, str) and not v.isascii():
+        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", v)
+    return v
 
 
 def dictionary_frame(frame: str | None = None) -> pd.DataFrame:
