@@ -372,6 +372,13 @@ def test_no_jsonl_session_exits_1(tmp_path, capsys):
     assert "no .jsonl sessions in " in capsys.readouterr().err
 
 
+def test_a_log_dir_that_is_a_file_exits_2_in_one_line(tmp_path, capsys):
+    write_records(tmp_path / "s.jsonl", [{"type": "system"}])
+    assert main(["session", "--log-dir", str(tmp_path / "s.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert "s.jsonl is not a directory" in err and err.count("\n") == 1
+
+
 def test_missing_project_dir_exits_2(tmp_path, capsys):
     assert main(["session", str(tmp_path / "nope")]) == 2
     assert "no such project directory" in capsys.readouterr().err

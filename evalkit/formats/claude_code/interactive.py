@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalkit.ecma import js_add, js_json, js_string, js_truthy, listing_key
-from evalkit.errors import EvalkitError, TranscriptError, UsageError
+from evalkit.errors import EvalkitError, TranscriptError, UsageError, one_line
 from evalkit.formats.claude_code.transcripts import SegmentRead, parse_line, read_segment
 
 __all__ = [
@@ -122,8 +122,14 @@ def newest_session_log(log_dir: str) -> str:
 
     Raises:
         NoSessionLogs: `log_dir` is missing, or holds no `.jsonl` file.
+        UsageError: `log_dir` exists but is not a directory (a session file given by mistake).
     """
     if not os.path.isdir(log_dir):
+        if os.path.exists(log_dir):
+            raise UsageError(
+                f"{one_line(log_dir)} is not a directory (give the project's log directory; "
+                "evalkit run reads one session file)"
+            )
         raise NoSessionLogs(f"no session logs at {log_dir}")
     names = _jsonl_files(log_dir)
     if not names:
