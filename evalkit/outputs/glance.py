@@ -269,6 +269,24 @@ def tool_mix_data(corpus: Corpus) -> pd.DataFrame:
     return _ordered(out)
 
 
+def _label_bar_totals(ax, data) -> None:
+    """Each arm's bar (shares of its calls) labelled with its number of calls at its end."""
+    from matplotlib.ticker import PercentFormatter
+
+    totals = data.groupby("arm", sort=False, observed=True)["calls"].sum()
+    for y, arm in enumerate(reversed(arm_order(data["arm"]))):
+        ax.annotate(
+            f"{totals[arm]} {pl(int(totals[arm]), 'call')}",
+            (1.0, y),
+            xytext=(4, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=7,
+        )
+    ax.set_xlim(0, 1.12)
+    ax.xaxis.set_major_formatter(PercentFormatter(1.0))
+
+
 def _stacked_bars(ax, data, key, keys, labels, colours):
     """Horizontal stacked bars, one per arm (top to bottom in arm order), of `share` per key."""
     arms = arm_order(data["arm"])
@@ -284,7 +302,6 @@ def _stacked_bars(ax, data, key, keys, labels, colours):
 
 def tool_mix_figure(data: pd.DataFrame, title: str) -> Figure:
     """One stacked bar per arm: the share of its tool calls in each family."""
-    from matplotlib.ticker import PercentFormatter
 
     if data.empty or not data["calls"].sum():
         return _empty_figure(title, "no tool call in this corpus")
@@ -292,18 +309,7 @@ def tool_mix_figure(data: pd.DataFrame, title: str) -> Figure:
     colours = list(_FAMILY_COLOURS) + ["#cccccc"] * len(families)
     fig, ax = _figure()
     _stacked_bars(ax, data, "family", families, {f: f for f in families}, colours)
-    totals = data.groupby("arm", sort=False, observed=True)["calls"].sum()
-    for y, arm in enumerate(reversed(arm_order(data["arm"]))):
-        ax.annotate(
-            f"{totals[arm]} {pl(int(totals[arm]), 'call')}",
-            (1.0, y),
-            xytext=(4, 0),
-            textcoords="offset points",
-            va="center",
-            fontsize=7,
-        )
-    ax.set_xlim(0, 1.12)
-    ax.xaxis.set_major_formatter(PercentFormatter(1.0))
+    _label_bar_totals(ax, data)
     ax.set_xlabel("share of the arm's tool calls (%)")
     ax.set_ylabel("arm")
     ax.set_title(title, fontsize=10)
@@ -424,25 +430,13 @@ def buckets_data(corpus: Corpus) -> pd.DataFrame:
 
 def buckets_figure(data: pd.DataFrame, title: str) -> Figure:
     """One stacked bar per arm: the share of its answered explore calls in each bucket."""
-    from matplotlib.ticker import PercentFormatter
 
     data = data[data.groupby("arm", observed=True)["calls"].transform("sum") > 0]
     if data.empty:
         return _empty_figure(title, "no answered explore call in this corpus")
     fig, ax = _figure()
     _stacked_bars(ax, data, "bucket", list(BUCKETS), BUCKETS, _BUCKET_COLOURS)
-    totals = data.groupby("arm", sort=False, observed=True)["calls"].sum()
-    for y, arm in enumerate(reversed(arm_order(data["arm"]))):
-        ax.annotate(
-            f"{totals[arm]} {pl(int(totals[arm]), 'call')}",
-            (1.0, y),
-            xytext=(4, 0),
-            textcoords="offset points",
-            va="center",
-            fontsize=7,
-        )
-    ax.set_xlim(0, 1.12)
-    ax.xaxis.set_major_formatter(PercentFormatter(1.0))
+    _label_bar_totals(ax, data)
     ax.set_xlabel("share of the arm's answered explore calls (%), by what the agent did next")
     ax.set_ylabel("arm")
     ax.set_title(title, fontsize=10)
