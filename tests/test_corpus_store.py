@@ -143,7 +143,7 @@ def test_a_warm_sweep_reads_no_transcript_bytes(tmp_path, monkeypatch):
 
     from evalkit.formats.claude_code import transcripts
 
-    monkeypatch.setattr(transcripts, "_read_bytes", no_reading)
+    monkeypatch.setattr(transcripts, "read_file_bytes", no_reading)
     monkeypatch.setattr(records, "regular_file_digest", no_reading)
     monkeypatch.setattr(store_mod, "regular_file_digest", no_reading)
     warm = run_sweep(root, cache_dir=cache_dir, jobs=1)
@@ -312,7 +312,7 @@ def test_warm_frames_of_load_corpus_come_from_the_store_without_reading(tmp_path
     def no_reading(*args, **kwargs):
         raise AssertionError("a warm load read a transcript")
 
-    monkeypatch.setattr(transcripts, "_read_bytes", no_reading)
+    monkeypatch.setattr(transcripts, "read_file_bytes", no_reading)
     warm = evalkit.load_corpus(root, cache_dir=cache_dir, jobs=1)
     assert (warm.cache_hits, warm.cache_misses) == (4, 0)
     for name in ("sessions", "calls", "sections", "files", "tool_calls"):

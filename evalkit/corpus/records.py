@@ -532,7 +532,7 @@ def file_state(path: str) -> FileState | None:
 
 def regular_file_digest(path: str) -> str | None:
     """`content_digest` of a regular file's bytes; "" when absent; None if unreadable."""
-    from evalkit.formats.claude_code.transcripts import content_digest
+    from evalkit.formats.files import content_digest
 
     try:  # non-blocking: a FIFO is refused below instead of hanging the open
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)

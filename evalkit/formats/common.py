@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalkit.ecma import pl
-from evalkit.formats.claude_code.transcripts import _read_bytes
+from evalkit.formats.files import read_file_bytes
 
 __all__ = [
     "AGENTS",
@@ -376,7 +376,7 @@ def read_json_lines(path: str) -> tuple[list[tuple[int, dict[str, Any]]], FileRe
     Raises:
         TranscriptError: The path is missing, unreadable or not a regular file.
     """
-    data, gz, truncated, _digest = _read_bytes(path)
+    data, gz, truncated, _digest = read_file_bytes(path)
     out: list[tuple[int, dict[str, Any]]] = []
     blank = malformed = non_object = invalid = 0
     for lineno, raw in enumerate(data.split(b"\n"), start=1):

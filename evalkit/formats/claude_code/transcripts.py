@@ -11,14 +11,9 @@ Errors (a missing, unreadable or non-regular path; a line the reference crashes 
 
 from __future__ import annotations
 
-import errno
-import hashlib
 import json
-import math
 import os
-import stat
-import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +22,8 @@ from evalkit.errors import NotATranscript, TranscriptError
 from evalkit.formats.claude_code import containers
 from evalkit.formats.claude_code.events import at_event
 from evalkit.formats.claude_code.fastjson import NOT_EXACT, fast_loads
+from evalkit.formats.files import OVER_BUDGET as _OVER_BUDGET
+from evalkit.formats.files import ReadLimits, content_digest, read_file_bytes
 from evalkit.formats.profiles import CODEGRAPH, CODEGRAPH_EXPLORE, ToolProfile
 
 __all__ = [
@@ -69,7 +66,6 @@ EVENT_TYPES = frozenset(
         "progress",
     }
 )
-_MB = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -174,122 +170,6 @@ class Transcript:
         return sum(s.skipped for s in self.segments)
 
 
-@dataclass(frozen=True)
-class ReadLimits:
-    """Bounds on what reading one transcript may cost (issue 11): past them a file or line is
-    skipped with a reason instead of exhausting memory.
-
-    Defaults are far above any real transcript; each is settable through the environment
-    (in MB), so the sweep's worker processes see the same limits.
-
-    Attributes:
-        decompressed_bytes: Per `.gz` file, its decompressed size (`EVALKIT_MAX_DECOMPRESSED_MB`,
-            default 512). Past it the file is refused: `decompressed size over limit`.
-        line_bytes: Per line (`EVALKIT_MAX_LINE_MB`, default 64). A longer line is skipped and
-            counted, like a malformed one.
-        session_bytes: Per session, all segments' bytes together (`EVALKIT_MAX_SESSION_MB`,
-            default 1024). Past it the session is refused: `session over the memory budget`.
-    """
-
-    decompressed_bytes: int = 512 * _MB
-    line_bytes: int = 64 * _MB
-    session_bytes: int = 1024 * _MB
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> ReadLimits:
-        env = os.environ if environ is None else environ
-        values = {}
-        for field_name, var in _LIMIT_VARS.items():
-            raw = env.get(var)
-            if raw:
-                try:
-                    mb = float(raw)
-                except ValueError:
-                    raise TranscriptError(var, f"must be a number of MB, not {raw!r}") from None
-                if not mb > 0 or mb == math.inf:
-                    raise TranscriptError(var, f"must be a positive number of MB, not {raw!r}")
-                values[field_name] = int(mb * _MB)
-        return cls(**values)
-
-
-_LIMIT_VARS = {
-    "decompressed_bytes": "EVALKIT_MAX_DECOMPRESSED_MB",
-    "line_bytes": "EVALKIT_MAX_LINE_MB",
-    "session_bytes": "EVALKIT_MAX_SESSION_MB",
-}
-
-
-def _check_regular_file(path: str) -> None:
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        why = "broken symbolic link" if os.path.islink(path) else "no such file"
-        raise TranscriptError(path, why) from None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise TranscriptError(path, "symbolic link loop") from None
-        raise TranscriptError(path, f"cannot read: {exc.strerror or exc}") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise TranscriptError(path, "is a directory, not a transcript file")
-    if not stat.S_ISREG(st.st_mode):
-        raise TranscriptError(path, "not a regular file")
-
-
-def content_digest(data: bytes) -> str:
-    """The digest the corpus store keys a file on: SHA-256 of its bytes, in hex."""
-    return hashlib.sha256(data).hexdigest()
-
-
-def _read_bytes(path: str, limits: ReadLimits | None = None) -> tuple[bytes, bool, bool, str]:
-    """The file's bytes, whether it was gzip, whether the stream was cut, and the digest of the
-    bytes read; a `*.gz` file is gunzipped (so `.jsonl.gz` just works).
-
-    Only the name decides, as the reference never decompresses: a gzip stream in a plain
-    `.jsonl` file is read as the reference reads it (unparseable lines, counted as malformed).
-    """
-    limits = limits or ReadLimits.from_env()
-    _check_regular_file(path)
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(limits.session_bytes + 1)
-    except OSError as exc:
-        raise TranscriptError(path, f"cannot read: {exc.strerror or exc}") from None
-    if len(data) > limits.session_bytes:
-        raise TranscriptError(path, _OVER_BUDGET)
-    digest = content_digest(data)
-    if not path.endswith(".gz"):
-        return data, False, False, digest
-    if not data.startswith(b"\x1f\x8b"):
-        raise TranscriptError(path, "named .gz but not gzip-compressed")
-    out = bytearray()
-    rest = data
-    truncated = False
-    # Concatenated gzip members are valid gzip; a cut-off stream keeps what it decompressed.
-    while rest:
-        d = zlib.decompressobj(wbits=31)
-        room = limits.decompressed_bytes - len(out)
-        try:
-            # Bounded: a small file that inflates to gigabytes (a gzip bomb) stops at the limit.
-            out += d.decompress(rest, room + 1)
-            if len(out) > limits.decompressed_bytes:
-                raise TranscriptError(path, "decompressed size over limit")
-        except zlib.error as exc:
-            if not out:
-                raise TranscriptError(path, f"not a readable gzip file ({exc})") from None
-            truncated = True
-            break
-        if not d.eof:
-            if d.unconsumed_tail:  # stopped at the limit with input left: over the limit
-                raise TranscriptError(path, "decompressed size over limit")
-            truncated = True
-            break
-        rest = d.unused_data
-    return bytes(out), True, truncated, digest
-
-
-_OVER_BUDGET = "session over the memory budget (see EVALKIT_MAX_SESSION_MB)"
-
-
 def _reject_constant(name: str) -> Any:
     # §10.2: ECMAScript's JSON.parse rejects NaN and ±Infinity, so such a line is skipped.
     raise ValueError(f"{name} is not JSON")
@@ -346,7 +226,7 @@ def read_segment(
             `null` (the reference crashes on it, §9.1 case 1) and `drop_falsy` is off.
     """
     limits = limits or ReadLimits.from_env()
-    data, gz, truncated, digest = _read_bytes(path, limits)
+    data, gz, truncated, digest = read_file_bytes(path, limits)
     if containers.starts_with_array(data):
         found = containers.read_array(data, parse_line)
         if found is not None:
