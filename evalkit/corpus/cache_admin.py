@@ -56,6 +56,7 @@ __all__ = [
     "cache_info",
     "prune_cache",
     "clear_cache",
+    "prune_reason",
     "STORE_SUBDIR",
     "OLDER_SUBDIR",
     "TEMP_AGE_NS",
@@ -222,9 +223,9 @@ def _open_top(directory: Path) -> int | None:
     except FileNotFoundError:
         return None
     except NotADirectoryError:
-        raise UsageError(f"--cache-dir {directory}: not a directory") from None
+        raise UsageError(f"cache directory {directory}: not a directory") from None
     except OSError as exc:
-        raise UsageError(f"--cache-dir {directory}: cannot read ({exc.strerror})") from None
+        raise UsageError(f"cache directory {directory}: cannot read ({exc.strerror})") from None
 
 
 def _read_small(name: str, dir_fd: int, limit: int) -> bytes | None:
@@ -639,7 +640,9 @@ _STORES_ALL = _Rule(_no_file, _any, _hex20(_CODE_ALL))
 _OLDER_ALL = _Rule(_no_file, _any, _bucket)
 
 
-def _why_prune(s: StoreDir) -> str | None:
+def prune_reason(s: StoreDir) -> str | None:
+    """Why `prune_cache` removes a store directory (`stale`, `unknown`, `missing`), or None when
+    it is kept: this evalkit's, of a corpus that exists (or cannot be told to be gone)."""
     if not s.current:
         return "stale" if s.version is not None or s.kind is not None else "unknown"
     if s.corpus_present is False:
@@ -696,7 +699,7 @@ def _prune_stores(top: int, info: CacheInfo, tally: _Tally) -> list[tuple[StoreD
             except OSError:
                 continue  # gone meanwhile, or swapped for a link: not entered
             try:
-                why = _why_prune(s)
+                why = prune_reason(s)
                 files = tally.files
                 gone = _clean(code_fd, where, s.path, _STORE_ALL if why else temps, tally)
                 if why:
