@@ -38,7 +38,7 @@ REASONS = {
     "stale": "made by another evalkit version",
     "unknown": "made by an older evalkit (it has no record)",
     "missing": "its corpus no longer exists",
-    "clear": "everything goes",
+    "clear": "cleared",
 }
 _MAX_LISTED = 20  # entries left alone listed by name; the rest counted
 
@@ -250,7 +250,10 @@ def render_removal_text(r: Removal, command: str) -> str:
                 )
                 for s, why in r.stores
             ]
-            out += [""] + text_table(("why", "corpus", "kind", "evalkit", "size"), rows, left=4)
+            header = ("why", "corpus", "kind", "evalkit", "size")
+            if all(why == "clear" for _, why in r.stores):  # clear: no reason to give
+                header, rows = header[1:], [row[1:] for row in rows]
+            out += [""] + text_table(header, rows, left=len(header) - 1)
     if r.left:
         out += ["", f"left alone, not created by evalkit: {grp(len(r.left))}"]
         out += _listed(r.left)
