@@ -312,6 +312,10 @@ def test_a_foreign_file_inside_a_store_survives_with_its_directories(tmp_path, c
     assert sorted(p.name for p in s.directory.iterdir()) == sorted(
         ["notes.txt", "shard-x.parquet", SHARD_NAME]
     )
+    # What is left is no store any more: listed as left alone, never pruned again.
+    assert cache_info(cache).stores == ()
+    code, out, _ = cli(capsys, "prune", "--cache-dir", str(cache))
+    assert code == 0 and "nothing to remove" in out and "left alone" in out
     clear_cache(cache)
     assert notes.read_text() == "mine" and lookalike.exists() and mine_dir.is_dir()
     assert (cache / "mine.txt").exists()
@@ -447,3 +451,29 @@ def test_sizes_and_ages_in_words():
     assert age_text(10**6 * s - 61 * s, 10**6 * s) == "1 minute ago"
     assert age_text(10**6 * s - 7200 * s, 10**6 * s) == "2 hours ago"
     assert age_text(10**6 * s - 3 * 86400 * s, 10**6 * s) == "3 days ago"
+
+
+def test_an_empty_store_directory_is_pruned_once(tmp_path, capsys):
+    cache = tmp_path / "cache"
+    empty = cache / STORE_SUBDIR / ("a" * 20) / ("b" * 20)
+    empty.mkdir(parents=True)
+    (st,) = cache_info(cache).stores
+    assert (st.files, st.sessions, st.current, st.version) == (0, 0, False, None)
+    code, out, _ = cli(capsys, "prune", "--cache-dir", str(cache))
+    assert code == 0 and "removed 1 store directory: 0 files, 0 bytes" in out
+    assert not empty.parent.exists() and (cache / STORE_SUBDIR).is_dir()
+    code, out, _ = cli(capsys, "prune", "--cache-dir", str(cache))
+    assert "nothing to remove" in out
+
+
+def test_a_corpus_name_that_is_not_utf8(tmp_path, capsys):
+    root = corpus(tmp_path / os.fsdecode(b"c\xff\x1b"))
+    cache = tmp_path / "cache"
+    run_sweep(root, cache_dir=cache, jobs=1)
+    (st,) = cli_json(capsys, "--cache-dir", str(cache))["stores"]
+    assert st["corpus"] == os.path.realpath(root) and st["corpus_present"] is True
+    code, out, _ = cli(capsys, "--cache-dir", str(cache))
+    assert code == 0 and "c\\udcff\\x1b" in out and "\x1b" not in out
+    shutil.rmtree(root)
+    (gone,) = prune_cache(cache).stores
+    assert gone[1] == "missing" and cache_info(cache).stores == ()

@@ -452,7 +452,11 @@ def _scan_stores(top: int) -> tuple[list[StoreDir], list[str], list[str]]:
             finally:
                 os.close(code_fd)
             sibling = next((s.record for s in scans if s.record is not None), None)
-            stores += [_store_dir(s, sibling) for s in scans]
+            for scan in scans:
+                if scan.files == 0 and scan.foreign:
+                    foreign += scan.foreign  # only what evalkit left alone: no store any more
+                else:
+                    stores.append(_store_dir(scan, sibling))
     finally:
         os.close(root)
     return stores, foreign, []
