@@ -228,23 +228,33 @@ def _open_top(directory: Path) -> int | None:
         raise UsageError(f"cache directory {directory}: cannot read ({exc.strerror})") from None
 
 
-def _read_small(name: str, dir_fd: int, limit: int) -> bytes | None:
-    """A regular file's bytes (at most `limit`), read without following a link or (where the
-    system allows) touching its access time; None when it cannot be."""
-    fd = None
+def _open_file(name: str, dir_fd: int) -> int | None:
+    """`name` inside `dir_fd` opened for reading when it is a regular file, without following a
+    link or (where the system allows) touching its access time, so that looking does not make a
+    store look used; None otherwise."""
     for flags in (_NOATIME, 0):
         try:
             fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW | flags, dir_fd=dir_fd)
-            break
         except PermissionError:
             continue  # O_NOATIME is only for the file's owner
         except OSError:
             return None
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                return fd
+        except OSError:
+            pass
+        os.close(fd)
+        return None
+    return None
+
+
+def _read_small(name: str, dir_fd: int, limit: int) -> bytes | None:
+    """A regular file's bytes (at most `limit`), or None."""
+    fd = _open_file(name, dir_fd)
     if fd is None:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
         data = os.read(fd, limit + 1)
     except OSError:
         return None
@@ -253,30 +263,19 @@ def _read_small(name: str, dir_fd: int, limit: int) -> bytes | None:
     return data if len(data) <= limit else None
 
 
-def _shard_sessions(name: str, dir_fd: int) -> set[bytes] | None:
-    """The session names a shard holds (its `session` column alone), or None if unreadable."""
-    fd = None
-    for flags in (_NOATIME, 0):
-        try:
-            fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW | flags, dir_fd=dir_fd)
-            break
-        except PermissionError:
-            continue
-        except OSError:
-            return None
+def _shard_sessions(name: str, dir_fd: int) -> set[bytes]:
+    """The session names a shard holds (its `session` column alone); none if unreadable."""
+    fd = _open_file(name, dir_fd)
     if fd is None:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
-            return None
-        import pyarrow.parquet as pq
+        return set()
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            import pyarrow.parquet as pq
 
-        with os.fdopen(fd, "rb") as fh:
             column = pq.ParquetFile(fh).read(columns=["session"]).column(0)
             return {v for v in column.to_pylist() if type(v) is bytes}
-    except Exception:  # noqa: BLE001 — a shard that cannot be read holds no session we count
-        return None
+        except Exception:  # noqa: BLE001 — a shard that cannot be read holds no session we count
+            return set()
 
 
 # --- what each store directory is for -----------------------------------------------------------
@@ -373,7 +372,7 @@ def _scan_store(fd: int, rel: str, code: str, where: str, mtime_ns: int) -> _Sca
         else:
             scan.foreign.append(f"{rel}/{name}")
     for name in shards:  # after every status is taken: reading a shard may touch its times
-        scan.sessions |= _shard_sessions(name, fd) or set()
+        scan.sessions |= _shard_sessions(name, fd)
     if scan.last_used_ns is None:
         scan.last_used_ns = mtime_ns
     return scan
