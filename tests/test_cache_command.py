@@ -191,6 +191,32 @@ def test_a_store_without_its_record_is_unknown_never_an_error(tmp_path, capsys):
     assert not old.directory.exists() and cur.directory.is_dir()
 
 
+def test_this_evalkits_stores_are_known_by_name_without_a_record(tmp_path):
+    from evalkit.tables.corpus import load_corpus
+    from evalkit.tables.trials import run_trial_sweep
+
+    root = corpus(tmp_path / "c")
+    cache = tmp_path / "cache"
+    run_sweep(root, cache_dir=cache, jobs=1)
+    run_sweep(root, cache_dir=cache, jobs=1, format="claude-code")
+    load_corpus(root, cache_dir=cache, jobs=1)
+    load_corpus(root, cache_dir=cache, jobs=1, profile="sourcegraph")
+    run_trial_sweep(root, cache_dir=cache, jobs=1)
+    with_records = {(s.kind, s.format) for s in cache_info(cache).stores}
+    assert with_records == {
+        ("sweep", None),
+        ("sweep", "claude-code"),
+        ("frames", None),
+        ("trials", None),
+    }
+    for record in cache.glob(f"{STORE_SUBDIR}/*/*/{RECORD}"):
+        record.unlink()
+    stores = cache_info(cache).stores
+    assert len(stores) == 5 and all(s.current and s.version is None for s in stores)
+    assert {(s.kind, s.format) for s in stores} == with_records
+    assert prune_cache(cache).files == 0
+
+
 def test_a_record_that_names_another_directory_is_not_trusted(tmp_path, capsys):
     root = corpus(tmp_path / "c")
     other = corpus(tmp_path / "other")

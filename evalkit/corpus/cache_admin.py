@@ -47,6 +47,7 @@ from evalkit.corpus.store import (
 )
 from evalkit.errors import UsageError
 from evalkit.formats.detect import FORMATS
+from evalkit.formats.profiles import PRESETS, preset
 
 __all__ = [
     "StoreDir",
@@ -287,14 +288,19 @@ def _digest20(data: bytes) -> str:
 
 @lru_cache(maxsize=1)
 def _current_names() -> dict[str, tuple[str, str | None]]:
-    """The code-digest directory names this evalkit's sweep and corpus loader write (without a
-    tool profile), with their kind and forced format: how a store without a record is still
-    known to be current."""
+    """The code-digest directory names this evalkit writes (with no tool profile or a preset
+    one), with their kind and forced format: how a store without a record is still known to be
+    current. The fingerprints are those of `tables.sweep`, `tables.trials` and `corpus.load`."""
     code = code_fingerprint()
-    suffixes: dict[str, tuple[str, str | None]] = {"": ("sweep", None), ":frames": ("frames", None)}
+    suffixes: dict[str, tuple[str, str | None]] = {"": ("sweep", None)}
+    for profile in ["", *(f":{preset(name).fingerprint()}" for name in PRESETS)]:
+        suffixes[f":frames{profile}"] = ("frames", None)
+        if profile:
+            suffixes[f":trials{profile}"] = ("trials", None)
+        for fmt in FORMATS:
+            suffixes[f":frames{profile}:format:{fmt}"] = ("frames", fmt)
     for fmt in FORMATS:
         suffixes[f":format:{fmt}"] = ("sweep", fmt)
-        suffixes[f":frames:format:{fmt}"] = ("frames", fmt)
     return {_digest20((code + s).encode()): v for s, v in suffixes.items()}
 
 
