@@ -202,6 +202,8 @@ def test_this_evalkits_stores_are_known_by_name_without_a_record(tmp_path):
     load_corpus(root, cache_dir=cache, jobs=1)
     load_corpus(root, cache_dir=cache, jobs=1, profile="sourcegraph")
     run_trial_sweep(root, cache_dir=cache, jobs=1)
+    # Every file a store holds is named as evalkit's (what prune and clear may remove).
+    assert cache_info(cache).foreign == () and cache_info(cache).files == len(files_under(cache))
     with_records = {(s.kind, s.format) for s in cache_info(cache).stores}
     assert with_records == {
         ("sweep", None),

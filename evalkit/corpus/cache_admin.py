@@ -41,6 +41,8 @@ from evalkit.corpus.store import (
     _SUBDIR,
     RECORD,
     RECORD_VERSION,
+    STORE_FILE,
+    TEMP_FILE,
     code_fingerprint,
     default_cache_dir,
     fingerprint_parts,
@@ -70,8 +72,6 @@ TEMP_AGE_NS = 24 * 3600 * 10**9  # a temporary file this old is a write that was
 _HEX20 = re.compile(r"^[0-9a-f]{20}\Z")
 _HEX2 = re.compile(r"^[0-9a-f]{2}\Z")
 _ENTRY = re.compile(r"^([0-9a-f]{2})[0-9a-f]{62}\.json\Z")
-_INDEX = re.compile(r"^shard-[0-9a-f]{16}-[0-9a-f]{32}\.index\.json\Z")
-_TEMP = re.compile(r"^\.tmp-[a-z0-9_]{8}\.(?:parquet|json)\Z")
 _TEMP_JSON = re.compile(r"^\.tmp-[a-z0-9_]{8}\.json\Z")
 _MAX_RECORD_BYTES = 64 * 1024
 
@@ -347,7 +347,7 @@ def _corpus_present(path: str) -> bool | None:
 
 
 def _store_file(name: str) -> bool:
-    return bool(_SHARD.match(name) or _INDEX.match(name) or name == RECORD or _TEMP.match(name))
+    return bool(STORE_FILE.match(name))
 
 
 @dataclass
@@ -630,7 +630,7 @@ def _any(name: str, st: os.stat_result) -> bool:
 
 
 def _old_temp(now_ns: int) -> _FileRule:
-    return lambda name, st: bool(_TEMP.match(name)) and now_ns - st.st_mtime_ns >= TEMP_AGE_NS
+    return lambda name, st: bool(TEMP_FILE.match(name)) and now_ns - st.st_mtime_ns >= TEMP_AGE_NS
 
 
 def _hex20(rule: _Rule) -> Callable[[str], _Rule | None]:

@@ -697,6 +697,15 @@ class CorpusStore:
 
 RECORD = "store.json"
 RECORD_VERSION = 1
+# Every name this module writes in a store directory: shards, their side indexes, the record,
+# and temporary files (`tempfile.mkstemp`: `.tmp-` and 8 characters) of writes in progress.
+# `evalkit cache prune` and `clear` remove only files with these names: a new kind of file
+# written here must be named here.
+TEMP_FILE = re.compile(r"^\.tmp-[a-z0-9_]{8}\.(?:parquet|json)\Z")
+STORE_FILE = re.compile(
+    r"^(?:shard-[0-9a-f]{16}-[0-9a-f]{32}(?:\.parquet|\.index\.json)"
+    r"|store\.json|\.tmp-[a-z0-9_]{8}\.(?:parquet|json))\Z"
+)
 
 
 def fingerprint_parts(fingerprint: str) -> dict[str, str | None]:
