@@ -120,7 +120,7 @@ def render_info_text(info: CacheInfo, now_ns: int | None = None) -> str:
             "corpus",
             "kind",
             "evalkit",
-            "code",
+            "state",
             "corpus dir",
             "size",
             "sessions",
