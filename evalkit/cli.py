@@ -1,5 +1,5 @@
 """The `evalkit` command line: `evalkit run`, `session`, `sweep`, `compare`, `campaign`,
-`columns`, `export` and `pairs`.
+`columns`, `export`, `pairs` and `cache`.
 
 Exit status: 0 success, 1 a negative verdict where a command has one (see its --help), 2 unusable
 input (a missing file, a bad option value), 130 interrupted (Ctrl-C). Errors are one line on
@@ -19,15 +19,25 @@ from evalkit.errors import EvalkitError, one_line, unexpected_error
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 # Order is the order `evalkit --help` lists them.
-COMMANDS = ("run", "session", "sweep", "compare", "campaign", "columns", "export", "pairs")
+COMMANDS = (
+    "run",
+    "session",
+    "sweep",
+    "compare",
+    "campaign",
+    "columns",
+    "export",
+    "pairs",
+    "cache",
+)
 
 EXIT_CODES = """\
 exit status:
   0    done
   1    a negative verdict, for the commands that give one (evalkit pairs check: rejected;
        evalkit session: no session logs for the project; evalkit compare: no directory or
-       label given, or no arm has runs, as the harness's compare-arms.mjs); see each
-       command's --help
+       label given, or no arm has runs, as the harness's compare-arms.mjs; evalkit cache
+       prune/clear: a file could not be removed); see each command's --help
   2    unusable input: a missing or unreadable file, a file that is not a transcript, a bad
        option value (one line on stderr naming it, never a traceback)
   130  interrupted (Ctrl-C)"""

@@ -108,6 +108,7 @@ COMMANDS = list(command_paths(build_parser()))
 def test_every_command_is_covered():
     names = {" ".join(p) for p in COMMANDS}
     assert {"", "run", "session", "sweep", "pairs check", "pairs report", "pairs collect"} <= names
+    assert {"cache", "cache info", "cache prune", "cache clear"} <= names
 
 
 @pytest.mark.parametrize("path", COMMANDS, ids=lambda p: " ".join(p) or "evalkit")
@@ -153,6 +154,40 @@ def test_outputs_over_the_bundled_data_are_in_plain_words(name, capsys):
     assert not spec_words(out), spec_words(out)
 
 
+def test_cache_outputs_are_in_plain_words(tmp_path, capsys):
+    from evalkit.corpus.discover import discover
+    from evalkit.corpus.parse import analyse_sessions
+    from evalkit.corpus.store import CorpusStore, code_fingerprint
+    from evalkit.tables.sweep import run_sweep
+
+    cache = str(tmp_path / "cache")
+    run_sweep(CORPUS / "cg22", cache_dir=cache, jobs=1)
+    root = CORPUS / "cg8-val"
+    old = CorpusStore(cache, root, fingerprint=code_fingerprint() + "-older")  # another version
+    analyse_sessions(root, discover(root).sessions, cache=old, jobs=1)
+    run_sweep(CORPUS / "cg8-val", cache_dir=cache, jobs=1, format="claude-code")
+    (tmp_path / "cache" / "sweep" / "ab").mkdir(parents=True)
+    (tmp_path / "cache" / "sweep" / "ab" / ("ab" + "0" * 62 + ".json")).write_text("{}")
+    (tmp_path / "cache" / "sweep" / "ab" / "notes.txt").write_text("not evalkit's")
+    outs = []
+    for argv in (
+        [],
+        ["--json"],
+        ["prune", "--dry-run"],
+        ["prune", "--json", "--dry-run"],
+        ["prune"],
+        ["prune"],  # nothing left to prune
+        ["clear", "--dry-run"],
+        ["clear"],
+        ["clear"],  # nothing left
+        [],
+    ):
+        code, out = printed(capsys, ["cache", *argv, "--cache-dir", cache])
+        assert code == 0 and out.strip()
+        outs.append(out)
+    assert not spec_words("\n".join(outs)), spec_words("\n".join(outs))
+
+
 def test_sweep_markdown_is_in_plain_words(tmp_path, capsys):
     md = tmp_path / "sweep.md"
     assert main(["sweep", "--no-cache", "-j", "1", "--markdown", str(md)]) == 0
@@ -175,6 +210,7 @@ def errors(tmp: Path) -> dict[str, list[str]]:
         "pairs check: not evidence": ["pairs", "check", str(tmp / "notes.txt")],
         "pairs report: no file": ["pairs", "report", str(tmp / "missing.json")],
         "columns: unknown frame": ["columns", "nope"],
+        "cache: not a directory": ["cache", "prune", "--cache-dir", str(tmp / "notes.txt")],
     }
 
 
@@ -189,6 +225,7 @@ ERRORS = [
     "pairs check: not evidence",
     "pairs report: no file",
     "columns: unknown frame",
+    "cache: not a directory",
 ]
 
 

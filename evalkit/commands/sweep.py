@@ -72,8 +72,9 @@ Parsed sessions are kept in a store (default $XDG_CACHE_HOME/evalkit or
 ~/.cache/evalkit), keyed by the content of each file and evalkit's own code; it
 never changes a number. A later sweep trusts a file whose size, modification
 time and inode are unchanged and reads nothing from it; --verify re-reads and
-re-hashes every file instead. A progress bar is drawn on stderr when stderr is
-a terminal.
+re-hashes every file instead. `evalkit cache` shows what the store holds and
+`evalkit cache prune` removes what no sweep will read again. A progress bar is
+drawn on stderr when stderr is a terminal.
 
 Corpora past one machine: --engine dask parses on a Dask cluster (pip install
 "evalkit[dask]"): --scheduler tcp://HOST:8786 for a running cluster, else a

@@ -602,6 +602,7 @@ class CorpusStore:
         assert self.directory is not None
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
+            write_record(self.directory, self.fingerprint, self.root)
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".parquet")
         except OSError:
             return None  # a read-only or full cache directory only costs speed
@@ -688,3 +689,73 @@ class CorpusStore:
             ref = SessionRef(r.session, ())
             out.append(self._row(ref, r.payload, m))
         return out
+
+
+# --- what a store directory is for -------------------------------------------------------------
+# `store.json` in each store directory, read by `evalkit cache` (`evalkit.corpus.cache_admin`)
+# and never by a lookup: a store without one (older evalkit) works as before.
+
+RECORD = "store.json"
+RECORD_VERSION = 1
+# Every name this module writes in a store directory: shards, their side indexes, the record,
+# and temporary files (`tempfile.mkstemp`: `.tmp-` and 8 characters) of writes in progress.
+# `evalkit cache prune` and `clear` remove only files with these names: a new kind of file
+# written here must be named here.
+TEMP_FILE = re.compile(r"^\.tmp-[a-z0-9_]{8}\.(?:parquet|json)\Z")
+STORE_FILE = re.compile(
+    r"^(?:shard-[0-9a-f]{16}-[0-9a-f]{32}(?:\.parquet|\.index\.json)"
+    r"|store\.json|\.tmp-[a-z0-9_]{8}\.(?:parquet|json))\Z"
+)
+
+
+def fingerprint_parts(fingerprint: str) -> dict[str, str | None]:
+    """The code digest, store kind, forced format and profile digest a store fingerprint holds.
+
+    The sweep's fingerprint is the code digest alone, or `…:format:NAME` with a forced reader;
+    the corpus loader's `…:frames[:PROFILE][:format:NAME]`; the trial sweep's `…:trials:PROFILE`.
+    """
+    code, *rest = fingerprint.split(":")
+    parts: dict[str, str | None] = {"code": code, "kind": "sweep", "format": None, "profile": None}
+    i = 0
+    while i < len(rest):
+        if rest[i] in ("frames", "trials"):
+            parts["kind"] = rest[i]
+        elif rest[i] == "format" and i + 1 < len(rest):
+            parts["format"] = rest[i + 1]
+            i += 1
+        else:
+            parts["profile"] = rest[i]
+        i += 1
+    return parts
+
+
+def write_record(directory: Path, fingerprint: str, root: str) -> None:
+    """Write `directory/store.json` (what the store is for) unless it is there already.
+
+    Once per directory, atomically (a temporary file renamed into place); a failure only leaves
+    the store without its record, which `evalkit cache` then shows as unknown.
+    """
+    path = directory / RECORD
+    with contextlib.suppress(OSError):
+        os.lstat(path)
+        return  # there already (or something else by that name: left alone)
+    doc = {
+        "record": RECORD_VERSION,
+        "evalkit": evalkit.__version__,
+        "fingerprint": fingerprint,
+        **fingerprint_parts(fingerprint),
+        "corpus": root,
+        "corpus_resolved": os.path.realpath(root),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".json")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as fh:
+            json.dump(doc, fh, ensure_ascii=True, indent=1)  # a lone surrogate kept as its escape
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
