@@ -505,3 +505,12 @@ def test_a_corpus_name_that_is_not_utf8(tmp_path, capsys):
     shutil.rmtree(root)
     (gone,) = prune_cache(cache).stores
     assert gone[1] == "missing" and cache_info(cache).stores == ()
+
+
+def test_the_test_run_has_a_cache_of_its_own():
+    # tests/conftest.py: no test writes into the user's own ~/.cache/evalkit.
+    from evalkit.corpus.store import default_cache_dir
+
+    home = os.path.realpath(os.path.expanduser("~"))
+    assert not os.path.realpath(default_cache_dir()).startswith(os.path.join(home, ".cache"))
+    assert os.path.basename(os.path.dirname(default_cache_dir())).startswith("evalkit-test-cache-")
