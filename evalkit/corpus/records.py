@@ -75,8 +75,21 @@ class PayloadField:
     check: Callable[[Any], bool] | None = None
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def _scalar(x: Any) -> bool:
     return x is None or type(x) in (str, int, float, bool)
+
+
+def _flat_dict(x: Any) -> bool:
+    """A dict of string keys and JSON scalars (the types of its keys and values looked at in
+    bulk: these checks run on every stored row a warm sweep reads)."""
+    return (
+        type(x) is dict
+        and _SCALARS.issuperset(map(type, x.values()))
+        and set(map(type, x)) <= {str}
+    )
 
 
 def _damage_ok(v: Any) -> bool:
@@ -91,18 +104,26 @@ def _damage_ok(v: Any) -> bool:
     )
 
 
-def _figures_ok(v: Any) -> bool:
-    from evalkit.metrics.figures import RunFigures
+_FIGURE_KEYS: frozenset[str] | None = None
 
-    return (
-        type(v) is dict
-        and set(v) == set(RunFigures.__dataclass_fields__)
-        and all(
-            _scalar(x)
-            or (type(x) is dict and all(type(k) is str and _scalar(y) for k, y in x.items()))
-            for x in v.values()
-        )
-    )
+
+def _figure_keys() -> frozenset[str]:
+    global _FIGURE_KEYS
+    if _FIGURE_KEYS is None:
+        from evalkit.metrics.figures import RunFigures
+
+        _FIGURE_KEYS = frozenset(RunFigures.__dataclass_fields__)
+    return _FIGURE_KEYS
+
+
+def _figures_ok(v: Any) -> bool:
+    # Every figure, each a JSON scalar or a dict of them (the counts).
+    if type(v) is not dict or v.keys() != _figure_keys():
+        return False
+    types = set(map(type, v.values()))
+    if types <= _SCALARS:
+        return True
+    return types <= _SCALARS | {dict} and all(_flat_dict(x) for x in v.values() if type(x) is dict)
 
 
 def _rows_ok(v: Any) -> bool:
@@ -110,7 +131,7 @@ def _rows_ok(v: Any) -> bool:
     return type(v) is dict and all(
         type(name) is str
         and type(table) is list
-        and all(type(r) is dict and all(map(_scalar, r.values())) for r in table)
+        and all(type(r) is dict and _SCALARS.issuperset(map(type, r.values())) for r in table)
         for name, table in v.items()
     )
 
@@ -137,13 +158,11 @@ def _run_ok(v: Any) -> bool:
 
 
 def _agent_sessions_ok(v: Any) -> bool:
-    return type(v) is list and all(
-        type(d) is dict and all(type(k) is str and _scalar(x) for k, x in d.items()) for d in v
-    )
+    return type(v) is list and all(map(_flat_dict, v))
 
 
 def _ledger_ok(v: Any) -> bool:
-    return type(v) is list and len(v) == 2 and all(_scalar(x) for x in v)
+    return type(v) is list and len(v) == 2 and _SCALARS.issuperset(map(type, v))
 
 
 # `CallRecord`'s fields, in the order a payload row of `calls` holds them.

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -69,9 +70,8 @@ _ROWS_PER_SHARD = 20_000  # merged shards are cut at this many rows
 _SMALL_SHARD_BYTES = 4 * 1024 * 1024  # only shards smaller than this are merged again
 _MERGE_AT = 8  # merge a directory's shards when there are more than this many
 FLUSH_ROWS = 1024  # rows gathered before a shard is written
-_HEX64 = re.compile(rb"^[0-9a-f]{64}\Z")
 _INDEX_SUFFIX = ".index.json"
-_INDEX_VERSION = 1
+_INDEX_VERSION = 2  # 2: JSON payload values held as themselves
 
 
 def default_cache_dir() -> Path:
@@ -134,8 +134,9 @@ def _schema():
 
 
 # The side index's columns: the shard's, each with how its values are held in JSON ("b": bytes
-# as text, "b[]": a list of bytes as texts, "=": as they are).
-_BYTES_KINDS = {"str": "b", "str?": "b", "json": "b", "str-list": "b[]"}
+# as text, "b[]": a list of bytes as texts, "j": JSON text as the value it holds, "=": as they
+# are). Read back, they are the columns `_rows_of` checks, as a shard's are.
+_BYTES_KINDS = {"str": "b", "str?": "b", "json": "j", "str-list": "b[]"}
 _INDEX_COLUMNS: tuple[tuple[str, str], ...] = (
     ("session", "b"),
     ("files", "b[]"),
@@ -148,16 +149,9 @@ _INDEX_COLUMNS: tuple[tuple[str, str], ...] = (
 def _to_index(value: Any, how: str) -> Any:
     if value is None or how == "=":
         return value
+    if how == "j":
+        return json.loads(value)
     return _s(value) if how == "b" else [_s(x) for x in value]
-
-
-def _from_index(value: Any, how: str) -> Any:
-    # A value of the wrong type is passed through unchanged: the row checks then refuse it.
-    if how == "b" and type(value) is str:
-        return _b(value)
-    if how == "b[]" and type(value) is list:
-        return [_b(x) if type(x) is str else x for x in value]
-    return value
 
 
 def _index_doc(rows: Sequence[dict[str, Any]], shard: bytes) -> bytes:
@@ -168,13 +162,15 @@ def _index_doc(rows: Sequence[dict[str, Any]], shard: bytes) -> bytes:
         "rows": len(rows),
         "columns": {c: [_to_index(r.get(c), how) for r in rows] for c, how in _INDEX_COLUMNS},
     }
-    # ASCII JSON: a lone surrogate in a path or reason is kept as its escape.
+    # ASCII JSON: a lone surrogate in a path or reason is kept as its escape; Python's JSON
+    # keeps ints apart from floats, and NaN and the infinities (allow_nan), as a shard's text.
     return json.dumps(doc, ensure_ascii=True, separators=(",", ":")).encode()
 
 
-def _index_rows(data: bytes, shard: bytes) -> list[dict[str, Any]] | None:
-    """The rows a side index holds for the shard whose bytes are `shard`, or None when it is
-    not an index of exactly these bytes (the rows are checked by the caller, as a shard's)."""
+def _index_columns(data: bytes, shard: bytes) -> dict[str, list[Any]] | None:
+    """The columns a side index holds for the shard whose bytes are `shard`, or None when it
+    is not an index of exactly these bytes (the values are checked by `_rows_of`, as a
+    shard's)."""
     try:
         doc = json.loads(data)
     except (ValueError, RecursionError):
@@ -190,8 +186,7 @@ def _index_rows(data: bytes, shard: bytes) -> list[dict[str, Any]] | None:
         return None
     if not all(type(v) is list and len(v) == n for v in columns.values()):
         return None
-    cols = [(c, how, columns[c]) for c, how in _INDEX_COLUMNS]
-    return [{c: _from_index(v[i], how) for c, how, v in cols} for i in range(n)]
+    return columns
 
 
 def _read_bounded(path: str) -> bytes | None | bool:
@@ -303,77 +298,150 @@ def _encode(value: Any, kind: str) -> Any:
     return value
 
 
-def _is_int(x: Any) -> bool:
-    return type(x) is int
+_NONE = type(None)
+_BAD = object()  # stands for a stored value that cannot be what this version writes
 
 
-def _decode(value: Any, f: PayloadField) -> tuple[bool, Any]:
-    """`(valid, value)`: a stored value back in payload form, checked against its field."""
-    kind = f.kind
-    if value is None:
-        return True, None  # whether None may stand here is decided by `_payload_of`
+def _text_column(values: list[Any]) -> list[Any] | None:
+    """A shard's bytes column as text (None stays None), or None if a value is not UTF-8."""
     try:
-        if kind in ("str", "str?"):
-            return (True, _s(value)) if type(value) is bytes else (False, None)
-        if kind == "int":
-            return _is_int(value), value
-        if kind == "bool":
-            return type(value) is bool, value
-        if kind == "str-list":
-            ok = type(value) is list and all(type(x) is bytes for x in value)
-            return (True, [_s(x) for x in value]) if ok else (False, None)
-        if kind == "calls":
-            ok = type(value) is list and all(
-                type(c) is list and len(c) == len(CALL_FIELDS) and all(map(_is_int, c))
-                for c in value
-            )
-            return ok, value
-        if kind == "json" and type(value) is bytes:
-            decoded = json.loads(value)
-            return (f.check is None or f.check(decoded)), decoded
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return False, None
-    return False, None
-
-
-def _payload_of(row: dict[str, Any]) -> dict[str, Any] | None:
-    """The payload a row holds, or None when any value is not what this version writes."""
-    values: dict[str, Any] = {}
-    for f in PAYLOAD_FIELDS:
-        ok, value = _decode(row.get("p_" + f.name), f)
-        if not ok:
-            return None
-        values[f.name] = value
-    status, reason = values["status"], values["reason"]
-    if status not in STATUSES or (reason is None) != (status == "parsed"):
+        return [None if v is None else _s(v) if type(v) is bytes else _BAD for v in values]
+    except UnicodeDecodeError:
         return None
-    if status in ("crash", "skipped"):  # such a payload is its status and reason only
-        return {"status": status, "reason": reason}
-    payload: dict[str, Any] = {}
+
+
+def _json_value(text: Any) -> Any:
+    # A shard holds a JSON value as its text; no value (None) is no text, never `null`.
+    value = json.loads(text) if type(text) is bytes else _BAD
+    return _BAD if value is None else value
+
+
+def _shard_columns(columns: dict[str, list[Any]]) -> dict[str, list[Any]] | None:
+    """A shard's columns in the side index's form (text for bytes, JSON text decoded), or
+    None when a value cannot be decoded."""
+    out: dict[str, list[Any]] = {}
+    for c, how in _INDEX_COLUMNS:
+        values = columns[c]
+        if how == "b":
+            conv = _text_column(values)
+        elif how == "b[]":
+            conv = []
+            for v in values:
+                item = _text_column(v) if type(v) is list else None if v is None else [_BAD]
+                if item is None and v is not None:
+                    return None
+                conv.append(item)
+        elif how == "j":
+            try:
+                conv = [None if v is None else _json_value(v) for v in values]
+            except (UnicodeDecodeError, ValueError, RecursionError):
+                return None
+        else:
+            conv = values
+        if conv is None:
+            return None
+        out[c] = conv
+    return out
+
+
+def _types(values: Iterable[Any]) -> set[type]:
+    return set(map(type, values))
+
+
+_chain = itertools.chain.from_iterable
+_HEX = re.compile(r"[0-9a-f]*\Z")
+_NON_NULL = {"str": {str}, "int": {int}, "bool": {bool}}
+
+
+def _lists_of(values: list[Any], item: set[type], *, null: bool) -> bool:
+    """Every value a list (or None when `null`) whose items are of the types `item`."""
+    if not _types(values) <= ({list, _NONE} if null else {list}):
+        return False
+    return _types(_chain(v for v in values if v is not None)) <= item
+
+
+def _column_ok(f: PayloadField, values: list[Any]) -> bool:
+    """Every stored value of a payload column is of the field's kind, or None (whether None may
+    stand for it is decided per row)."""
+    kind = f.kind
+    if kind in ("str", "str?", "int", "bool"):
+        return _types(values) <= _NON_NULL[kind.rstrip("?")] | {_NONE}
+    if kind == "str-list":
+        return _lists_of(values, {str}, null=True)
+    if kind == "calls":
+        if not _lists_of(values, {list}, null=True):
+            return False
+        calls = list(_chain(v for v in values if v is not None))
+        return set(map(len, calls)) <= {len(CALL_FIELDS)} and _types(_chain(calls)) <= {int}
+    if kind == "json":
+        present = [v for v in values if v is not None]
+        return _BAD not in present and (f.check is None or all(map(f.check, present)))
+    return False
+
+
+def _manifest_ok(columns: dict[str, list[Any]]) -> bool:
+    """The files, states and digests of every row: one of each per file, at least one file."""
+    files, digests, states = columns["files"], columns["digests"], columns["states"]
+    if not (_types(columns["session"]) <= {str} and _types(columns["racy"]) <= {bool}):
+        return False
+    if not all(_lists_of(c, t, null=False) for c, t in ((files, {str}), (digests, {str}))):
+        return False
+    if not _lists_of(states, {list}, null=False):
+        return False
+    counts = list(map(len, files))
+    if 0 in counts or list(map(len, states)) != counts or list(map(len, digests)) != counts:
+        return False
+    each = list(_chain(states))
+    if set(map(len, each)) - {4} or not _types(_chain(each)) <= {int}:
+        return False
+    hexes = [d for d in _chain(digests) if d]  # a digest is "" (absent) or 64 hex digits
+    return set(map(len, hexes)) <= {64} and _HEX.match("".join(hexes)) is not None
+
+
+# Per payload field: its name, whether it is left out when None, whether None may stand for it
+# in a parsed session's payload.
+_SPEC = tuple((f.name, f.optional, f.optional or f.kind == "str?") for f in PAYLOAD_FIELDS)
+
+
+def _rows_of(columns: dict[str, list[Any]]) -> list[_Row] | None:
+    """The rows of a shard's (or a side index's) columns, or None unless every value is
+    exactly what this version writes: checked column by column, then row by row."""
+    if not _manifest_ok(columns):
+        return None
+    payload_columns = []
     for f in PAYLOAD_FIELDS:
-        value = values[f.name]
-        if value is None and f.optional:
-            continue  # absent, as in a fresh payload
-        if value is None and f.kind != "str?":
-            return None  # a parsed session's payload holds every other field
-        payload[f.name] = value
-    return payload
-
-
-def _manifest_ok(row: dict[str, Any]) -> bool:
-    files, states, digests = row.get("files"), row.get("states"), row.get("digests")
-    if type(row.get("session")) is not bytes or type(row.get("racy")) is not bool:
-        return False
-    if not (type(files) is list and type(states) is list and type(digests) is list):
-        return False
-    if not len(files) == len(states) == len(digests) or not files:
-        return False
-    for f, st, d in zip(files, states, digests, strict=True):
-        if type(f) is not bytes or type(d) is not bytes or (d and not _HEX64.match(d)):
-            return False
-        if type(st) is not list or len(st) != 4 or not all(map(_is_int, st)):
-            return False
-    return True
+        values = columns["p_" + f.name]
+        if not _column_ok(f, values):
+            return None
+        payload_columns.append(values)
+    rows = []
+    for session, files, states, digests, racy, values in zip(
+        columns["session"],
+        columns["files"],
+        columns["states"],
+        columns["digests"],
+        columns["racy"],
+        zip(*payload_columns, strict=True),
+        strict=True,
+    ):
+        status, reason = values[0], values[1]
+        if status not in STATUSES or (reason is None) != (status == "parsed"):
+            return None
+        if status in ("crash", "skipped"):  # such a payload is its status and reason only
+            payload = {"status": status, "reason": reason}
+        else:
+            payload = {}
+            for (name, optional, nullable), value in zip(_SPEC, values, strict=True):
+                if value is None:
+                    if optional:
+                        continue  # absent, as in a fresh payload
+                    if not nullable:
+                        return None  # a parsed session's payload holds every other field
+                payload[name] = value
+        rows.append(
+            _Row(session, tuple(files), tuple(map(tuple, states)), tuple(digests), racy, payload)
+        )
+    return rows
 
 
 class _Row:
@@ -381,12 +449,20 @@ class _Row:
 
     __slots__ = ("session", "files", "states", "digests", "racy", "payload")
 
-    def __init__(self, row: dict[str, Any], payload: dict[str, Any]) -> None:
-        self.session = _s(row["session"])
-        self.files = tuple(_s(f) for f in row["files"])
-        self.states = tuple(tuple(s) for s in row["states"])
-        self.digests = tuple(d.decode() for d in row["digests"])
-        self.racy = row["racy"]
+    def __init__(
+        self,
+        session: str,
+        files: tuple[str, ...],
+        states: tuple[tuple[int, ...], ...],
+        digests: tuple[str, ...],
+        racy: bool,
+        payload: dict[str, Any],
+    ) -> None:
+        self.session = session
+        self.files = files
+        self.states = states
+        self.digests = digests
+        self.racy = racy
         self.payload = payload
 
 
@@ -461,46 +537,49 @@ class CorpusStore:
             return None  # vanished, a symbolic link or not a regular file: not ours, left alone
         rows = None
         if data is not None:
-            index = _read_bounded(_index_path(path))
+            # The corpus loader keeps its frame rows as their stored text: from the shard.
+            index = _read_bounded(_index_path(path)) if not self.lazy else None
             if type(index) is bytes:
-                rows = self._valid_rows(_index_rows(index, data))  # type: ignore[arg-type]
+                rows = self._valid_rows(_index_columns(index, data))  # type: ignore[arg-type]
             if rows is None:
-                rows = self._valid_rows(self._parquet_rows(data))  # type: ignore[arg-type]
+                raw = self._parquet_rows(data)  # type: ignore[arg-type]
+                rows = self._valid_rows(None if raw is None else _shard_columns(raw), raw)
 
         if rows is None:
             self._remove(path)
         return rows
 
     @staticmethod
-    def _parquet_rows(data: bytes) -> list[dict[str, Any]] | None:
+    def _parquet_rows(data: bytes) -> dict[str, list[Any]] | None:
+        """The columns of a shard's bytes when it has exactly this version's schema."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         try:
             table = pq.ParquetFile(pa.BufferReader(data)).read()
             if table.schema.remove_metadata().equals(_schema()):
-                return table.to_pylist()
+                return table.to_pydict()
         except Exception:  # noqa: BLE001 — any unreadable shard is a miss, never an error
             pass
         return None
 
-    def _valid_rows(self, raw: list[dict[str, Any]] | None) -> list[_Row] | None:
+    def _valid_rows(
+        self, columns: dict[str, list[Any]] | None, raw: dict[str, list[Any]] | None = None
+    ) -> list[_Row] | None:
         """The rows as `_Row`s, or None unless every one is exactly what this version writes
-        (the `lazy` fields, once checked, kept as their stored text)."""
-        if raw is None:
+        (the `lazy` fields, once checked, kept as their stored text from the shard's `raw`
+        columns)."""
+        if columns is None:
             return None
-        rows = []
         try:
-            for row in raw:
-                payload = _payload_of(row) if _manifest_ok(row) else None
-                if payload is None:
-                    return None
-                for name in self.lazy:
-                    if name in payload:
-                        payload[name] = _Lazy(row["p_" + name])
-                rows.append(_Row(row, payload))
+            rows = _rows_of(columns)
         except Exception:  # noqa: BLE001 — any unreadable row is a miss, never an error
             return None
+        if rows is not None and raw is not None:
+            for name in self.lazy:
+                for row, text in zip(rows, raw["p_" + name], strict=True):
+                    if name in row.payload:
+                        row.payload[name] = _Lazy(text)
         return rows
 
     def _remove(self, path: str, *, refused: bool = True) -> None:
