@@ -34,6 +34,7 @@ import contextlib
 import hashlib
 import itertools
 import json
+import operator
 import os
 import re
 import stat
@@ -375,7 +376,11 @@ def _column_ok(f: PayloadField, values: list[Any]) -> bool:
         return set(map(len, calls)) <= {len(CALL_FIELDS)} and _types(_chain(calls)) <= {int}
     if kind == "json":
         present = [v for v in values if v is not None]
-        return _BAD not in present and (f.check is None or all(map(f.check, present)))
+        if any(v is _BAD for v in present):
+            return False
+        if f.check_column is not None:
+            return f.check_column(present)
+        return f.check is None or all(map(f.check, present))
     return False
 
 
@@ -398,9 +403,35 @@ def _manifest_ok(columns: dict[str, list[Any]]) -> bool:
     return set(map(len, hexes)) <= {64} and _HEX.match("".join(hexes)) is not None
 
 
-# Per payload field: its name, whether it is left out when None, whether None may stand for it
-# in a parsed session's payload.
-_SPEC = tuple((f.name, f.optional, f.optional or f.kind == "str?") for f in PAYLOAD_FIELDS)
+# A parsed session's payload: the leading fields that every payload holds (None is allowed only
+# for a `str?` one), then the optional ones, left out when None; in `PAYLOAD_FIELDS` order.
+_LEAD = next((i for i, f in enumerate(PAYLOAD_FIELDS) if f.optional), len(PAYLOAD_FIELDS))
+_LEAD_NAMES = tuple(f.name for f in PAYLOAD_FIELDS[:_LEAD])
+_NOT_NULL = tuple(i for i, f in enumerate(PAYLOAD_FIELDS[:_LEAD]) if f.kind != "str?")
+_REST = tuple((f.name, f.optional, f.kind == "str?") for f in PAYLOAD_FIELDS[_LEAD:])
+_not_null = operator.itemgetter(*_NOT_NULL) if len(_NOT_NULL) > 1 else None
+
+
+def _payload(values: tuple[Any, ...]) -> dict[str, Any] | None:
+    """The payload of one row's payload values (each already of its field's kind), or None
+    when it is not one this version writes."""
+    status, reason = values[0], values[1]
+    if status not in STATUSES or (reason is None) != (status == "parsed"):
+        return None
+    if status in ("crash", "skipped"):  # such a payload is its status and reason only
+        return {"status": status, "reason": reason}
+    lead = values[:_LEAD]
+    if None in (_not_null(lead) if _not_null is not None else [lead[i] for i in _NOT_NULL]):
+        return None  # a parsed session's payload holds every other field
+    payload = dict(zip(_LEAD_NAMES, lead, strict=True))
+    for (name, optional, nullable), value in zip(_REST, values[_LEAD:], strict=True):
+        if value is None:
+            if optional:
+                continue  # absent, as in a fresh payload
+            if not nullable:
+                return None
+        payload[name] = value
+    return payload
 
 
 def _rows_of(columns: dict[str, list[Any]]) -> list[_Row] | None:
@@ -424,20 +455,9 @@ def _rows_of(columns: dict[str, list[Any]]) -> list[_Row] | None:
         zip(*payload_columns, strict=True),
         strict=True,
     ):
-        status, reason = values[0], values[1]
-        if status not in STATUSES or (reason is None) != (status == "parsed"):
+        payload = _payload(values)
+        if payload is None:
             return None
-        if status in ("crash", "skipped"):  # such a payload is its status and reason only
-            payload = {"status": status, "reason": reason}
-        else:
-            payload = {}
-            for (name, optional, nullable), value in zip(_SPEC, values, strict=True):
-                if value is None:
-                    if optional:
-                        continue  # absent, as in a fresh payload
-                    if not nullable:
-                        return None  # a parsed session's payload holds every other field
-                payload[name] = value
         rows.append(
             _Row(session, tuple(files), tuple(map(tuple, states)), tuple(digests), racy, payload)
         )
@@ -495,6 +515,7 @@ class CorpusStore:
         self.lazy = tuple(lazy)
         self.fingerprint = fingerprint if fingerprint is not None else code_fingerprint()
         self.root = os.fspath(root)
+        self._prefix = os.path.join(self.root, "")
         self.verify = verify
         self.hits = 0
         self.misses = 0
@@ -613,8 +634,8 @@ class CorpusStore:
         candidates = self._load().get(ref.log)
         if candidates:
             files = session_files(ref)
-            paths = [os.path.join(self.root, f) for f in files]
-            states = tuple(file_state(p) for p in paths)
+            paths = [self._prefix + f for f in files]  # os.path.join(root, f): f is relative
+            states = tuple(map(file_state, paths))
             for row in reversed(candidates):  # the latest shard first
                 if row.files != files or row.states != states:
                     continue
