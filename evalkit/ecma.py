@@ -13,6 +13,7 @@ import re
 import sys
 from decimal import ROUND_HALF_UP, Decimal
 from json.encoder import encode_basestring as _encode_basestring
+from operator import add as _add
 from typing import Any
 
 __all__ = [
@@ -256,44 +257,69 @@ def _is_array_index(key: str) -> bool:
 
 # Values a container may hold to be written in one piece (`_flat`): exact JSON scalar types.
 _FLAT = frozenset({str, int, float, bool, type(None)})
-# Quoted names of dictionary key sequences seen before (plain string keys, none an array index).
-_NAMES: dict[tuple[Any, ...], tuple[str, ...] | None] = {}
+_CONTAINERS = frozenset({dict, list, tuple})
+# The text before each value of a dictionary with these keys (plain strings, none an array
+# index), by keys and layout; None for keys that are not so. Bounded.
+_HEADS: dict[tuple[Any, ...], tuple[str, ...] | None] = {}
 
 
-def _names(keys: tuple[Any, ...]) -> tuple[str, ...] | None:
-    """The quoted keys of a dictionary whose keys are plain strings in insertion order (no
-    array index, which JSON.stringify moves first), else None."""
+def _heads(keys: tuple[Any, ...], inner: str, colon: str) -> tuple[str, ...] | None:
+    """`inner + quoted key + colon` for each key of a dictionary whose keys are plain strings
+    in insertion order (no array index, which JSON.stringify moves first), else None."""
+    cache_key = (keys, inner, colon)
     try:
-        return _NAMES[keys]
+        return _HEADS[cache_key]
     except KeyError:
         pass
+    # Only an all-string tuple gives heads, and a tuple equal to it holds equal strings.
     ok = all(type(k) is str and not _is_array_index(k) for k in keys)
-    names = tuple(map(_quote, keys)) if ok else None
-    if len(_NAMES) >= 4096:
-        _NAMES.clear()
-    _NAMES[keys] = names  # only all-string tuples are stored as names: a hit is one of those
-    return names
+    heads = tuple(inner + _quote(k) + colon for k in keys) if ok else None
+    if len(_HEADS) >= 4096:
+        _HEADS.clear()
+    _HEADS[cache_key] = heads
+    return heads
 
 
 def _flat(value: Any, inner: str, close: str, colon: str) -> str | None:
-    """A non-empty list, tuple or dict of scalars written in one piece, or None when it holds
-    anything else (it is then written item by item)."""
+    """A list, tuple or dict of scalars written in one piece, or None when it holds anything
+    else (it is then written item by item)."""
     t = type(value)
     if t is dict:
+        if not value:
+            return "{}"
         if not _FLAT.issuperset(map(type, value.values())):
             return None
-        names = _names(tuple(value))
-        if names is None:
+        heads = _heads(tuple(value), inner, colon)
+        if heads is None:
             return None
-        parts = [
-            inner + n + colon + _scalar_json(v) for n, v in zip(names, value.values(), strict=True)
-        ]
-        return "{" + ",".join(parts) + close + "}"
+        return "{" + ",".join(map(_add, heads, map(_scalar_json, value.values()))) + close + "}"
     if t is list or t is tuple:
+        if not value:
+            return "[]"
         if not _FLAT.issuperset(map(type, value)):
             return None
         return "[" + inner + ("," + inner).join(map(_scalar_json, value)) + close + "]"
     return None
+
+
+def _flat_items(value: Any, depth: int, pad: str, colon: str) -> str | None:
+    """A list or tuple of containers of scalars (rows of a table) written in one piece, or
+    None when it holds anything else."""
+    if (
+        type(value) not in (list, tuple)
+        or not value
+        or not _CONTAINERS.issuperset(map(type, value))
+    ):
+        return None
+    if pad:
+        inner, close = "\n" + pad * (depth + 1), "\n" + pad * depth
+        item_inner, item_close = "\n" + pad * (depth + 2), inner
+    else:
+        inner = close = item_inner = item_close = ""
+    texts = [_flat(v, item_inner, item_close, colon) for v in value]
+    if None in texts:
+        return None
+    return "[" + inner + ("," + inner).join(texts) + close + "]"
 
 
 def js_json(x: Any, indent: int | None = None) -> str:
@@ -323,6 +349,8 @@ def js_json(x: Any, indent: int | None = None) -> str:
             else:
                 inner = close = ""
             text = _flat(value, inner, close, colon)
+            if text is None:
+                text = _flat_items(value, depth, pad, colon)
             if text is not None:
                 out.append(text)
             elif isinstance(value, dict):

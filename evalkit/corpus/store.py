@@ -31,18 +31,19 @@ Location: `--cache-dir`, else `$XDG_CACHE_HOME/evalkit`, else `~/.cache/evalkit`
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import itertools
 import json
+import math
 import operator
 import os
 import re
 import stat
 import tempfile
 import time
-import uuid
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -88,11 +89,17 @@ def code_fingerprint() -> str:
 
     The version alone would keep stale entries across edits made between releases.
     """
-    pkg = Path(evalkit.__file__).resolve().parent
+    pkg = os.path.dirname(os.path.realpath(evalkit.__file__))
     h = hashlib.sha256(f"evalkit {evalkit.__version__} payload {PAYLOAD_VERSION}\n".encode())
-    for path in sorted(pkg.rglob("*.py")):
-        h.update(path.relative_to(pkg).as_posix().encode() + b"\0")
-        h.update(path.read_bytes() + b"\0")
+    found = []  # (path parts relative to the package, path): sorted as `Path`s sort
+    for dirpath, _, filenames in os.walk(pkg):
+        rel = os.path.relpath(dirpath, pkg).replace(os.sep, "/")
+        parts = () if rel == "." else tuple(rel.split("/"))
+        found += [((*parts, n), os.path.join(dirpath, n)) for n in filenames if n.endswith(".py")]
+    for parts, path in sorted(found):
+        h.update("/".join(parts).encode() + b"\0")
+        with open(path, "rb") as fh:
+            h.update(fh.read() + b"\0")
     return h.hexdigest()
 
 
@@ -157,15 +164,62 @@ def _to_index(value: Any, how: str) -> Any:
 
 def _index_doc(rows: Sequence[dict[str, Any]], shard: bytes) -> bytes:
     """The side index of a shard holding `rows` whose bytes are `shard`."""
+    columns = {c: [_to_index(r.get(c), how) for r in rows] for c, how in _INDEX_COLUMNS}
     doc = {
         "version": _INDEX_VERSION,
         "shard_sha256": hashlib.sha256(shard).hexdigest(),
         "rows": len(rows),
-        "columns": {c: [_to_index(r.get(c), how) for r in rows] for c, how in _INDEX_COLUMNS},
+        # orjson reads this document exactly as Python's JSON does (`_fast_decoding`).
+        "fast": _fast_decoding(columns),
+        "columns": columns,
     }
     # ASCII JSON: a lone surrogate in a path or reason is kept as its escape; Python's JSON
     # keeps ints apart from floats, and NaN and the infinities (allow_nan), as a shard's text.
     return json.dumps(doc, ensure_ascii=True, separators=(",", ":")).encode()
+
+
+_I64_MIN, _U64_END = -(2**63), 2**64
+
+
+def _fast_decoding(value: Any) -> bool:
+    """Whether orjson decodes the JSON of `value` to the very values Python's JSON gives.
+
+    It does for every value but an integer outside 64 bits, which it reads as a float without
+    a word (NaN, the infinities and lone surrogates it refuses, so those need no flag; they
+    are counted here too, so that such an index goes straight to Python's JSON).
+    """
+    stack = [value]
+    while stack:
+        x = stack.pop()
+        t = type(x)
+        if t is list:
+            stack.extend(x)
+        elif t is dict:
+            stack.extend(x.values())
+        elif t is int:
+            if not _I64_MIN <= x < _U64_END:
+                return False
+        elif t is float:
+            if not math.isfinite(x):
+                return False
+    return True
+
+
+def _decode_index(data: bytes) -> Any:
+    """The side index document: by orjson when the index says it reads it exactly (and it
+    does read it), else by Python's JSON."""
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - a dependency; without it Python's JSON reads it
+        orjson = None
+    if orjson is not None:
+        try:
+            doc = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            doc = None
+        if type(doc) is dict and doc.get("fast") is True:
+            return doc
+    return json.loads(data)
 
 
 def _index_columns(data: bytes, shard: bytes) -> dict[str, list[Any]] | None:
@@ -173,7 +227,7 @@ def _index_columns(data: bytes, shard: bytes) -> dict[str, list[Any]] | None:
     is not an index of exactly these bytes (the values are checked by `_rows_of`, as a
     shard's)."""
     try:
-        doc = json.loads(data)
+        doc = _decode_index(data)
     except (ValueError, RecursionError):
         return None
     if type(doc) is not dict or doc.get("version") != _INDEX_VERSION:
@@ -486,6 +540,19 @@ class _Row:
         self.payload = payload
 
 
+@contextlib.contextmanager
+def _no_gc() -> Iterator[None]:
+    """The cyclic garbage collector paused: reading a store makes many objects, all kept and
+    none in a cycle, so every collection meanwhile would walk the heap for nothing."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 class CorpusStore:
     """Analysed sessions of one swept directory. `CorpusStore(None, root)` is disabled.
 
@@ -617,13 +684,14 @@ class CorpusStore:
         if self._rows is None:
             self._rows = {}
             if self.directory is not None:
-                for name in self._shard_names():
-                    rows = self._read_shard(name)
-                    if rows is None:
-                        continue
-                    self._shards.append(name)
-                    for r in rows:
-                        self._rows.setdefault(r.session, []).append(r)
+                with _no_gc():
+                    for name in self._shard_names():
+                        rows = self._read_shard(name)
+                        if rows is None:
+                            continue
+                        self._shards.append(name)
+                        for r in rows:
+                            self._rows.setdefault(r.session, []).append(r)
         return self._rows
 
     def lookup(self, ref: SessionRef) -> dict[str, Any] | None:
@@ -706,6 +774,8 @@ class CorpusStore:
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".parquet")
         except OSError:
             return None  # a read-only or full cache directory only costs speed
+        import uuid  # only a sweep that writes needs it
+
         name = f"shard-{time.time_ns():016x}-{uuid.uuid4().hex}.parquet"
         try:
             sink = pa.BufferOutputStream()
