@@ -378,7 +378,7 @@ def js_json(x: Any, indent: int | None = None) -> str:
 def _scalar_json(x: Any) -> str:
     t = type(x)
     if t is str:
-        return _quote(x)
+        return _encode_basestring(x) if x.isascii() else _quote(x)  # ASCII: no lone surrogate
     if t is int:
         return str(x) if -_MAX_SAFE < x < _MAX_SAFE else number_str(x)
     if t is float:
