@@ -325,3 +325,25 @@ def test_the_column_checks_give_the_answer_of_the_value_checks():
         for _ in range(300):
             column = [rng.choice(variants) for _ in range(rng.randint(0, 5))]
             assert f.check_column(column) == all(map(f.check, column)), column
+
+
+def test_the_tail_is_the_lowest_of_the_whole_order_with_ties():
+    from types import SimpleNamespace
+
+    from evalkit.tables.aggregate import tail
+
+    rng = random.Random(21)
+    for _ in range(500):
+        recs = [
+            SimpleNamespace(
+                log=f"run-{rng.randint(0, 30)}-{i}",
+                efficiency=rng.choice([0.0, 0.1, 0.5, 1.0, rng.random()]),
+                in_sweep=rng.random() < 0.8,
+            )
+            for i in range(rng.randint(0, 20))
+        ]
+        ordered = sorted(
+            (r for r in recs if r.in_sweep), key=lambda r: (r.efficiency, natural_key(r.log))
+        )
+        for n in (-1, 0, 1, 3, 50):
+            assert tail(recs, n) == tuple(ordered[: max(n, 0)])

@@ -24,6 +24,10 @@ as JSON, with the SHA-256 of the shard's bytes: a warm sweep reads that instead 
 so it needs neither pyarrow nor numpy (their import costs more than the rest of a warm sweep).
 The index is used only when the shard's bytes have that digest, and its rows pass the very
 checks a shard's rows pass; anything else and the shard itself is read, as without an index.
+The index holds a JSON payload value as the value itself (not its text), and the checks run
+column by column over whole columns (`_rows_of`), which is what keeps a warm sweep's reading
+cheap; orjson reads an index whose writer found nothing orjson reads otherwise than Python's
+JSON (an integer past 64 bits), Python's JSON any other.
 
 Location: `--cache-dir`, else `$XDG_CACHE_HOME/evalkit`, else `~/.cache/evalkit`.
 """
