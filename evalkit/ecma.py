@@ -12,6 +12,8 @@ import math
 import re
 import sys
 from decimal import ROUND_HALF_UP, Decimal
+from json.encoder import encode_basestring as _encode_basestring
+from operator import add as _add
 from typing import Any
 
 __all__ = [
@@ -186,6 +188,12 @@ _COMMA = object()
 
 def number_str(x: float | int) -> str:
     """ECMAScript Number-to-String (§10.2, §10.4): `44`, `12.5`, `1e-7`, `1e+21`, never `44.0`."""
+    if type(x) is float:
+        r = repr(x)
+        # Fast path: where Python writes no exponent (1e-4 <= |x| < 1e16) ECMAScript writes
+        # none either, with the same shortest round-trip digits; only `.0` differs.
+        if "e" not in r and "n" not in r and x != 0:  # not 1e-05, inf, nan, 0.0 or -0.0
+            return r[:-2] if r.endswith(".0") else r
     if isinstance(x, bool):
         return "true" if x else "false"
     if isinstance(x, int):
@@ -231,6 +239,11 @@ _NEEDS_ESCAPE = re.compile('["\\\\\x00-\x1f\ud800-\udfff]')
 
 
 def _quote(s: str) -> str:
+    if s.isascii() or _LONE_SURROGATE.search(s) is None:
+        # No lone surrogate: Python's JSON string writer escapes exactly JSON.stringify's set
+        # (`"`, `\`, control characters; `\b \f \n \r \t` by name, the others as `\u00xx`).
+        return _encode_basestring(s)
+
     def esc(m: re.Match[str]) -> str:
         c = m.group(0)
         return _JSON_ESCAPES.get(c) or f"\\u{ord(c):04x}"
@@ -242,6 +255,73 @@ def _is_array_index(key: str) -> bool:
     return key.isdigit() and key.isascii() and str(int(key)) == key and int(key) < 2**32 - 1
 
 
+# Values a container may hold to be written in one piece (`_flat`): exact JSON scalar types.
+_FLAT = frozenset({str, int, float, bool, type(None)})
+_CONTAINERS = frozenset({dict, list, tuple})
+# The text before each value of a dictionary with these keys (plain strings, none an array
+# index), by keys and layout; None for keys that are not so. Bounded.
+_HEADS: dict[tuple[Any, ...], tuple[str, ...] | None] = {}
+
+
+def _heads(keys: tuple[Any, ...], inner: str, colon: str) -> tuple[str, ...] | None:
+    """`inner + quoted key + colon` for each key of a dictionary whose keys are plain strings
+    in insertion order (no array index, which JSON.stringify moves first), else None."""
+    cache_key = (keys, inner, colon)
+    try:
+        return _HEADS[cache_key]
+    except KeyError:
+        pass
+    # Only an all-string tuple gives heads, and a tuple equal to it holds equal strings.
+    ok = all(type(k) is str and not _is_array_index(k) for k in keys)
+    heads = tuple(inner + _quote(k) + colon for k in keys) if ok else None
+    if len(_HEADS) >= 4096:
+        _HEADS.clear()
+    _HEADS[cache_key] = heads
+    return heads
+
+
+def _flat(value: Any, inner: str, close: str, colon: str) -> str | None:
+    """A list, tuple or dict of scalars written in one piece, or None when it holds anything
+    else (it is then written item by item)."""
+    t = type(value)
+    if t is dict:
+        if not value:
+            return "{}"
+        if not _FLAT.issuperset(map(type, value.values())):
+            return None
+        heads = _heads(tuple(value), inner, colon)
+        if heads is None:
+            return None
+        return "{" + ",".join(map(_add, heads, map(_scalar_json, value.values()))) + close + "}"
+    if t is list or t is tuple:
+        if not value:
+            return "[]"
+        if not _FLAT.issuperset(map(type, value)):
+            return None
+        return "[" + inner + ("," + inner).join(map(_scalar_json, value)) + close + "]"
+    return None
+
+
+def _flat_items(value: Any, depth: int, pad: str, colon: str) -> str | None:
+    """A list or tuple of containers of scalars (rows of a table) written in one piece, or
+    None when it holds anything else."""
+    if (
+        type(value) not in (list, tuple)
+        or not value
+        or not _CONTAINERS.issuperset(map(type, value))
+    ):
+        return None
+    if pad:
+        inner, close = "\n" + pad * (depth + 1), "\n" + pad * depth
+        item_inner, item_close = "\n" + pad * (depth + 2), inner
+    else:
+        inner = close = item_inner = item_close = ""
+    texts = [_flat(v, item_inner, item_close, colon) for v in value]
+    if None in texts:
+        return None
+    return "[" + inner + ("," + inner).join(texts) + close + "]"
+
+
 def js_json(x: Any, indent: int | None = None) -> str:
     """`JSON.stringify(x)`, or `JSON.stringify(x, null, indent)` (§10.2).
 
@@ -249,7 +329,7 @@ def js_json(x: Any, indent: int | None = None) -> str:
     lone surrogates (escaped as `\\udxxx`), non-finite numbers (`null`) and key order
     (array-index keys first). The walk is iterative, so a value nested thousands of levels deep
     is measured instead of raising `RecursionError`. Tuples are arrays; a non-string key is
-    converted with `String()`.
+    converted with `String()`. A container of plain scalars is written in one piece.
     """
     out: list[str] = []
     # Work items: a value to write (with its depth), or literal text (a `str` on the stack).
@@ -258,7 +338,7 @@ def js_json(x: Any, indent: int | None = None) -> str:
     colon = ": " if pad else ":"
     while stack:
         item = stack.pop()
-        if isinstance(item, str):
+        if type(item) is str:
             out.append(item)
             continue
         value, depth = item
@@ -268,7 +348,12 @@ def js_json(x: Any, indent: int | None = None) -> str:
                 close = "\n" + pad * depth
             else:
                 inner = close = ""
-            if isinstance(value, dict):
+            text = _flat(value, inner, close, colon)
+            if text is None:
+                text = _flat_items(value, depth, pad, colon)
+            if text is not None:
+                out.append(text)
+            elif isinstance(value, dict):
                 out.append("{")
                 stack.append(close + "}")
                 keys = list(value)
@@ -291,6 +376,13 @@ def js_json(x: Any, indent: int | None = None) -> str:
 
 
 def _scalar_json(x: Any) -> str:
+    t = type(x)
+    if t is str:
+        return _encode_basestring(x) if x.isascii() else _quote(x)  # ASCII: no lone surrogate
+    if t is int:
+        return str(x) if -_MAX_SAFE < x < _MAX_SAFE else number_str(x)
+    if t is float:
+        return number_str(x) if math.isfinite(x) else "null"
     if x is None:
         return "null"
     if isinstance(x, bool):

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -154,20 +155,55 @@ class Discovery:
         return tuple(f for f in self.files if f.session is None)
 
 
+_DIGIT_RUN = re.compile(r"(\d+)")
+# Keys already computed (a sweep sorts the same names and paths several times); bounded.
+_KEYS: dict[str, tuple] = {}
+_MAX_KEYS = 1 << 12  # names and labels repeat across a corpus; full paths are keyed once
+
+
 def natural_key(s: str) -> tuple:
     """Sort key with digit runs compared as numbers: `run-new-2` before `run-new-10`.
 
     A run is a number only when `int` can read it (`str.isdecimal`, the class `\\d` matches):
     `²` passes `str.isdigit` but is not a decimal, and is compared as text.
     """
-    return tuple((0, int(t), t) if t.isdecimal() else (1, 0, t) for t in re.split(r"(\d+)", s))
+    try:
+        return _KEYS[s]
+    except (KeyError, TypeError):
+        pass
+    key = _natural_key(s)
+    if type(s) is str:
+        _remember(s, key)
+    return key
+
+
+def _natural_key(s: str) -> tuple:
+    # `split` alternates text (even places, never decimal, maybe empty) and digit runs (odd
+    # places: `\d` is the class of `str.isdecimal`).
+    parts = _DIGIT_RUN.split(s)
+    key = [(1, 0, t) for t in parts]
+    key[1::2] = [(0, int(t), t) for t in parts[1::2]]
+    return tuple(key)
+
+
+def _remember(s: str, key: tuple) -> None:
+    if len(_KEYS) >= _MAX_KEYS:
+        _KEYS.clear()
+    _KEYS[s] = key
+
+
+def _joined_key(head: tuple, tail: tuple) -> tuple:
+    """`natural_key(a + "/" + b)` from `natural_key(a)` and `natural_key(b)`: the text run that
+    ends `a` and the one that starts `b` join across the `/` (every key starts and ends with a
+    text run, perhaps empty)."""
+    return head[:-1] + ((1, 0, head[-1][2] + "/" + tail[0][2]),) + tail[1:]
 
 
 def _rel(parts: tuple[str, ...], name: str = "") -> str:
     return "/".join((*parts, name)) if name else "/".join(parts)
 
 
-def _count_files(path: Path) -> int:
+def _count_files(path: str | Path) -> int:
     n = 0
     for _, _, names in os.walk(path):
         n += len(names)
@@ -274,31 +310,30 @@ def discover(root: str | os.PathLike[str]) -> Discovery:
 
     listing: dict[tuple[str, ...], list[str]] = {}
     entries: list[FileEntry] = []
+    keys: dict[str, tuple] = {}  # natural_key of every listed file's path, built per directory
 
     def walk_error(exc: OSError) -> None:
         rel = Path(exc.filename).relative_to(root).as_posix() if exc.filename else "."
         entries.append(FileEntry(rel + "/", None, f"cannot list directory: {exc.strerror}"))
 
-    for dirpath, dirnames, filenames in os.walk(root, onerror=walk_error):
-        here = Path(dirpath)
-        parts = here.relative_to(root).parts
+    for dirpath, parts, dir_key, dirnames, links, filenames in _walk(os.fspath(root), walk_error):
         keep = []
         has_runs = any(n.startswith("run-") for n in filenames)
-        for d in sorted(dirnames, key=natural_key):
-            full = here / d
-            if full.is_symlink():
+        dkeys = {d: natural_key(d) for d in dirnames}
+        for d in sorted(dirnames, key=dkeys.__getitem__):
+            if d in links:
                 entries.append(
                     FileEntry(
                         _rel(parts, d) + "/", None, "symbolic link to a directory, not followed"
                     )
                 )
             elif d.startswith("."):
-                n = _count_files(full)
+                n = _count_files(os.path.join(dirpath, d))
                 entries.append(
                     FileEntry(_rel(parts, d) + "/", None, f"hidden directory, not read ({n} files)")
                 )
             elif d in _TARGET_COPIES and has_runs:
-                n = _count_files(full)
+                n = _count_files(os.path.join(dirpath, d))
                 entries.append(
                     FileEntry(
                         _rel(parts, d) + "/",
@@ -307,12 +342,15 @@ def discover(root: str | os.PathLike[str]) -> Discovery:
                     )
                 )
             else:
-                keep.append(d)
+                keep.append((d, dkeys[d] if dir_key is None else _joined_key(dir_key, dkeys[d])))
         dirnames[:] = keep
-        listing[parts] = sorted(filenames, key=natural_key)
+        fkeys = {n: natural_key(n) for n in filenames}
+        listing[parts] = sorted(filenames, key=fkeys.__getitem__)
+        for n, k in fkeys.items():
+            keys[_rel(parts, n)] = k if dir_key is None else _joined_key(dir_key, k)
 
     sessions: list[SessionRef] = []
-    claimed: set[tuple[tuple[str, ...], str]] = set()  # (dir parts, file name) owned by a session
+    claimed: dict[tuple[str, ...], set[str]] = {}  # dir parts -> file names owned by a session
 
     # Interactive sessions first (§7.4): they claim their subagent directories.
     for parts, names in listing.items():
@@ -329,9 +367,9 @@ def discover(root: str | os.PathLike[str]) -> Discovery:
             key=listing_key,
         )  # §1.10 step 3: Node's listing order
         for n in names:
-            claimed.add((parts, n))
+            claimed.setdefault(parts, set()).add(n)
             entries.append(FileEntry(_rel(parts, n), log))
-        claimed.add((owner_dir, first))
+        claimed.setdefault(owner_dir, set()).add(first)
         entries.append(FileEntry(log, log))
         sessions.append(
             SessionRef(
@@ -340,11 +378,56 @@ def discover(root: str | os.PathLike[str]) -> Discovery:
         )
 
     for parts, names in listing.items():
-        sessions.extend(_classify_dir(parts, names, root_name, claimed, entries, root))
+        taken = claimed.get(parts, ())
+        sessions.extend(_classify_dir(parts, names, root_name, taken, entries, root))
 
-    sessions.sort(key=lambda s: natural_key(s.log))
-    entries.sort(key=lambda e: natural_key(e.path))
+    def path_key(path: str) -> tuple:
+        key = keys.get(path)
+        return natural_key(path) if key is None else key
+
+    sessions.sort(key=lambda s: path_key(s.log))
+    entries.sort(key=lambda e: path_key(e.path))
     return Discovery(root, tuple(sessions), tuple(entries))
+
+
+def _walk(top: str, onerror: Any) -> Iterator[tuple[Any, ...]]:
+    """`os.walk(top, onerror=onerror)` from the top down, one `scandir` per directory.
+
+    Yields `(dirpath, parts, key, dirnames, links, filenames)`: `parts` is the directory's
+    path relative to `top` as a tuple, `key` its `natural_key` (None at the top), `links` the
+    names in `dirnames` that are symbolic links (from the listing, without a `stat`). The
+    caller replaces `dirnames` with the `(name, key)` pairs of the subdirectories to enter, in
+    order. A directory that cannot be listed is reported to `onerror` and not yielded, as
+    `os.walk` does; a name whose type cannot be told is a file, as there.
+    """
+    stack: list[tuple[str, tuple[str, ...], tuple | None]] = [(top, (), None)]
+    while stack:
+        path, parts, key = stack.pop()
+        dirs: list[Any] = []
+        files: list[str] = []
+        links: set[str] = set()
+        try:
+            with os.scandir(path) as it:
+                for entry in it:
+                    try:
+                        is_dir = entry.is_dir()
+                    except OSError:
+                        is_dir = False
+                    if not is_dir:
+                        files.append(entry.name)
+                        continue
+                    dirs.append(entry.name)
+                    try:
+                        if entry.is_symlink():
+                            links.add(entry.name)
+                    except OSError:
+                        pass
+        except OSError as exc:
+            onerror(exc)
+            continue
+        yield path, parts, key, dirs, links, files
+        for name, child_key in reversed(dirs):
+            stack.append((os.path.join(path, name), (*parts, name), child_key))
 
 
 def force_format(found: Discovery, fmt: str | None) -> Discovery:
@@ -390,26 +473,32 @@ def _classify_dir(
     parts: tuple[str, ...],
     names: list[str],
     root_name: str,
-    claimed: set[tuple[tuple[str, ...], str]],
+    claimed: Collection[str],
     entries: list[FileEntry],
     root: Path | None = None,
 ) -> list[SessionRef]:
-    """Sessions and file entries of one directory (the rules in the module docstring)."""
+    """Sessions and file entries of one directory (the rules in the module docstring);
+    `claimed`: the names in it that an interactive session owns already."""
+    prefix = "/".join(parts) + "/" if parts else ""
     firsts: dict[str, str] = {}  # stem -> first segment file name
     turns: dict[str, list[tuple[int, str]]] = {}
     others: list[str] = []
-    run_stems = {m["stem"] for n in names if (m := _TRANSCRIPT.match(n)) and n.startswith("run-")}
+    # Each name matched once (a name that does not end so can match neither pattern).
+    matches = {
+        n: _TRANSCRIPT.match(n) if n.endswith((".jsonl", ".jsonl.gz")) else None for n in names
+    }
+    run_stems = {m["stem"] for n, m in matches.items() if m and n.startswith("run-")}
     for name in names:
-        if (parts, name) in claimed:
+        if name in claimed:
             continue
-        m = _TRANSCRIPT.match(name)
-        side = _SIDECAR.match(name)
+        m = matches[name]
+        side = _SIDECAR.match(name) if m and name.startswith("explore-") else None
         if side and any(
             s == "run-" + side["label"] or s.startswith("run-" + side["label"] + "-")
             for s in run_stems
         ):
             entries.append(
-                FileEntry(_rel(parts, name), None, "explore sidecar log of a run, not a transcript")
+                FileEntry(prefix + name, None, "explore sidecar log of a run, not a transcript")
             )
             continue
         if not m:
@@ -417,11 +506,9 @@ def _classify_dir(
             continue
         stem = m["stem"]
         if m["turn"] is not None:
-            if m["gz"] and name[:-3] in names:
+            if m["gz"] and name[:-3] in matches:
                 entries.append(
-                    FileEntry(
-                        _rel(parts, name), None, f"compressed duplicate of {name[:-3]}, not read"
-                    )
+                    FileEntry(prefix + name, None, f"compressed duplicate of {name[:-3]}, not read")
                 )
                 continue
             turns.setdefault(stem, []).append((int(m["turn"]), name))
@@ -430,7 +517,7 @@ def _classify_dir(
             plain, gz = sorted((firsts[stem], name), key=lambda n: n.endswith(".gz"))
             firsts[stem] = plain
             entries.append(
-                FileEntry(_rel(parts, gz), None, f"compressed duplicate of {plain}, not read")
+                FileEntry(prefix + gz, None, f"compressed duplicate of {plain}, not read")
             )
         else:
             firsts[stem] = name
@@ -440,7 +527,7 @@ def _classify_dir(
 
     sessions: list[SessionRef] = []
     for name in others:
-        rel = _rel(parts, name)
+        rel = prefix + name
         if root is not None and _is_agent_log(root / rel):
             entries.append(FileEntry(rel, rel))
             sessions.append(
@@ -457,7 +544,7 @@ def _classify_dir(
         segs = [first] + [
             n for _, n in sorted(turns.pop(stem, []), key=lambda t: (t[0], natural_key(t[1])))
         ]
-        log = _rel(parts, first)
+        log = prefix + first
         arm = run = problem = None
         layout: Layout = "generic"
         mi, ms = _INDEXED_RUN.match(stem), _SINGLE_RUN.match(stem)
@@ -467,7 +554,7 @@ def _classify_dir(
                     f"ignored: run-{mi['label']}.jsonl is in the same directory, so arm "
                     f"'{mi['label']}' has exactly one run"
                 )
-                entries.extend(FileEntry(_rel(parts, n), None, why) for n in segs)
+                entries.extend(FileEntry(prefix + n, None, why) for n in segs)
                 continue
             arm, run = mi["label"], mi["index"]
             if str(int(run)) != run:
@@ -484,11 +571,11 @@ def _classify_dir(
             layout = "campaign" if ms else "generic"
         elif repo is not None and (mi or ms):
             layout = "ab-arm"
-        entries.extend(FileEntry(_rel(parts, n), log) for n in segs)
+        entries.extend(FileEntry(prefix + n, log) for n in segs)
         sessions.append(
             SessionRef(
                 log=log,
-                segments=tuple(_rel(parts, n) for n in segs),
+                segments=tuple(prefix + n for n in segs),
                 pass_=pass_,
                 repo=repo,
                 arm=arm,
@@ -502,7 +589,7 @@ def _classify_dir(
         for _, name in orphan:
             entries.append(
                 FileEntry(
-                    _rel(parts, name),
+                    prefix + name,
                     None,
                     f"a .tN segment without its first segment {stem}.jsonl (never a session of "
                     "its own)",

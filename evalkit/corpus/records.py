@@ -12,6 +12,8 @@ columns and its validation from it. Adding a per-session value means adding one 
 
 from __future__ import annotations
 
+import itertools
+import operator
 import os
 import stat
 from collections.abc import Callable
@@ -66,6 +68,8 @@ class PayloadField:
         optional: Absent from a payload rather than None when there is no value (frame rows,
             the figures of an interactive session).
         check: For `json`: whether a decoded value has the field's shape.
+        check_column: For `json`, optional: `check` of every value of a list at once (the same
+            answer as `all(map(check, values))`, faster: the store checks a whole column).
     """
 
     name: str
@@ -73,10 +77,24 @@ class PayloadField:
     default: Any = None
     optional: bool = False
     check: Callable[[Any], bool] | None = None
+    check_column: Callable[[list[Any]], bool] | None = None
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _scalar(x: Any) -> bool:
     return x is None or type(x) in (str, int, float, bool)
+
+
+def _flat_dict(x: Any) -> bool:
+    """A dict of string keys and JSON scalars (the types of its keys and values looked at in
+    bulk: these checks run on every stored row a warm sweep reads)."""
+    return (
+        type(x) is dict
+        and _SCALARS.issuperset(map(type, x.values()))
+        and set(map(type, x)) <= {str}
+    )
 
 
 def _damage_ok(v: Any) -> bool:
@@ -91,18 +109,52 @@ def _damage_ok(v: Any) -> bool:
     )
 
 
-def _figures_ok(v: Any) -> bool:
-    from evalkit.metrics.figures import RunFigures
+_FIGURE_KEYS: frozenset[str] | None = None
 
-    return (
-        type(v) is dict
-        and set(v) == set(RunFigures.__dataclass_fields__)
-        and all(
-            _scalar(x)
-            or (type(x) is dict and all(type(k) is str and _scalar(y) for k, y in x.items()))
-            for x in v.values()
-        )
-    )
+
+def _figure_keys() -> frozenset[str]:
+    global _FIGURE_KEYS
+    if _FIGURE_KEYS is None:
+        from evalkit.metrics.figures import RunFigures
+
+        _FIGURE_KEYS = frozenset(RunFigures.__dataclass_fields__)
+    return _FIGURE_KEYS
+
+
+def _figures_ok(v: Any) -> bool:
+    # Every figure, each a JSON scalar or a dict of them (the counts).
+    if type(v) is not dict or v.keys() != _figure_keys():
+        return False
+    types = set(map(type, v.values()))
+    if types <= _SCALARS:
+        return True
+    return types <= _SCALARS_OR_DICT and all(_flat_dict(x) for x in v.values() if type(x) is dict)
+
+
+_SCALARS_OR_DICT = _SCALARS | {dict}
+
+
+def _figures_column_ok(values: list[Any]) -> bool:
+    """`_figures_ok` of every value: the keys of each, then the values figure by figure."""
+    keys = _figure_keys()
+    if not set(map(type, values)) <= {dict}:
+        return False
+    if not all(map(operator.eq, map(dict.keys, values), itertools.repeat(keys))):
+        return False
+    for key in keys:
+        column = list(map(operator.itemgetter(key), values))
+        types = set(map(type, column))
+        if types <= _SCALARS:
+            continue
+        if not types <= _SCALARS_OR_DICT:
+            return False
+        nested = [x for x in column if type(x) is dict]
+        chain = itertools.chain.from_iterable
+        if not set(map(type, chain(map(dict.values, nested)))) <= _SCALARS:
+            return False
+        if not set(map(type, chain(nested))) <= {str}:
+            return False
+    return True
 
 
 def _rows_ok(v: Any) -> bool:
@@ -110,7 +162,7 @@ def _rows_ok(v: Any) -> bool:
     return type(v) is dict and all(
         type(name) is str
         and type(table) is list
-        and all(type(r) is dict and all(map(_scalar, r.values())) for r in table)
+        and all(type(r) is dict and _SCALARS.issuperset(map(type, r.values())) for r in table)
         for name, table in v.items()
     )
 
@@ -137,13 +189,11 @@ def _run_ok(v: Any) -> bool:
 
 
 def _agent_sessions_ok(v: Any) -> bool:
-    return type(v) is list and all(
-        type(d) is dict and all(type(k) is str and _scalar(x) for k, x in d.items()) for d in v
-    )
+    return type(v) is list and all(map(_flat_dict, v))
 
 
 def _ledger_ok(v: Any) -> bool:
-    return type(v) is list and len(v) == 2 and all(_scalar(x) for x in v)
+    return type(v) is list and len(v) == 2 and _SCALARS.issuperset(map(type, v))
 
 
 # `CallRecord`'s fields, in the order a payload row of `calls` holds them.
@@ -163,7 +213,14 @@ PAYLOAD_FIELDS: tuple[PayloadField, ...] = (
     PayloadField("explore_results", "int", 0),
     PayloadField("tool_calls", "int", 0),
     PayloadField("damage", "json", [], check=_damage_ok),
-    PayloadField("figures", "json", None, optional=True, check=_figures_ok),
+    PayloadField(
+        "figures",
+        "json",
+        None,
+        optional=True,
+        check=_figures_ok,
+        check_column=_figures_column_ok,
+    ),
     # Only with a tool profile (the trial sweep): what it keeps of the run (`run_payload`).
     PayloadField("run", "json", None, optional=True, check=_run_ok),
     # Only with `frames=True` (the corpus loader): every frame's rows, or why they failed.

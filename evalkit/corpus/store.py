@@ -24,6 +24,10 @@ as JSON, with the SHA-256 of the shard's bytes: a warm sweep reads that instead 
 so it needs neither pyarrow nor numpy (their import costs more than the rest of a warm sweep).
 The index is used only when the shard's bytes have that digest, and its rows pass the very
 checks a shard's rows pass; anything else and the shard itself is read, as without an index.
+The index holds a JSON payload value as the value itself (not its text), and the checks run
+column by column over whole columns (`_rows_of`), which is what keeps a warm sweep's reading
+cheap; orjson reads an index whose writer found nothing orjson reads otherwise than Python's
+JSON (an integer past 64 bits), Python's JSON any other.
 
 Location: `--cache-dir`, else `$XDG_CACHE_HOME/evalkit`, else `~/.cache/evalkit`.
 """
@@ -31,16 +35,19 @@ Location: `--cache-dir`, else `$XDG_CACHE_HOME/evalkit`, else `~/.cache/evalkit`
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
+import itertools
 import json
+import math
+import operator
 import os
 import re
 import stat
 import tempfile
 import time
-import uuid
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -69,9 +76,8 @@ _ROWS_PER_SHARD = 20_000  # merged shards are cut at this many rows
 _SMALL_SHARD_BYTES = 4 * 1024 * 1024  # only shards smaller than this are merged again
 _MERGE_AT = 8  # merge a directory's shards when there are more than this many
 FLUSH_ROWS = 1024  # rows gathered before a shard is written
-_HEX64 = re.compile(rb"^[0-9a-f]{64}\Z")
 _INDEX_SUFFIX = ".index.json"
-_INDEX_VERSION = 1
+_INDEX_VERSION = 2  # 2: JSON payload values held as themselves
 
 
 def default_cache_dir() -> Path:
@@ -87,11 +93,17 @@ def code_fingerprint() -> str:
 
     The version alone would keep stale entries across edits made between releases.
     """
-    pkg = Path(evalkit.__file__).resolve().parent
+    pkg = os.path.dirname(os.path.realpath(evalkit.__file__))
     h = hashlib.sha256(f"evalkit {evalkit.__version__} payload {PAYLOAD_VERSION}\n".encode())
-    for path in sorted(pkg.rglob("*.py")):
-        h.update(path.relative_to(pkg).as_posix().encode() + b"\0")
-        h.update(path.read_bytes() + b"\0")
+    found = []  # (path parts relative to the package, path): sorted as `Path`s sort
+    for dirpath, _, filenames in os.walk(pkg):
+        rel = os.path.relpath(dirpath, pkg).replace(os.sep, "/")
+        parts = () if rel == "." else tuple(rel.split("/"))
+        found += [((*parts, n), os.path.join(dirpath, n)) for n in filenames if n.endswith(".py")]
+    for parts, path in sorted(found):
+        h.update("/".join(parts).encode() + b"\0")
+        with open(path, "rb") as fh:
+            h.update(fh.read() + b"\0")
     return h.hexdigest()
 
 
@@ -134,8 +146,9 @@ def _schema():
 
 
 # The side index's columns: the shard's, each with how its values are held in JSON ("b": bytes
-# as text, "b[]": a list of bytes as texts, "=": as they are).
-_BYTES_KINDS = {"str": "b", "str?": "b", "json": "b", "str-list": "b[]"}
+# as text, "b[]": a list of bytes as texts, "j": JSON text as the value it holds, "=": as they
+# are). Read back, they are the columns `_rows_of` checks, as a shard's are.
+_BYTES_KINDS = {"str": "b", "str?": "b", "json": "j", "str-list": "b[]"}
 _INDEX_COLUMNS: tuple[tuple[str, str], ...] = (
     ("session", "b"),
     ("files", "b[]"),
@@ -148,35 +161,77 @@ _INDEX_COLUMNS: tuple[tuple[str, str], ...] = (
 def _to_index(value: Any, how: str) -> Any:
     if value is None or how == "=":
         return value
+    if how == "j":
+        return json.loads(value)
     return _s(value) if how == "b" else [_s(x) for x in value]
-
-
-def _from_index(value: Any, how: str) -> Any:
-    # A value of the wrong type is passed through unchanged: the row checks then refuse it.
-    if how == "b" and type(value) is str:
-        return _b(value)
-    if how == "b[]" and type(value) is list:
-        return [_b(x) if type(x) is str else x for x in value]
-    return value
 
 
 def _index_doc(rows: Sequence[dict[str, Any]], shard: bytes) -> bytes:
     """The side index of a shard holding `rows` whose bytes are `shard`."""
+    columns = {c: [_to_index(r.get(c), how) for r in rows] for c, how in _INDEX_COLUMNS}
     doc = {
         "version": _INDEX_VERSION,
         "shard_sha256": hashlib.sha256(shard).hexdigest(),
         "rows": len(rows),
-        "columns": {c: [_to_index(r.get(c), how) for r in rows] for c, how in _INDEX_COLUMNS},
+        # orjson reads this document exactly as Python's JSON does (`_fast_decoding`).
+        "fast": _fast_decoding(columns),
+        "columns": columns,
     }
-    # ASCII JSON: a lone surrogate in a path or reason is kept as its escape.
+    # ASCII JSON: a lone surrogate in a path or reason is kept as its escape; Python's JSON
+    # keeps ints apart from floats, and NaN and the infinities (allow_nan), as a shard's text.
     return json.dumps(doc, ensure_ascii=True, separators=(",", ":")).encode()
 
 
-def _index_rows(data: bytes, shard: bytes) -> list[dict[str, Any]] | None:
-    """The rows a side index holds for the shard whose bytes are `shard`, or None when it is
-    not an index of exactly these bytes (the rows are checked by the caller, as a shard's)."""
+_I64_MIN, _U64_END = -(2**63), 2**64
+
+
+def _fast_decoding(value: Any) -> bool:
+    """Whether orjson decodes the JSON of `value` to the very values Python's JSON gives.
+
+    It does for every value but an integer outside 64 bits, which it reads as a float without
+    a word (NaN, the infinities and lone surrogates it refuses, so those need no flag; they
+    are counted here too, so that such an index goes straight to Python's JSON).
+    """
+    stack = [value]
+    while stack:
+        x = stack.pop()
+        t = type(x)
+        if t is list:
+            stack.extend(x)
+        elif t is dict:
+            stack.extend(x.values())
+        elif t is int:
+            if not _I64_MIN <= x < _U64_END:
+                return False
+        elif t is float:
+            if not math.isfinite(x):
+                return False
+    return True
+
+
+def _decode_index(data: bytes) -> Any:
+    """The side index document: by orjson when the index says it reads it exactly (and it
+    does read it), else by Python's JSON."""
     try:
-        doc = json.loads(data)
+        import orjson
+    except ImportError:  # pragma: no cover - a dependency; without it Python's JSON reads it
+        orjson = None
+    if orjson is not None:
+        try:
+            doc = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            doc = None
+        if type(doc) is dict and doc.get("fast") is True:
+            return doc
+    return json.loads(data)
+
+
+def _index_columns(data: bytes, shard: bytes) -> dict[str, list[Any]] | None:
+    """The columns a side index holds for the shard whose bytes are `shard`, or None when it
+    is not an index of exactly these bytes (the values are checked by `_rows_of`, as a
+    shard's)."""
+    try:
+        doc = _decode_index(data)
     except (ValueError, RecursionError):
         return None
     if type(doc) is not dict or doc.get("version") != _INDEX_VERSION:
@@ -190,8 +245,7 @@ def _index_rows(data: bytes, shard: bytes) -> list[dict[str, Any]] | None:
         return None
     if not all(type(v) is list and len(v) == n for v in columns.values()):
         return None
-    cols = [(c, how, columns[c]) for c, how in _INDEX_COLUMNS]
-    return [{c: _from_index(v[i], how) for c, how, v in cols} for i in range(n)]
+    return columns
 
 
 def _read_bounded(path: str) -> bytes | None | bool:
@@ -303,77 +357,169 @@ def _encode(value: Any, kind: str) -> Any:
     return value
 
 
-def _is_int(x: Any) -> bool:
-    return type(x) is int
+_NONE = type(None)
+_BAD = object()  # stands for a stored value that cannot be what this version writes
 
 
-def _decode(value: Any, f: PayloadField) -> tuple[bool, Any]:
-    """`(valid, value)`: a stored value back in payload form, checked against its field."""
-    kind = f.kind
-    if value is None:
-        return True, None  # whether None may stand here is decided by `_payload_of`
+def _text_column(values: list[Any]) -> list[Any] | None:
+    """A shard's bytes column as text (None stays None), or None if a value is not UTF-8."""
     try:
-        if kind in ("str", "str?"):
-            return (True, _s(value)) if type(value) is bytes else (False, None)
-        if kind == "int":
-            return _is_int(value), value
-        if kind == "bool":
-            return type(value) is bool, value
-        if kind == "str-list":
-            ok = type(value) is list and all(type(x) is bytes for x in value)
-            return (True, [_s(x) for x in value]) if ok else (False, None)
-        if kind == "calls":
-            ok = type(value) is list and all(
-                type(c) is list and len(c) == len(CALL_FIELDS) and all(map(_is_int, c))
-                for c in value
-            )
-            return ok, value
-        if kind == "json" and type(value) is bytes:
-            decoded = json.loads(value)
-            return (f.check is None or f.check(decoded)), decoded
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return False, None
-    return False, None
+        return [None if v is None else _s(v) if type(v) is bytes else _BAD for v in values]
+    except UnicodeDecodeError:
+        return None
 
 
-def _payload_of(row: dict[str, Any]) -> dict[str, Any] | None:
-    """The payload a row holds, or None when any value is not what this version writes."""
-    values: dict[str, Any] = {}
-    for f in PAYLOAD_FIELDS:
-        ok, value = _decode(row.get("p_" + f.name), f)
-        if not ok:
+def _json_value(text: Any) -> Any:
+    # A shard holds a JSON value as its text; no value (None) is no text, never `null`.
+    value = json.loads(text) if type(text) is bytes else _BAD
+    return _BAD if value is None else value
+
+
+def _shard_columns(columns: dict[str, list[Any]]) -> dict[str, list[Any]] | None:
+    """A shard's columns in the side index's form (text for bytes, JSON text decoded), or
+    None when a value cannot be decoded."""
+    out: dict[str, list[Any]] = {}
+    for c, how in _INDEX_COLUMNS:
+        values = columns[c]
+        if how == "b":
+            conv = _text_column(values)
+        elif how == "b[]":
+            conv = []
+            for v in values:
+                item = _text_column(v) if type(v) is list else None if v is None else [_BAD]
+                if item is None and v is not None:
+                    return None
+                conv.append(item)
+        elif how == "j":
+            try:
+                conv = [None if v is None else _json_value(v) for v in values]
+            except (UnicodeDecodeError, ValueError, RecursionError):
+                return None
+        else:
+            conv = values
+        if conv is None:
             return None
-        values[f.name] = value
-    status, reason = values["status"], values["reason"]
+        out[c] = conv
+    return out
+
+
+def _types(values: Iterable[Any]) -> set[type]:
+    return set(map(type, values))
+
+
+_chain = itertools.chain.from_iterable
+_HEX = re.compile(r"[0-9a-f]*\Z")
+_NON_NULL = {"str": {str}, "int": {int}, "bool": {bool}}
+
+
+def _lists_of(values: list[Any], item: set[type], *, null: bool) -> bool:
+    """Every value a list (or None when `null`) whose items are of the types `item`."""
+    if not _types(values) <= ({list, _NONE} if null else {list}):
+        return False
+    return _types(_chain(v for v in values if v is not None)) <= item
+
+
+def _column_ok(f: PayloadField, values: list[Any]) -> bool:
+    """Every stored value of a payload column is of the field's kind, or None (whether None may
+    stand for it is decided per row)."""
+    kind = f.kind
+    if kind in ("str", "str?", "int", "bool"):
+        return _types(values) <= _NON_NULL[kind.rstrip("?")] | {_NONE}
+    if kind == "str-list":
+        return _lists_of(values, {str}, null=True)
+    if kind == "calls":
+        if not _lists_of(values, {list}, null=True):
+            return False
+        calls = list(_chain(v for v in values if v is not None))
+        return set(map(len, calls)) <= {len(CALL_FIELDS)} and _types(_chain(calls)) <= {int}
+    if kind == "json":
+        present = [v for v in values if v is not None]
+        if any(v is _BAD for v in present):
+            return False
+        if f.check_column is not None:
+            return f.check_column(present)
+        return f.check is None or all(map(f.check, present))
+    return False
+
+
+def _manifest_ok(columns: dict[str, list[Any]]) -> bool:
+    """The files, states and digests of every row: one of each per file, at least one file."""
+    files, digests, states = columns["files"], columns["digests"], columns["states"]
+    if not (_types(columns["session"]) <= {str} and _types(columns["racy"]) <= {bool}):
+        return False
+    if not all(_lists_of(c, t, null=False) for c, t in ((files, {str}), (digests, {str}))):
+        return False
+    if not _lists_of(states, {list}, null=False):
+        return False
+    counts = list(map(len, files))
+    if 0 in counts or list(map(len, states)) != counts or list(map(len, digests)) != counts:
+        return False
+    each = list(_chain(states))
+    if set(map(len, each)) - {4} or not _types(_chain(each)) <= {int}:
+        return False
+    hexes = [d for d in _chain(digests) if d]  # a digest is "" (absent) or 64 hex digits
+    return set(map(len, hexes)) <= {64} and _HEX.match("".join(hexes)) is not None
+
+
+# A parsed session's payload: the leading fields that every payload holds (None is allowed only
+# for a `str?` one), then the optional ones, left out when None; in `PAYLOAD_FIELDS` order.
+_LEAD = next((i for i, f in enumerate(PAYLOAD_FIELDS) if f.optional), len(PAYLOAD_FIELDS))
+_LEAD_NAMES = tuple(f.name for f in PAYLOAD_FIELDS[:_LEAD])
+_NOT_NULL = tuple(i for i, f in enumerate(PAYLOAD_FIELDS[:_LEAD]) if f.kind != "str?")
+_REST = tuple((f.name, f.optional, f.kind == "str?") for f in PAYLOAD_FIELDS[_LEAD:])
+_not_null = operator.itemgetter(*_NOT_NULL) if len(_NOT_NULL) > 1 else None
+
+
+def _payload(values: tuple[Any, ...]) -> dict[str, Any] | None:
+    """The payload of one row's payload values (each already of its field's kind), or None
+    when it is not one this version writes."""
+    status, reason = values[0], values[1]
     if status not in STATUSES or (reason is None) != (status == "parsed"):
         return None
     if status in ("crash", "skipped"):  # such a payload is its status and reason only
         return {"status": status, "reason": reason}
-    payload: dict[str, Any] = {}
-    for f in PAYLOAD_FIELDS:
-        value = values[f.name]
-        if value is None and f.optional:
-            continue  # absent, as in a fresh payload
-        if value is None and f.kind != "str?":
-            return None  # a parsed session's payload holds every other field
-        payload[f.name] = value
+    lead = values[:_LEAD]
+    if None in (_not_null(lead) if _not_null is not None else [lead[i] for i in _NOT_NULL]):
+        return None  # a parsed session's payload holds every other field
+    payload = dict(zip(_LEAD_NAMES, lead, strict=True))
+    for (name, optional, nullable), value in zip(_REST, values[_LEAD:], strict=True):
+        if value is None:
+            if optional:
+                continue  # absent, as in a fresh payload
+            if not nullable:
+                return None
+        payload[name] = value
     return payload
 
 
-def _manifest_ok(row: dict[str, Any]) -> bool:
-    files, states, digests = row.get("files"), row.get("states"), row.get("digests")
-    if type(row.get("session")) is not bytes or type(row.get("racy")) is not bool:
-        return False
-    if not (type(files) is list and type(states) is list and type(digests) is list):
-        return False
-    if not len(files) == len(states) == len(digests) or not files:
-        return False
-    for f, st, d in zip(files, states, digests, strict=True):
-        if type(f) is not bytes or type(d) is not bytes or (d and not _HEX64.match(d)):
-            return False
-        if type(st) is not list or len(st) != 4 or not all(map(_is_int, st)):
-            return False
-    return True
+def _rows_of(columns: dict[str, list[Any]]) -> list[_Row] | None:
+    """The rows of a shard's (or a side index's) columns, or None unless every value is
+    exactly what this version writes: checked column by column, then row by row."""
+    if not _manifest_ok(columns):
+        return None
+    payload_columns = []
+    for f in PAYLOAD_FIELDS:
+        values = columns["p_" + f.name]
+        if not _column_ok(f, values):
+            return None
+        payload_columns.append(values)
+    rows = []
+    for session, files, states, digests, racy, values in zip(
+        columns["session"],
+        columns["files"],
+        columns["states"],
+        columns["digests"],
+        columns["racy"],
+        zip(*payload_columns, strict=True),
+        strict=True,
+    ):
+        payload = _payload(values)
+        if payload is None:
+            return None
+        rows.append(
+            _Row(session, tuple(files), tuple(map(tuple, states)), tuple(digests), racy, payload)
+        )
+    return rows
 
 
 class _Row:
@@ -381,13 +527,34 @@ class _Row:
 
     __slots__ = ("session", "files", "states", "digests", "racy", "payload")
 
-    def __init__(self, row: dict[str, Any], payload: dict[str, Any]) -> None:
-        self.session = _s(row["session"])
-        self.files = tuple(_s(f) for f in row["files"])
-        self.states = tuple(tuple(s) for s in row["states"])
-        self.digests = tuple(d.decode() for d in row["digests"])
-        self.racy = row["racy"]
+    def __init__(
+        self,
+        session: str,
+        files: tuple[str, ...],
+        states: tuple[tuple[int, ...], ...],
+        digests: tuple[str, ...],
+        racy: bool,
+        payload: dict[str, Any],
+    ) -> None:
+        self.session = session
+        self.files = files
+        self.states = states
+        self.digests = digests
+        self.racy = racy
         self.payload = payload
+
+
+@contextlib.contextmanager
+def _no_gc() -> Iterator[None]:
+    """The cyclic garbage collector paused: reading a store makes many objects, all kept and
+    none in a cycle, so every collection meanwhile would walk the heap for nothing."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class CorpusStore:
@@ -419,6 +586,7 @@ class CorpusStore:
         self.lazy = tuple(lazy)
         self.fingerprint = fingerprint if fingerprint is not None else code_fingerprint()
         self.root = os.fspath(root)
+        self._prefix = os.path.join(self.root, "")
         self.verify = verify
         self.hits = 0
         self.misses = 0
@@ -461,46 +629,49 @@ class CorpusStore:
             return None  # vanished, a symbolic link or not a regular file: not ours, left alone
         rows = None
         if data is not None:
-            index = _read_bounded(_index_path(path))
+            # The corpus loader keeps its frame rows as their stored text: from the shard.
+            index = _read_bounded(_index_path(path)) if not self.lazy else None
             if type(index) is bytes:
-                rows = self._valid_rows(_index_rows(index, data))  # type: ignore[arg-type]
+                rows = self._valid_rows(_index_columns(index, data))  # type: ignore[arg-type]
             if rows is None:
-                rows = self._valid_rows(self._parquet_rows(data))  # type: ignore[arg-type]
+                raw = self._parquet_rows(data)  # type: ignore[arg-type]
+                rows = self._valid_rows(None if raw is None else _shard_columns(raw), raw)
 
         if rows is None:
             self._remove(path)
         return rows
 
     @staticmethod
-    def _parquet_rows(data: bytes) -> list[dict[str, Any]] | None:
+    def _parquet_rows(data: bytes) -> dict[str, list[Any]] | None:
+        """The columns of a shard's bytes when it has exactly this version's schema."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         try:
             table = pq.ParquetFile(pa.BufferReader(data)).read()
             if table.schema.remove_metadata().equals(_schema()):
-                return table.to_pylist()
+                return table.to_pydict()
         except Exception:  # noqa: BLE001 — any unreadable shard is a miss, never an error
             pass
         return None
 
-    def _valid_rows(self, raw: list[dict[str, Any]] | None) -> list[_Row] | None:
+    def _valid_rows(
+        self, columns: dict[str, list[Any]] | None, raw: dict[str, list[Any]] | None = None
+    ) -> list[_Row] | None:
         """The rows as `_Row`s, or None unless every one is exactly what this version writes
-        (the `lazy` fields, once checked, kept as their stored text)."""
-        if raw is None:
+        (the `lazy` fields, once checked, kept as their stored text from the shard's `raw`
+        columns)."""
+        if columns is None:
             return None
-        rows = []
         try:
-            for row in raw:
-                payload = _payload_of(row) if _manifest_ok(row) else None
-                if payload is None:
-                    return None
-                for name in self.lazy:
-                    if name in payload:
-                        payload[name] = _Lazy(row["p_" + name])
-                rows.append(_Row(row, payload))
+            rows = _rows_of(columns)
         except Exception:  # noqa: BLE001 — any unreadable row is a miss, never an error
             return None
+        if rows is not None and raw is not None:
+            for name in self.lazy:
+                for row, text in zip(rows, raw["p_" + name], strict=True):
+                    if name in row.payload:
+                        row.payload[name] = _Lazy(text)
         return rows
 
     def _remove(self, path: str, *, refused: bool = True) -> None:
@@ -517,13 +688,14 @@ class CorpusStore:
         if self._rows is None:
             self._rows = {}
             if self.directory is not None:
-                for name in self._shard_names():
-                    rows = self._read_shard(name)
-                    if rows is None:
-                        continue
-                    self._shards.append(name)
-                    for r in rows:
-                        self._rows.setdefault(r.session, []).append(r)
+                with _no_gc():
+                    for name in self._shard_names():
+                        rows = self._read_shard(name)
+                        if rows is None:
+                            continue
+                        self._shards.append(name)
+                        for r in rows:
+                            self._rows.setdefault(r.session, []).append(r)
         return self._rows
 
     def lookup(self, ref: SessionRef) -> dict[str, Any] | None:
@@ -534,8 +706,8 @@ class CorpusStore:
         candidates = self._load().get(ref.log)
         if candidates:
             files = session_files(ref)
-            paths = [os.path.join(self.root, f) for f in files]
-            states = tuple(file_state(p) for p in paths)
+            paths = [self._prefix + f for f in files]  # os.path.join(root, f): f is relative
+            states = tuple(map(file_state, paths))
             for row in reversed(candidates):  # the latest shard first
                 if row.files != files or row.states != states:
                     continue
@@ -606,6 +778,8 @@ class CorpusStore:
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".parquet")
         except OSError:
             return None  # a read-only or full cache directory only costs speed
+        import uuid  # only a sweep that writes needs it
+
         name = f"shard-{time.time_ns():016x}-{uuid.uuid4().hex}.parquet"
         try:
             sink = pa.BufferOutputStream()

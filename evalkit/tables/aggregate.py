@@ -281,10 +281,14 @@ def _hygiene(
 
 def tail(records: Sequence[SessionRecord], n: int = 5) -> tuple[SessionRecord, ...]:
     """The `n` lowest sessions of the sweep by efficiency (ties in log order): where the signal is."""
-    swept = sorted(
-        (r for r in records if r.in_sweep), key=lambda r: (r.efficiency, natural_key(r.log))
-    )
-    return tuple(swept[: max(n, 0)])
+    n = max(n, 0)
+    swept = [r for r in records if r.in_sweep]
+    if n == 0:
+        return ()
+    if n < len(swept):  # only sessions as low as the n-th lowest can be among the n lowest
+        cut = sorted(r.efficiency for r in swept)[n - 1]
+        swept = [r for r in swept if r.efficiency <= cut]
+    return tuple(sorted(swept, key=lambda r: (r.efficiency, natural_key(r.log)))[:n])
 
 
 # --- §8.4 cell conventions ------------------------------------------------------------------
