@@ -120,6 +120,9 @@ class Globs:
         return f"Globs({list(self.globs)!r})"
 
 
+_FAMILY_MEMO = 4096  # tool names remembered per profile
+
+
 def _cli_pattern(programs: Sequence[str]) -> re.Pattern[str] | None:
     """§1.11: a program invoked in some command position (after `;`, `&`, `|`, `(`, `&&`, `||`,
     `$(` or a backtick, past `VAR=value` assignments), with any path prefix."""
@@ -171,6 +174,7 @@ class ToolProfile:
         globs = tuple((Globs([g]), f) for g, f in self.file_inputs)
         object.__setattr__(self, "_file_globs", globs)
         object.__setattr__(self, "_cli", _cli_pattern(self.cli))
+        object.__setattr__(self, "_family_memo", {})  # name → family: a pure function of both
 
     # -- pickling: compiled parts are rebuilt --------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
@@ -181,6 +185,7 @@ class ToolProfile:
         for k in other.__dataclass_fields__:
             object.__setattr__(self, k, getattr(other, k))
         object.__setattr__(self, "_cli", other._cli)  # type: ignore[attr-defined]
+        object.__setattr__(self, "_family_memo", {})
 
     # -- the rules -------------------------------------------------------------------------------
     @property
@@ -202,6 +207,15 @@ class ToolProfile:
 
     def family(self, name: str) -> str:
         """The occupancy family: the label, `read`, `search`, `bash` or `other`, in that order."""
+        memo = self._family_memo  # type: ignore[attr-defined]
+        found = memo.get(name)
+        if found is None:
+            found = self._family(name)
+            if len(memo) < _FAMILY_MEMO:  # bounded: a hostile log may hold many names
+                memo[name] = found
+        return found
+
+    def _family(self, name: str) -> str:
         if self.tools(name):
             return self.label
         if self.read(name):

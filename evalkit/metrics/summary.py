@@ -240,8 +240,17 @@ def _usage_sum(usage: Any, path: str, what: str) -> float:
     total: float = 0
     if isinstance(usage, dict):
         for name in _PROCESSED_FIELDS:
-            total = js_add(total, _number(usage.get(name), f"{what}.{name}", path))
+            value = usage.get(name)
+            if type(value) is int and type(total) is int:  # the usual case, as js_add adds it
+                added = total + value  # (a zero is falsy, `x || 0`: adding it changes nothing)
+                if -_MAX_SAFE <= added <= _MAX_SAFE:
+                    total = added
+                    continue
+            total = js_add(total, _number(value, f"{what}.{name}", path))
     return total
+
+
+_MAX_SAFE = 2**53
 
 
 def summarize(
@@ -305,7 +314,7 @@ def summarize(
                 if not isinstance(message, dict):
                     continue
                 msg_id = message.get("id")
-                key = message_key(msg_id)
+                key = (msg_id or None) if type(msg_id) is str else message_key(msg_id)
                 if key is not None and key not in seen_ids:
                     seen_ids.add(key)
                     processed_messages = js_add(
@@ -314,11 +323,14 @@ def summarize(
                 content = message.get("content")
                 if not isinstance(content, list):
                     continue
-                thread = thread_of(event)
+                thread = None
                 for block in content:
                     if not isinstance(block, dict) or block.get("type") != "tool_use":
                         continue
-                    name = _concat(block.get("name", _MISSING))
+                    if thread is None:
+                        thread = thread_of(event)
+                    raw_name = block.get("name", _MISSING)
+                    name = raw_name if type(raw_name) is str else _concat(raw_name)
                     calls.append(
                         ToolCall(
                             index=len(calls) + 1,
@@ -326,7 +338,11 @@ def summarize(
                             thread=thread,
                             message_id=msg_id,
                             name=name,
-                            family=family(block.get("name") or "", profile),
+                            family=(
+                                profile.family(raw_name)  # what `family` does for a name
+                                if type(raw_name) is str and raw_name
+                                else family(block.get("name") or "", profile)
+                            ),
                             display=tool_call_display(block, path=path, profile=profile),
                             event=index,
                         )
@@ -346,7 +362,7 @@ def summarize(
     raced = False
     contaminated = 0
     for r in tool_results(events, path=path):
-        if RACE_MARK in r.text:
+        if not raced and RACE_MARK in r.text:
             raced = True
         if not r.is_error and id_key(r.tool_use_id) in cli_ids:
             contaminated += 1
