@@ -13,8 +13,8 @@ import random
 
 import pytest
 
-from evalkit.formats.claude_code.fastjson import MAX_FAST_DEPTH, NOT_EXACT, fast_loads
 from evalkit.ecma import js_json
+from evalkit.formats.claude_code.fastjson import MAX_FAST_DEPTH, NOT_EXACT, fast_loads
 from evalkit.formats.claude_code.transcripts import parse_line, read_segment
 
 
