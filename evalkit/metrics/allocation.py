@@ -34,6 +34,7 @@ __all__ = [
     "answer_citations",
     "norm_path",
     "same_path",
+    "same_as_any",
     "compute_allocation",
     "format_allocation",
 ]
@@ -95,6 +96,21 @@ def same_path(a: str | None, b: str | None) -> bool:
     if not x or not y:
         return False
     return x == y or x.endswith("/" + y) or y.endswith("/" + x)
+
+
+def same_as_any(a: str | None, others: Sequence[str | None]) -> bool:
+    """`any(same_path(a, b) for b in others)`, normalising `a` once."""
+    return _same_as_normalised(norm_path(a), [norm_path(b) for b in others])
+
+
+def _same_as_normalised(x: str, others: Sequence[str]) -> bool:
+    # `same_path` on paths already through `norm_path` (which is not idempotent: `././a`).
+    if not x:
+        return False
+    for y in others:
+        if y and (x == y or x.endswith("/" + y) or y.endswith("/" + x)):
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -214,10 +230,11 @@ def compute_allocation(explore_texts: Sequence[str], answer_text: str | None) ->
         return strong.get(name) or weak.get(name) or {}
 
     verdicts: dict[str, tuple[Via | None, str | None]] = {}
+    cited = [norm_path(p) for p in cites.paths]  # normalised once, not once per path
 
     def verdict(path: str) -> tuple[Via | None, str | None]:
         if path not in verdicts:
-            if any(same_path(path, p) for p in cites.paths):
+            if _same_as_normalised(norm_path(path), cited):
                 verdicts[path] = ("path", None)
             else:
                 verdicts[path] = (None, None)

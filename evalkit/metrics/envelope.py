@@ -117,10 +117,13 @@ def _split(src: str) -> Envelope:
     # No character outside the BMP: every UTF-16 length is the plain length (one C pass).
     plain = src.isascii() or utf16_len(src) == len(src)
     files = []
+    total = 0
     offset = 0  # UTF-16 offset of matches[i].start()
+    starts = [m.start() for m in matches]
+    starts.append(end)
     for i, m in enumerate(matches):
-        start = m.start()
-        stop = matches[i + 1].start() if i + 1 < len(matches) else end
+        start = starts[i]
+        stop = starts[i + 1]
         if plain:
             at, chars = start, stop - start
         else:
@@ -128,14 +131,16 @@ def _split(src: str) -> Envelope:
                 offset = utf16_len(src[:start])
             at, chars = offset, utf16_len(src[start:stop])
             offset += chars
-        header = m.group(2)
-        symbols = tuple(
-            Symbol(s.group(1), s.group(2))
-            for s in _LABEL.finditer(header)
-            if s.group(2) in DEFINING_KINDS
+        path, header = m.groups()
+        # A label needs its `(`: most headers have none, and the search is skipped.
+        symbols = (
+            tuple(Symbol(n, k) for n, k in _LABEL.findall(header) if k in DEFINING_KINDS)
+            if "(" in header
+            else ()
         )
-        files.append(Section(m.group(1), chars, symbols, at, header))
-    return Envelope(sum(f.chars for f in files), tuple(files))
+        files.append(Section(path, chars, symbols, at, header))
+        total += chars
+    return Envelope(total, tuple(files))
 
 
 def returned_paths(text: str | None) -> list[str]:
