@@ -15,8 +15,8 @@ import os
 import stat
 import zlib
 from collections.abc import Mapping
-from typing import BinaryIO
 from dataclasses import dataclass
+from typing import BinaryIO
 
 from evalkit.errors import TranscriptError
 

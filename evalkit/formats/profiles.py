@@ -130,8 +130,6 @@ class Globs:
         return f"Globs({list(self.globs)!r})"
 
 
-
-
 def _cli_pattern(programs: Sequence[str]) -> re.Pattern[str] | None:
     """§1.11: a program invoked in some command position (after `;`, `&`, `|`, `(`, `&&`, `||`,
     `$(` or a backtick, past `VAR=value` assignments), with any path prefix."""

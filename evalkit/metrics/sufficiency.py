@@ -382,7 +382,9 @@ def classify_sufficiency(
                             msg_id,
                             bid,
                             name,
-                            raw_input if isinstance(raw_input, dict) or js_truthy(raw_input) else {},
+                            raw_input
+                            if isinstance(raw_input, dict) or js_truthy(raw_input)
+                            else {},
                             index,
                         )
                     )
