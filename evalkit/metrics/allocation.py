@@ -17,10 +17,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from evalkit.ecma import grp, js_div, js_trim, pct1, pl, rj
-from evalkit.metrics.envelope import Section, path_tokens, split_sections
+from evalkit.metrics.envelope import (
+    SCANS_KEPT,
+    Section,
+    path_tokens,
+    remembered_scan,
+    split_sections,
+)
 
 __all__ = [
     "SYMBOL_AMBIGUITY_LIMIT",
@@ -71,17 +78,29 @@ def answer_citations(text: str | None, extensions: set[str] | frozenset[str]) ->
     `res.send` is not a file unless an envelope file ended in `.send`). Symbols: identifiers of
     length ≥ 4, not stopwords, inside inline code spans only — prose never counts.
     """
-    src = text or ""
-    paths = dict.fromkeys(path_tokens(src))
-    for m in _BARE_BASENAME.finditer(src):
-        if m.group(1).lower() in extensions:
-            paths.setdefault(m.group(0))
+    tokens, basenames, symbols = _citation_scan(text or "")
+    paths = dict.fromkeys(tokens)
+    for whole, extension in basenames:
+        if extension in extensions:
+            paths.setdefault(whole)
+    return Citations(tuple(paths), symbols)
+
+
+@remembered_scan
+@lru_cache(maxsize=SCANS_KEPT)
+def _citation_scan(
+    src: str,
+) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...], tuple[str, ...]]:
+    """What `answer_citations` finds whatever the extensions: path tokens, bare basenames
+    (with their lowercased extension), code-span symbols. An answer is scanned once for the
+    explore allocation and the read allocation both."""
+    basenames = tuple((m.group(0), m.group(1).lower()) for m in _BARE_BASENAME.finditer(src))
     symbols: dict[str, None] = {}
     for span in _CODE_SPAN.finditer(src):
         for token in _IDENTIFIER.findall(span.group(1)):
             if len(token) >= MIN_SYMBOL_LEN and token.lower() not in STOPWORDS:
                 symbols.setdefault(token)
-    return Citations(tuple(paths), tuple(symbols))
+    return tuple(path_tokens(src)), basenames, tuple(symbols)
 
 
 def norm_path(p: str | None) -> str:

@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from evalkit.ecma import DOT, at_line_start, grp, pct1, rj, utf16_len
 from evalkit.errors import UsageError
@@ -26,6 +27,8 @@ __all__ = [
     "PATH_TOKEN",
     "path_tokens",
     "forget_scans",
+    "remembered_scan",
+    "SCANS_KEPT",
     "glob_to_regex",
     "EnvelopeFile",
     "EnvelopeView",
@@ -49,6 +52,7 @@ _GUIDANCE = "\n> "
 # How many recent responses keep their split (a session's explore texts are split once and
 # shared by allocation, sufficiency and the frames); a bound, so memory stays bounded too.
 _SCANS_KEPT = 256
+SCANS_KEPT = _SCANS_KEPT
 
 # §2.3: the product's node kinds less file/import/export. `constructor` and `union` are not
 # here, as in the reference (quirk 5, §9.2).
@@ -158,11 +162,20 @@ def _mentioned(text: str) -> tuple[str, ...]:
     return tuple(path_tokens(text))
 
 
+_SCAN_CACHES: list[Any] = [_split, _mentioned]
+
+
+def remembered_scan(cache: Any) -> Any:
+    """Register an `lru_cache`d scan of another metric module with `forget_scans`."""
+    _SCAN_CACHES.append(cache)
+    return cache
+
+
 def forget_scans() -> None:
     """Drop the remembered splits and path scans (the corpus reader calls it after each
     session, so what is remembered never outlives the session it was computed for)."""
-    _split.cache_clear()
-    _mentioned.cache_clear()
+    for cache in _SCAN_CACHES:
+        cache.cache_clear()
 
 
 def path_tokens(text: str | None) -> list[str]:

@@ -30,7 +30,9 @@ from evalkit.ecma import (
 )
 from evalkit.errors import TranscriptError, one_line
 from evalkit.formats.claude_code.events import at_event
+from evalkit.formats.claude_code.fastjson import stringify
 from evalkit.formats.claude_code.transcripts import (
+    ToolResult,
     family,
     id_key,
     message_key,
@@ -118,7 +120,7 @@ def tool_call_display(
     if profile.is_tool_under_test(name):
         first = next((inp[k] for k in ("query", "task", "symbol") if inp.get(k) is not None), "")
         # The cut can drop the closing quote (§9.2 row 19).
-        return f"{name} " + utf16_prefix(js_json(first), 60)
+        return f"{name} " + utf16_prefix(stringify(first), 60)
     if raw_name == "Bash":
         return f"{name} " + _cut(inp.get("command"), 50, path, "Bash input.command")
     if raw_name == "Read":
@@ -259,6 +261,7 @@ def summarize(
     processed: ProcessedDefinition = PROCESSED_RESULT_USAGE,
     path: str = "(transcript)",
     profile: ToolProfile = CODEGRAPH,
+    results: Sequence[ToolResult] | None = None,
 ) -> Summary:
     """§1.11: the per-session summary fields.
 
@@ -267,6 +270,8 @@ def summarize(
         processed: `PROCESSED_RESULT_USAGE` (reference default) or `PROCESSED_MESSAGE_USAGE`.
         path: Named in errors.
         profile: Which tools are the tool under test and form the families and counts.
+        results: `list(tool_results(events, path=path))` when the caller listed them already
+            (the session does, for its explore texts); else they are listed here.
 
     Raises:
         TranscriptError: On the crash cases of §9.1 that concern these fields (5, 6, and a
@@ -361,7 +366,7 @@ def summarize(
         raise
     raced = False
     contaminated = 0
-    for r in tool_results(events, path=path):
+    for r in tool_results(events, path=path) if results is None else results:
         if not raced and RACE_MARK in r.text:
             raced = True
         if not r.is_error and id_key(r.tool_use_id) in cli_ids:
