@@ -40,7 +40,6 @@ from evalkit.formats.claude_code.transcripts import (
     tool_results,
 )
 from evalkit.formats.profiles import CODEGRAPH, ToolProfile
-from evalkit.metrics.occupancy import request_count
 
 __all__ = [
     "PROCESSED_RESULT_USAGE",
@@ -381,7 +380,7 @@ def summarize(
         grep=sum(n for name, n in counts.items() if profile.count_search(name)),
         bash=sum(n for name, n in counts.items() if profile.count_bash(name)),
         cg=sum(n for name, n in counts.items() if profile.is_tool_under_test(name)),
-        turns=request_count(events),
+        turns=len(seen_ids),  # `request_count(events)`: the same distinct assistant ids
         dur=js_div(dur, 1000),
         cost=cost,
         ok=bool(subtypes) and all(s == "success" for s in subtypes),

@@ -204,7 +204,8 @@ def claude_code_tokens(
             message = event.get("message")
             if not isinstance(message, dict):
                 continue
-            key = message_key(message.get("id"))
+            mid = message.get("id")
+            key = (mid or None) if type(mid) is str else message_key(mid)
             if key is None:
                 continue
             if key in seen:
@@ -225,7 +226,7 @@ def claude_code_tokens(
             if not isinstance(usage, dict):
                 continue
             parts = [_num(usage.get(f)) for f in _PROMPT_FIELDS]
-            if all(p is None for p in parts):
+            if parts[0] is None and parts[1] is None and parts[2] is None:
                 continue
             total = sum(p or 0 for p in parts)
             per_model[1] = _add(per_model[1], total)
