@@ -138,7 +138,7 @@ def _split(src: str) -> Envelope:
         path, header = m.groups()
         # A label needs its `(`: most headers have none, and the search is skipped.
         symbols = (
-            tuple(Symbol(n, k) for n, k in _LABEL.findall(header) if k in DEFINING_KINDS)
+            tuple([Symbol(n, k) for n, k in _LABEL.findall(header) if k in DEFINING_KINDS])
             if "(" in header
             else ()
         )

@@ -234,14 +234,22 @@ def read_segment(
     events: list[dict[str, Any]] = []
     blank = malformed = non_object = invalid = claude = too_long = 0
     raw_lines = data.split(b"\n")  # 0x0A never occurs inside a UTF-8 sequence (§10.8)
+    line_bytes = limits.line_bytes
+    append = events.append
     for lineno, raw in enumerate(raw_lines, start=1):
         if not raw:
             blank += 1
             continue
-        if len(raw) > limits.line_bytes:
+        if len(raw) > line_bytes:
             too_long += 1
             continue
         value = fast_loads(raw)  # orjson where it is certainly exact, else NOT_EXACT
+        if type(value) is dict:  # the usual line, as the `isinstance` branch below takes it
+            append(value)
+            etype = value.get("type")
+            if type(etype) is str and etype in EVENT_TYPES:
+                claude += 1
+            continue
         if value is not NOT_EXACT:
             ok = True
         else:
