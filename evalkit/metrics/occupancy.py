@@ -263,6 +263,13 @@ def _gaps(entries: list[Any]) -> tuple[list[Gap], list[float]]:
     by_family: dict[str, float] = {}
     compacted = False
     for entry in entries:
+        if type(entry) is _Add:  # most entries: the `else` branch below, taken first
+            chars += entry.chars
+            fam = entry.family
+            if fam is not None:
+                tool_chars += entry.chars
+                by_family[fam] = by_family.get(fam, 0) + entry.chars
+            continue
         if isinstance(entry, _Req):
             if reqs:
                 gaps.append(

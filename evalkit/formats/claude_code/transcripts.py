@@ -452,12 +452,13 @@ def tool_results(
     names: dict[Any, Any] = {}
     for i, event in enumerate(events):
         etype = event.get("type")
-        if not any_type and etype not in ("assistant", "user"):
+        if not any_type and etype != "assistant" and etype != "user":
             continue
         message = event.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         if not isinstance(content, list):
             continue
+        thread = None
         for block in content:
             if block is None:
                 if any_type and etype not in ("assistant", "user"):
@@ -475,16 +476,21 @@ def tool_results(
                 continue
             btype = block.get("type")
             if btype == "tool_use" and (any_type or etype == "assistant"):
-                names[id_key(block.get("id"))] = block.get("name")
+                bid = block.get("id")
+                names[bid if type(bid) is str else id_key(bid)] = block.get("name")
             elif btype == "tool_result" and (any_type or etype == "user"):
-                name = names.get(id_key(block.get("tool_use_id")), "")
+                tid = block.get("tool_use_id")
+                name = names.get(tid if type(tid) is str else id_key(tid), "")
+                raw = block.get("content")
+                if thread is None:
+                    thread = thread_of(event)
                 yield ToolResult(
                     index=i,
-                    tool_use_id=block.get("tool_use_id"),
+                    tool_use_id=tid,
                     name=name if isinstance(name, str) else js_string(name),
                     is_error=js_truthy(block.get("is_error")),
-                    text=_result_text_at(block.get("content"), path, i),
-                    thread=thread_of(event),
+                    text=raw if type(raw) is str else _result_text_at(raw, path, i),
+                    thread=thread,
                 )
 
 
