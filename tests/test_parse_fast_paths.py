@@ -206,3 +206,25 @@ def test_a_segment_name_is_its_relative_path_exactly_when_relpath_says_so(tmp_pa
     path = os.path.join(root, given)
     assert records._relative_to(path, root, given) == records._relative(path, root)
     assert records._relative_to(path, root, None) == records._relative(path, root)
+
+
+# --- scans remembered by the text's identity ---------------------------------------------------
+
+
+def test_a_scan_is_remembered_for_the_same_text_and_redone_for_an_equal_copy():
+    from evalkit.metrics.envelope import ScanMemo, forget_scans, split_sections
+
+    calls = []
+    memo = ScanMemo(lambda t: calls.append(t) or len(t), size=2)
+    text = "".join(["**`a/b.py`**", " x" * 10])
+    assert memo(text) == memo(text) == len(text) and len(calls) == 1  # fires
+    copy = "".join([text[:5], text[5:]])
+    assert copy == text and copy is not text
+    assert memo(copy) == len(text) and len(calls) == 2  # an equal copy is scanned again
+    memo("other")
+    assert len(memo._memo) == 2  # bounded: the oldest went
+    memo.cache_clear()
+    assert memo._memo == {}
+    # The splits the metrics share are the same whichever object asks.
+    assert split_sections(text) == split_sections(copy)
+    forget_scans()

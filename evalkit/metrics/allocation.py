@@ -17,12 +17,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Literal
 
 from evalkit.ecma import grp, js_div, js_trim, pct1, pl, rj
 from evalkit.metrics.envelope import (
-    SCANS_KEPT,
+    ScanMemo,
     Section,
     path_tokens,
     remembered_scan,
@@ -87,7 +86,7 @@ def answer_citations(text: str | None, extensions: set[str] | frozenset[str]) ->
 
 
 @remembered_scan
-@lru_cache(maxsize=SCANS_KEPT)
+@ScanMemo
 def _citation_scan(
     src: str,
 ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...], tuple[str, ...]]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from evalkit.ecma import DOT, at_line_start, grp, pct1, rj, utf16_len
@@ -28,7 +27,7 @@ __all__ = [
     "path_tokens",
     "forget_scans",
     "remembered_scan",
-    "SCANS_KEPT",
+    "ScanMemo",
     "glob_to_regex",
     "EnvelopeFile",
     "EnvelopeView",
@@ -52,7 +51,6 @@ _GUIDANCE = "\n> "
 # How many recent responses keep their split (a session's explore texts are split once and
 # shared by allocation, sufficiency and the frames); a bound, so memory stays bounded too.
 _SCANS_KEPT = 256
-SCANS_KEPT = _SCANS_KEPT
 
 # §2.3: the product's node kinds less file/import/export. `constructor` and `union` are not
 # here, as in the reference (quirk 5, §9.2).
@@ -110,7 +108,34 @@ def split_sections(src: str | None) -> Envelope:
     return _split(src or "")
 
 
-@lru_cache(maxsize=_SCANS_KEPT)
+class ScanMemo:
+    """A pure function of one text, remembered for the most recent texts by the text's
+    *identity*: the metrics of a session pass the same string objects around, and a cache
+    keyed by value would hash every long response once more (a pass over all its bytes).
+    A text passed again as an equal but distinct object is simply scanned again. Each entry
+    holds its text, so an identity cannot be reused while it is remembered."""
+
+    def __init__(self, fn: Any, size: int = _SCANS_KEPT) -> None:
+        self._fn = fn
+        self._size = size
+        self._memo: dict[int, tuple[str, Any]] = {}
+        self.__wrapped__ = fn
+
+    def __call__(self, text: str) -> Any:
+        hit = self._memo.get(id(text))
+        if hit is not None and hit[0] is text:
+            return hit[1]
+        value = self._fn(text)
+        if len(self._memo) >= self._size:
+            del self._memo[next(iter(self._memo))]  # the oldest
+        self._memo[id(text)] = (text, value)
+        return value
+
+    def cache_clear(self) -> None:
+        self._memo.clear()
+
+
+@ScanMemo
 def _split(src: str) -> Envelope:
     matches = list(_HEADER.finditer(src))
     if not matches:
@@ -157,7 +182,7 @@ def mentioned_paths(text: str | None) -> list[str]:
     return list(_mentioned(text or ""))
 
 
-@lru_cache(maxsize=_SCANS_KEPT)
+@ScanMemo
 def _mentioned(text: str) -> tuple[str, ...]:
     return tuple(path_tokens(text))
 
@@ -166,7 +191,7 @@ _SCAN_CACHES: list[Any] = [_split, _mentioned]
 
 
 def remembered_scan(cache: Any) -> Any:
-    """Register an `lru_cache`d scan of another metric module with `forget_scans`."""
+    """Register a `ScanMemo` of another metric module with `forget_scans`."""
     _SCAN_CACHES.append(cache)
     return cache
 
