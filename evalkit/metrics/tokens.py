@@ -197,9 +197,12 @@ def claude_code_tokens(
     # per segment: the last result's modelUsage snapshot and total_cost_usd
     snaps: list[dict | None] = [None] * nseg
     seg_cost: list[float | None] = [None] * nseg
+    one_segment = nseg == 1 and starts[0] <= 0  # every event's segment is 0: no search
+    seg = 0
     for index, event in enumerate(events):
         etype = event.get("type")
-        seg = bisect_right(starts, index) - 1
+        if not one_segment:
+            seg = bisect_right(starts, index) - 1
         if etype == "assistant":
             message = event.get("message")
             if not isinstance(message, dict):
