@@ -126,9 +126,13 @@ class ScanMemo:
         if hit is not None and hit[0] is text:
             return hit[1]
         value = self._fn(text)
-        if len(self._memo) >= self._size:
-            del self._memo[next(iter(self._memo))]  # the oldest
-        self._memo[id(text)] = (text, value)
+        memo = self._memo
+        if len(memo) >= self._size:
+            try:  # the oldest (another thread may be evicting or clearing too)
+                memo.pop(next(iter(memo)), None)
+            except (RuntimeError, StopIteration):
+                pass
+        memo[id(text)] = (text, value)
         return value
 
     def cache_clear(self) -> None:
