@@ -267,20 +267,26 @@ def compute_allocation(explore_texts: Sequence[str], answer_text: str | None) ->
     pooled: dict[str, list] = {}
     for index, (sections, source) in enumerate(zip(calls, sources, strict=True), start=1):
         files = []
+        envelope = used = used_path = 0  # integer sums, in section order
         for s in sections:
             via, symbol = verdict(s.path)
             files.append(
-                SectionVerdict(s.path, s.chars, tuple(x.name for x in s.symbols), via, symbol)
+                SectionVerdict(s.path, s.chars, tuple([x.name for x in s.symbols]), via, symbol)
             )
             entry = pooled.setdefault(s.path, [0, 0, via, symbol])
             entry[0] += s.chars
             entry[1] += 1
+            envelope += s.chars
+            if via:
+                used += s.chars
+                if via == "path":
+                    used_path += s.chars
         call_results.append(
             CallAllocation(
                 index=index,
-                envelope=sum(f.chars for f in files),
-                used=sum(f.chars for f in files if f.via),
-                used_path=sum(f.chars for f in files if f.via == "path"),
+                envelope=envelope,
+                used=used,
+                used_path=used_path,
                 files=tuple(files),
                 source=source,
             )
