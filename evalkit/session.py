@@ -30,6 +30,7 @@ from evalkit.formats.claude_code.transcripts import (
     explore_texts,
     read_segment,
     read_transcript,
+    tool_results,
 )
 from evalkit.formats.profiles import CODEGRAPH, ToolProfile
 from evalkit.metrics.allocation import Allocation, compute_allocation
@@ -154,13 +155,17 @@ def session_from_transcript(
     path = transcript.paths[0]
     events = transcript.events
     try:
-        texts = tuple(explore_texts(events, path=path, profile=profile))
+        # Listed once, for the explore texts (§1.6, as `explore_texts`) and the summary.
+        results = list(tool_results(events, path=path))
+        texts = tuple(r.text for r in results if profile.is_explore(r.name) and not r.is_error)
         answer = final_answer(events, path=path)
         sufficiency = classify_sufficiency(events, path=path, profile=profile)
         occupancy = compute_occupancy(
             events, window_tokens=window_tokens, path=path, profile=profile
         )
-        summary = summarize(events, processed=processed, path=path, profile=profile)
+        summary = summarize(
+            events, processed=processed, path=path, profile=profile, results=results
+        )
         reads = compute_read_allocation(events, answer.text, profile=profile, path=path)
     except TranscriptError as exc:
         # Name the segment file that holds the offending event, not the first one.

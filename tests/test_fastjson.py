@@ -6,12 +6,14 @@ change to `parse_line`'s semantics that the fast path does not follow fails here
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import random
 
 import pytest
 
+from evalkit.ecma import js_json
 from evalkit.formats.claude_code.fastjson import MAX_FAST_DEPTH, NOT_EXACT, fast_loads
 from evalkit.formats.claude_code.transcripts import parse_line, read_segment
 
@@ -190,3 +192,72 @@ def test_reading_a_file_counts_lines_as_the_exact_decoder_does(tmp_path):
     )
     assert len(events) == len(want_events)
     assert all(same(a, b) for a, b in zip(events, want_events, strict=True))
+
+
+def test_the_negative_zero_search_runs_only_for_a_line_holding_an_integer_zero():
+    # A `-0` that a zero could have come from: the exact decoder decides (fallback)...
+    for raw in (b'{"a":0,"t":"[-0"}', b'{"n":[0, -0]}', b'{"u":{"x":-0}}', b"-0", b"[[-0]]"):
+        assert fast_loads(raw) is NOT_EXACT, raw
+    # ...and `-0` in a string of a line without an integer zero cannot be a number: it fires.
+    assert check(b'{"t":"[-0]","a":1}')
+    assert check(b'{"t":"x -0","n":[1, -0.0]}')
+    assert check(b'{"a":0,"t":"2026-01-05"}')  # a zero, and no `-0` a value could start with
+    assert check(b'{"a":0.0,"b":-0.0,"t":":-0"}')  # float zeros are read alike by both
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"file_path": "/a/b.py", "limit": 20, "flag": True, "none": None},
+        {"query": 'h\u00e9llo \U0001f600 \u2028 \x00 \x1f \x7f \\ "q"', "n": [1, [], {}]},
+        ["x", 1, -9007199254740992, ("t", 2)],
+        {},
+        [],
+        "plain",
+        {"deep": [[[{"a": "b"}]]]},
+    ],
+)
+def test_stringify_fires_for_plain_values_and_writes_what_js_json_writes(value, monkeypatch):
+    from evalkit.formats.claude_code import fastjson
+
+    want = js_json(value)
+    monkeypatch.setattr(fastjson, "js_json", _refuse)  # the fast path must answer alone
+    assert fastjson.stringify(value) == want
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"a": 1.0},  # orjson writes 1.0, JSON.stringify 1
+        {"a": [1e21, 1e-7, 0.5]},
+        {"b": 1, "2": "x"},  # an array-index key is written first by JSON.stringify
+        {"10": 1},
+        {"a": 9007199254740993},  # past 2^53
+        {"s": "\ud800"},  # a lone surrogate: orjson refuses it, JSON.stringify escapes it
+        {"x": -0.0},
+        {"deep": functools.reduce(lambda a, _: [a], range(300), 1)},  # deeper than the walk goes
+    ],
+)
+def test_stringify_falls_back_to_js_json_where_orjson_would_differ(value, monkeypatch):
+    from evalkit.formats.claude_code import fastjson
+
+    calls = []
+    real = fastjson.js_json
+    monkeypatch.setattr(fastjson, "js_json", lambda v: calls.append(v) or real(v))
+    assert fastjson.stringify(value) == real(value)
+    assert calls == [value]
+
+
+def test_stringify_agrees_with_js_json_on_every_bmp_character():
+    from evalkit.formats.claude_code.fastjson import stringify
+
+    chars = [chr(c) for c in range(0xD800)] + [chr(c) for c in range(0xE000, 0x10000)]
+    chars += [chr(c) for c in range(0x10000, 0x110000, 997)]
+    for k in range(0, len(chars), 512):
+        chunk = chars[k : k + 512]
+        value = {"k" + "".join(chunk): ["".join(chunk), "".join(reversed(chunk))]}
+        assert stringify(value) == js_json(value)
+
+
+def _refuse(value):
+    raise AssertionError(f"js_json was asked for {value!r}")

@@ -567,7 +567,26 @@ def _analyse_parsed(
         **extra_figures,
         **extra,
     }
-    return payload, {_relative(seg.path, root): seg.digest for seg in reads if seg.digest}
+    named = dict(zip(paths, segments, strict=False))  # a segment's path → its name as given
+    return payload, {
+        _relative_to(seg.path, root, named.get(seg.path)): seg.digest for seg in reads if seg.digest
+    }
+
+
+def _relative_to(path: str, root: str, given: str | None) -> str:
+    """`_relative(path, root)` for `path = os.path.join(root, given)`: `given` itself when it
+    is already the relative path (normal, downward, relative), without `relpath`'s work."""
+    if (
+        given is not None
+        and root
+        and not os.path.isabs(given)
+        and os.path.normpath(given) == given
+        and given != ".."
+        and not given.startswith("../")
+        and os.sep == "/"
+    ):
+        return given
+    return _relative(path, root)
 
 
 FileState = tuple[int, int, int, int]  # size, mtime_ns, inode, ctime_ns; (-1, 0, 0, 0) = absent

@@ -16,6 +16,7 @@ import stat
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import BinaryIO
 
 from evalkit.errors import TranscriptError
 
@@ -91,6 +92,21 @@ def content_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _read_at_most(fh: BinaryIO, limit: int) -> bytes:
+    """`fh.read(limit)`, without asking for a buffer of `limit` bytes up front: the file's
+    size (plus one byte, to see growth) is read first, and only a file that grew meanwhile
+    is read on, still bounded by `limit`."""
+    try:
+        size = os.fstat(fh.fileno()).st_size
+    except OSError:
+        return fh.read(limit)
+    first = min(size + 1, limit)
+    data = fh.read(first)
+    if len(data) == first < limit:  # it grew since fstat: the rest, up to the bound
+        data += fh.read(limit - first)
+    return data
+
+
 def read_file_bytes(path: str, limits: ReadLimits | None = None) -> tuple[bytes, bool, bool, str]:
     """The file's bytes, whether it was gzip, whether the stream was cut, and the digest of the
     bytes read; a `*.gz` file is gunzipped (so `.jsonl.gz` just works).
@@ -102,7 +118,7 @@ def read_file_bytes(path: str, limits: ReadLimits | None = None) -> tuple[bytes,
     _check_regular_file(path)
     try:
         with open(path, "rb") as fh:
-            data = fh.read(limits.session_bytes + 1)
+            data = _read_at_most(fh, limits.session_bytes + 1)
     except OSError as exc:
         raise TranscriptError(path, f"cannot read: {exc.strerror or exc}") from None
     if len(data) > limits.session_bytes:

@@ -68,6 +68,7 @@ CODEGRAPH_EXPLORE = "mcp__codegraph__codegraph_explore"
 BUILTIN_FAMILIES: tuple[str, ...] = ("read", "search", "bash", "other")
 _LABEL = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
 _META = frozenset("*?[")
+_MEMO = 4096  # tool names whose answers a glob set (or a profile's families) remembers
 
 
 class Globs:
@@ -76,7 +77,7 @@ class Globs:
     Picklable (sweep workers receive profiles), hashable and comparable by its globs.
     """
 
-    __slots__ = ("globs", "_exact", "_contains", "_regex")
+    __slots__ = ("globs", "_exact", "_contains", "_regex", "_memo")
 
     def __init__(self, globs: Sequence[str]) -> None:
         self.globs: tuple[str, ...] = tuple(globs)
@@ -95,8 +96,17 @@ class Globs:
         self._exact = frozenset(exact)
         self._contains = tuple(contains)
         self._regex = re.compile("|".join(regex)) if regex else None
+        self._memo: dict[str, bool] = {}  # name → answer, a pure function of both
 
     def __call__(self, name: str) -> bool:
+        found = self._memo.get(name)
+        if found is None:
+            found = self._match(name)
+            if len(self._memo) < _MEMO:  # bounded: a hostile log may hold many names
+                self._memo[name] = found
+        return found
+
+    def _match(self, name: str) -> bool:
         if name in self._exact:
             return True
         for part in self._contains:
@@ -171,6 +181,7 @@ class ToolProfile:
         globs = tuple((Globs([g]), f) for g, f in self.file_inputs)
         object.__setattr__(self, "_file_globs", globs)
         object.__setattr__(self, "_cli", _cli_pattern(self.cli))
+        object.__setattr__(self, "_family_memo", {})  # name → family: a pure function of both
 
     # -- pickling: compiled parts are rebuilt --------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
@@ -181,6 +192,7 @@ class ToolProfile:
         for k in other.__dataclass_fields__:
             object.__setattr__(self, k, getattr(other, k))
         object.__setattr__(self, "_cli", other._cli)  # type: ignore[attr-defined]
+        object.__setattr__(self, "_family_memo", {})
 
     # -- the rules -------------------------------------------------------------------------------
     @property
@@ -202,6 +214,15 @@ class ToolProfile:
 
     def family(self, name: str) -> str:
         """The occupancy family: the label, `read`, `search`, `bash` or `other`, in that order."""
+        memo = self._family_memo  # type: ignore[attr-defined]
+        found = memo.get(name)
+        if found is None:
+            found = self._family(name)
+            if len(memo) < _MEMO:  # bounded: a hostile log may hold many names
+                memo[name] = found
+        return found
+
+    def _family(self, name: str) -> str:
         if self.tools(name):
             return self.label
         if self.read(name):

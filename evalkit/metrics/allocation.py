@@ -20,7 +20,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from evalkit.ecma import grp, js_div, js_trim, pct1, pl, rj
-from evalkit.metrics.envelope import Section, path_tokens, split_sections
+from evalkit.metrics.envelope import (
+    ScanMemo,
+    Section,
+    path_tokens,
+    remembered_scan,
+    split_sections,
+)
 
 __all__ = [
     "SYMBOL_AMBIGUITY_LIMIT",
@@ -34,6 +40,7 @@ __all__ = [
     "answer_citations",
     "norm_path",
     "same_path",
+    "same_as_any",
     "compute_allocation",
     "format_allocation",
 ]
@@ -70,17 +77,29 @@ def answer_citations(text: str | None, extensions: set[str] | frozenset[str]) ->
     `res.send` is not a file unless an envelope file ended in `.send`). Symbols: identifiers of
     length ≥ 4, not stopwords, inside inline code spans only — prose never counts.
     """
-    src = text or ""
-    paths = dict.fromkeys(path_tokens(src))
-    for m in _BARE_BASENAME.finditer(src):
-        if m.group(1).lower() in extensions:
-            paths.setdefault(m.group(0))
+    tokens, basenames, symbols = _citation_scan(text or "")
+    paths = dict.fromkeys(tokens)
+    for whole, extension in basenames:
+        if extension in extensions:
+            paths.setdefault(whole)
+    return Citations(tuple(paths), symbols)
+
+
+@remembered_scan
+@ScanMemo
+def _citation_scan(
+    src: str,
+) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...], tuple[str, ...]]:
+    """What `answer_citations` finds whatever the extensions: path tokens, bare basenames
+    (with their lowercased extension), code-span symbols. An answer is scanned once for the
+    explore allocation and the read allocation both."""
+    basenames = tuple((m.group(0), m.group(1).lower()) for m in _BARE_BASENAME.finditer(src))
     symbols: dict[str, None] = {}
     for span in _CODE_SPAN.finditer(src):
         for token in _IDENTIFIER.findall(span.group(1)):
             if len(token) >= MIN_SYMBOL_LEN and token.lower() not in STOPWORDS:
                 symbols.setdefault(token)
-    return Citations(tuple(paths), tuple(symbols))
+    return tuple(path_tokens(src)), basenames, tuple(symbols)
 
 
 def norm_path(p: str | None) -> str:
@@ -95,6 +114,21 @@ def same_path(a: str | None, b: str | None) -> bool:
     if not x or not y:
         return False
     return x == y or x.endswith("/" + y) or y.endswith("/" + x)
+
+
+def same_as_any(a: str | None, others: Sequence[str | None]) -> bool:
+    """`any(same_path(a, b) for b in others)`, normalising `a` once."""
+    return _same_as_normalised(norm_path(a), [norm_path(b) for b in others])
+
+
+def _same_as_normalised(x: str, others: Sequence[str]) -> bool:
+    # `same_path` on paths already through `norm_path` (which is not idempotent: `././a`).
+    if not x:
+        return False
+    for y in others:
+        if y and (x == y or x.endswith("/" + y) or y.endswith("/" + x)):
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -214,10 +248,11 @@ def compute_allocation(explore_texts: Sequence[str], answer_text: str | None) ->
         return strong.get(name) or weak.get(name) or {}
 
     verdicts: dict[str, tuple[Via | None, str | None]] = {}
+    cited = [norm_path(p) for p in cites.paths]  # normalised once, not once per path
 
     def verdict(path: str) -> tuple[Via | None, str | None]:
         if path not in verdicts:
-            if any(same_path(path, p) for p in cites.paths):
+            if _same_as_normalised(norm_path(path), cited):
                 verdicts[path] = ("path", None)
             else:
                 verdicts[path] = (None, None)
@@ -232,20 +267,26 @@ def compute_allocation(explore_texts: Sequence[str], answer_text: str | None) ->
     pooled: dict[str, list] = {}
     for index, (sections, source) in enumerate(zip(calls, sources, strict=True), start=1):
         files = []
+        envelope = used = used_path = 0  # integer sums, in section order
         for s in sections:
             via, symbol = verdict(s.path)
             files.append(
-                SectionVerdict(s.path, s.chars, tuple(x.name for x in s.symbols), via, symbol)
+                SectionVerdict(s.path, s.chars, tuple([x.name for x in s.symbols]), via, symbol)
             )
             entry = pooled.setdefault(s.path, [0, 0, via, symbol])
             entry[0] += s.chars
             entry[1] += 1
+            envelope += s.chars
+            if via:
+                used += s.chars
+                if via == "path":
+                    used_path += s.chars
         call_results.append(
             CallAllocation(
                 index=index,
-                envelope=sum(f.chars for f in files),
-                used=sum(f.chars for f in files if f.via),
-                used_path=sum(f.chars for f in files if f.via == "path"),
+                envelope=envelope,
+                used=used,
+                used_path=used_path,
                 files=tuple(files),
                 source=source,
             )

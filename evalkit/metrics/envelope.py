@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from typing import Any
 
 from evalkit.ecma import DOT, at_line_start, grp, pct1, rj, utf16_len
 from evalkit.errors import UsageError
@@ -26,6 +26,8 @@ __all__ = [
     "PATH_TOKEN",
     "path_tokens",
     "forget_scans",
+    "remembered_scan",
+    "ScanMemo",
     "glob_to_regex",
     "EnvelopeFile",
     "EnvelopeView",
@@ -106,7 +108,38 @@ def split_sections(src: str | None) -> Envelope:
     return _split(src or "")
 
 
-@lru_cache(maxsize=_SCANS_KEPT)
+class ScanMemo:
+    """A pure function of one text, remembered for the most recent texts by the text's
+    *identity*: the metrics of a session pass the same string objects around, and a cache
+    keyed by value would hash every long response once more (a pass over all its bytes).
+    A text passed again as an equal but distinct object is simply scanned again. Each entry
+    holds its text, so an identity cannot be reused while it is remembered."""
+
+    def __init__(self, fn: Any, size: int = _SCANS_KEPT) -> None:
+        self._fn = fn
+        self._size = size
+        self._memo: dict[int, tuple[str, Any]] = {}
+        self.__wrapped__ = fn
+
+    def __call__(self, text: str) -> Any:
+        hit = self._memo.get(id(text))
+        if hit is not None and hit[0] is text:
+            return hit[1]
+        value = self._fn(text)
+        memo = self._memo
+        if len(memo) >= self._size:
+            try:  # the oldest (another thread may be evicting or clearing too)
+                memo.pop(next(iter(memo)), None)
+            except (RuntimeError, StopIteration):
+                pass
+        memo[id(text)] = (text, value)
+        return value
+
+    def cache_clear(self) -> None:
+        self._memo.clear()
+
+
+@ScanMemo
 def _split(src: str) -> Envelope:
     matches = list(_HEADER.finditer(src))
     if not matches:
@@ -117,10 +150,13 @@ def _split(src: str) -> Envelope:
     # No character outside the BMP: every UTF-16 length is the plain length (one C pass).
     plain = src.isascii() or utf16_len(src) == len(src)
     files = []
+    total = 0
     offset = 0  # UTF-16 offset of matches[i].start()
+    starts = [m.start() for m in matches]
+    starts.append(end)
     for i, m in enumerate(matches):
-        start = m.start()
-        stop = matches[i + 1].start() if i + 1 < len(matches) else end
+        start = starts[i]
+        stop = starts[i + 1]
         if plain:
             at, chars = start, stop - start
         else:
@@ -128,14 +164,16 @@ def _split(src: str) -> Envelope:
                 offset = utf16_len(src[:start])
             at, chars = offset, utf16_len(src[start:stop])
             offset += chars
-        header = m.group(2)
-        symbols = tuple(
-            Symbol(s.group(1), s.group(2))
-            for s in _LABEL.finditer(header)
-            if s.group(2) in DEFINING_KINDS
+        path, header = m.groups()
+        # A label needs its `(`: most headers have none, and the search is skipped.
+        symbols = (
+            tuple([Symbol(n, k) for n, k in _LABEL.findall(header) if k in DEFINING_KINDS])
+            if "(" in header
+            else ()
         )
-        files.append(Section(m.group(1), chars, symbols, at, header))
-    return Envelope(sum(f.chars for f in files), tuple(files))
+        files.append(Section(path, chars, symbols, at, header))
+        total += chars
+    return Envelope(total, tuple(files))
 
 
 def returned_paths(text: str | None) -> list[str]:
@@ -148,16 +186,25 @@ def mentioned_paths(text: str | None) -> list[str]:
     return list(_mentioned(text or ""))
 
 
-@lru_cache(maxsize=_SCANS_KEPT)
+@ScanMemo
 def _mentioned(text: str) -> tuple[str, ...]:
     return tuple(path_tokens(text))
+
+
+_SCAN_CACHES: list[Any] = [_split, _mentioned]
+
+
+def remembered_scan(cache: Any) -> Any:
+    """Register a `ScanMemo` of another metric module with `forget_scans`."""
+    _SCAN_CACHES.append(cache)
+    return cache
 
 
 def forget_scans() -> None:
     """Drop the remembered splits and path scans (the corpus reader calls it after each
     session, so what is remembered never outlives the session it was computed for)."""
-    _split.cache_clear()
-    _mentioned.cache_clear()
+    for cache in _SCAN_CACHES:
+        cache.cache_clear()
 
 
 def path_tokens(text: str | None) -> list[str]:

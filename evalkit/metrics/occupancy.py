@@ -36,6 +36,7 @@ from evalkit.ecma import (
 )
 from evalkit.errors import TranscriptError
 from evalkit.formats.claude_code.events import at_event
+from evalkit.formats.claude_code.fastjson import stringify
 from evalkit.formats.claude_code.transcripts import family, id_key, message_key, result_text
 from evalkit.formats.profiles import CODEGRAPH, ToolProfile
 
@@ -67,18 +68,20 @@ FALLBACK_CHARS_PER_TOKEN = 3.0
 # --- the timeline (§6.2) ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+# Slotted, not frozen: a session's timeline holds one entry per content block, and a frozen
+# dataclass costs twice as much to build. Nothing changes an entry once it is made.
+@dataclass(slots=True)
 class _Req:
     ctx: float
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Add:
     chars: float  # NaN for a block with no length (§9.1 "odd field values")
     family: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Compact:
     pass
 
@@ -93,6 +96,11 @@ def _usage_tokens(usage: Any, fields: Sequence[str], path: str) -> float:
         return total
     for name in fields:
         value = usage.get(name)
+        if type(value) is int and type(total) is int:  # the usual case, as js_add would add
+            added = total + value  # (a zero is falsy and skipped: adding it changes nothing)
+            if -_MAX_SAFE <= added <= _MAX_SAFE:
+                total = added
+                continue
         if not js_truthy(value):
             continue
         if not isinstance(value, int | float):
@@ -103,6 +111,7 @@ def _usage_tokens(usage: Any, fields: Sequence[str], path: str) -> float:
 
 
 _CTX_FIELDS = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+_MAX_SAFE = 2**53
 
 
 def _js_length(x: Any) -> float:
@@ -132,8 +141,8 @@ def _block_chars(block: Any, path: str) -> float:
             return _js_length(block.get("thinking"))
         if btype == "tool_use":
             raw = block.get("input")
-            return utf16_len(js_json({} if raw is None else raw)) + _js_length(block.get("name"))
-    return utf16_len(js_json(block))
+            return utf16_len(stringify({} if raw is None else raw)) + _js_length(block.get("name"))
+    return utf16_len(stringify(block))
 
 
 def _timeline(
@@ -152,15 +161,30 @@ def _timeline(
                 compactions += 1
                 continue
             message = event.get("message")
-            if not js_truthy(message):
+            if type(message) is not dict and not js_truthy(message):  # a dict is truthy
                 continue
             if etype == "assistant":
                 msg = message if isinstance(message, dict) else {}
-                key = message_key(msg.get("id"))
+                mid = msg.get("id")
+                key = (mid or None) if type(mid) is str else message_key(mid)
                 if key is not None and key not in seen:
                     seen.add(key)
                     entries.append(_Req(_usage_tokens(msg.get("usage"), _CTX_FIELDS, path)))
                 content = msg.get("content")
+                if type(content) is list:
+                    for block in content:
+                        if type(block) is dict:
+                            btype = block.get("type")
+                            if btype == "text":  # `_block_chars` inlined for the common blocks
+                                text = block.get("text")
+                                if type(text) is str:
+                                    entries.append(_Add(utf16_len(text), None))
+                                    continue
+                            elif btype == "tool_use":
+                                bid = block.get("id")
+                                names[bid if type(bid) is str else id_key(bid)] = block.get("name")
+                        entries.append(_Add(_block_chars(block, path), None))
+                    continue
                 if not js_truthy(content):
                     continue
                 if isinstance(content, list):
@@ -189,9 +213,16 @@ def _timeline(
                                 "(the reference harness crashes here)",
                             )
                         if isinstance(block, dict) and block.get("type") == "tool_result":
-                            name = names.get(id_key(block.get("tool_use_id")), "")
-                            text = result_text(block.get("content"), path=path)
-                            entries.append(_Add(utf16_len(text), family(name or "", profile)))
+                            tid = block.get("tool_use_id")
+                            name = names.get(tid if type(tid) is str else id_key(tid), "")
+                            text = block.get("content")
+                            if type(text) is not str:
+                                text = result_text(text, path=path)
+                            if type(name) is not str or not name:
+                                name = family(name or "", profile)
+                            else:
+                                name = profile.family(name)  # what `family` does for a name
+                            entries.append(_Add(utf16_len(text), name))
                         else:
                             entries.append(_Add(utf16_len(result_text([block], path=path)), None))
                 elif isinstance(content, str):
@@ -232,6 +263,13 @@ def _gaps(entries: list[Any]) -> tuple[list[Gap], list[float]]:
     by_family: dict[str, float] = {}
     compacted = False
     for entry in entries:
+        if type(entry) is _Add:  # most entries: the `else` branch below, taken first
+            chars += entry.chars
+            fam = entry.family
+            if fam is not None:
+                tool_chars += entry.chars
+                by_family[fam] = by_family.get(fam, 0) + entry.chars
+            continue
         if isinstance(entry, _Req):
             if reqs:
                 gaps.append(

@@ -26,7 +26,7 @@ from typing import Any
 from evalkit.ecma import js_trim, js_truthy, utf16_len
 from evalkit.formats.claude_code.transcripts import family, id_key, result_text
 from evalkit.formats.profiles import CODEGRAPH, ToolProfile
-from evalkit.metrics.allocation import answer_citations, same_path
+from evalkit.metrics.allocation import answer_citations, same_as_any
 
 __all__ = ["ReadFile", "ReadAllocation", "compute_read_allocation", "pooled_read_allocation"]
 
@@ -134,15 +134,23 @@ def compute_read_allocation(
             btype = block.get("type")
             if btype == "tool_use" and etype == "assistant":
                 name = block.get("name")
-                calls[id_key(block.get("id"))] = (
-                    family(name or "", profile),
+                bid = block.get("id")
+                calls[bid if type(bid) is str else id_key(bid)] = (
+                    # what `family` does for a name
+                    profile.family(name)
+                    if type(name) is str and name
+                    else family(name or "", profile),
                     profile.file_of(name, block.get("input")),
                 )
             elif btype == "tool_result" and etype == "user":
                 if js_truthy(block.get("is_error")):
                     continue
-                fam, file = calls.get(id_key(block.get("tool_use_id")), (_RETRIEVAL_OTHER, None))
-                chars = utf16_len(result_text(block.get("content"), path=path))
+                tid = block.get("tool_use_id")
+                fam, file = calls.get(
+                    tid if type(tid) is str else id_key(tid), (_RETRIEVAL_OTHER, None)
+                )
+                raw = block.get("content")
+                chars = utf16_len(raw if type(raw) is str else result_text(raw, path=path))
                 if file is not None:
                     entry = per_file.setdefault(file, [0, 0])
                     entry[0] += chars
@@ -150,10 +158,7 @@ def compute_read_allocation(
                 elif fam != _RETRIEVAL_OTHER:
                     unattributed += chars
     cites = answer_citations(answer_text, _extensions(list(per_file)))
-    files = [
-        ReadFile(p, c, n, any(same_path(p, q) for q in cites.paths))
-        for p, (c, n) in per_file.items()
-    ]
+    files = [ReadFile(p, c, n, same_as_any(p, cites.paths)) for p, (c, n) in per_file.items()]
     files.sort(key=lambda f: -f.chars)  # stable: ties keep first-read order
     return ReadAllocation(
         files=tuple(files),

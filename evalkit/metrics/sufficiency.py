@@ -359,37 +359,48 @@ def classify_sufficiency(
             if not isinstance(content, list):
                 continue
             etype = event.get("type")
-            thread = thread_id(event)
             if etype == "assistant":
-                actions = threads.setdefault(id_key(thread), (thread, []))[1]
+                thread = thread_id(event)
+                actions = threads.setdefault(
+                    thread if type(thread) is str else id_key(thread), (thread, [])
+                )[1]
                 for block in content:
-                    _check_block(block, etype, path)
+                    if block is None:
+                        _check_block(block, etype, path)
                     if not isinstance(block, dict) or block.get("type") != "tool_use":
                         continue
-                    names[_key(block.get("id"))] = block.get("name", _MISSING)
+                    bid = block.get("id")
+                    name = block.get("name", _MISSING)
+                    names[bid if type(bid) is str else _key(bid)] = name
                     msg_id = message.get("id")
-                    if not js_truthy(msg_id):
+                    if not (type(msg_id) is str and msg_id) and not js_truthy(msg_id):
                         # Every call without a message id counts as its own message (§5.2).
                         msg_id = f"#{js_string(thread)}-{len(actions)}"
                     raw_input = block.get("input")
                     actions.append(
                         _Action(
                             msg_id,
-                            block.get("id"),
-                            block.get("name", _MISSING),
-                            raw_input if js_truthy(raw_input) else {},
+                            bid,
+                            name,
+                            raw_input
+                            if isinstance(raw_input, dict) or js_truthy(raw_input)
+                            else {},
                             index,
                         )
                     )
             elif etype == "user":
                 for block in content:
-                    _check_block(block, etype, path)
+                    if block is None:
+                        _check_block(block, etype, path)
                     if not isinstance(block, dict) or block.get("type") != "tool_result":
                         continue
-                    tid = _key(block.get("tool_use_id"))
-                    if profile.is_explore(_name_text(names.get(tid))) and not js_truthy(
-                        block.get("is_error")
-                    ):
+                    tid = block.get("tool_use_id")
+                    if type(tid) is not str:
+                        tid = _key(tid)
+                    name = names.get(tid)
+                    if type(name) is not str:
+                        name = _name_text(name)
+                    if profile.is_explore(name) and not js_truthy(block.get("is_error")):
                         text_by_id[tid] = result_text(block.get("content"), path=path)
     except TranscriptError as exc:
         at_event(exc, index)  # which event, so the session can name its segment file

@@ -30,7 +30,9 @@ from evalkit.ecma import (
 )
 from evalkit.errors import TranscriptError, one_line
 from evalkit.formats.claude_code.events import at_event
+from evalkit.formats.claude_code.fastjson import stringify
 from evalkit.formats.claude_code.transcripts import (
+    ToolResult,
     family,
     id_key,
     message_key,
@@ -38,7 +40,6 @@ from evalkit.formats.claude_code.transcripts import (
     tool_results,
 )
 from evalkit.formats.profiles import CODEGRAPH, ToolProfile
-from evalkit.metrics.occupancy import request_count
 
 __all__ = [
     "PROCESSED_RESULT_USAGE",
@@ -118,7 +119,7 @@ def tool_call_display(
     if profile.is_tool_under_test(name):
         first = next((inp[k] for k in ("query", "task", "symbol") if inp.get(k) is not None), "")
         # The cut can drop the closing quote (§9.2 row 19).
-        return f"{name} " + utf16_prefix(js_json(first), 60)
+        return f"{name} " + utf16_prefix(stringify(first), 60)
     if raw_name == "Bash":
         return f"{name} " + _cut(inp.get("command"), 50, path, "Bash input.command")
     if raw_name == "Read":
@@ -240,8 +241,17 @@ def _usage_sum(usage: Any, path: str, what: str) -> float:
     total: float = 0
     if isinstance(usage, dict):
         for name in _PROCESSED_FIELDS:
-            total = js_add(total, _number(usage.get(name), f"{what}.{name}", path))
+            value = usage.get(name)
+            if type(value) is int and type(total) is int:  # the usual case, as js_add adds it
+                added = total + value  # (a zero is falsy, `x || 0`: adding it changes nothing)
+                if -_MAX_SAFE <= added <= _MAX_SAFE:
+                    total = added
+                    continue
+            total = js_add(total, _number(value, f"{what}.{name}", path))
     return total
+
+
+_MAX_SAFE = 2**53
 
 
 def summarize(
@@ -250,6 +260,7 @@ def summarize(
     processed: ProcessedDefinition = PROCESSED_RESULT_USAGE,
     path: str = "(transcript)",
     profile: ToolProfile = CODEGRAPH,
+    results: Sequence[ToolResult] | None = None,
 ) -> Summary:
     """§1.11: the per-session summary fields.
 
@@ -258,6 +269,8 @@ def summarize(
         processed: `PROCESSED_RESULT_USAGE` (reference default) or `PROCESSED_MESSAGE_USAGE`.
         path: Named in errors.
         profile: Which tools are the tool under test and form the families and counts.
+        results: `list(tool_results(events, path=path))` when the caller listed them already
+            (the session does, for its explore texts); else they are listed here.
 
     Raises:
         TranscriptError: On the crash cases of §9.1 that concern these fields (5, 6, and a
@@ -305,7 +318,7 @@ def summarize(
                 if not isinstance(message, dict):
                     continue
                 msg_id = message.get("id")
-                key = message_key(msg_id)
+                key = (msg_id or None) if type(msg_id) is str else message_key(msg_id)
                 if key is not None and key not in seen_ids:
                     seen_ids.add(key)
                     processed_messages = js_add(
@@ -314,11 +327,14 @@ def summarize(
                 content = message.get("content")
                 if not isinstance(content, list):
                     continue
-                thread = thread_of(event)
+                thread = None
                 for block in content:
                     if not isinstance(block, dict) or block.get("type") != "tool_use":
                         continue
-                    name = _concat(block.get("name", _MISSING))
+                    if thread is None:
+                        thread = thread_of(event)
+                    raw_name = block.get("name", _MISSING)
+                    name = raw_name if type(raw_name) is str else _concat(raw_name)
                     calls.append(
                         ToolCall(
                             index=len(calls) + 1,
@@ -326,7 +342,11 @@ def summarize(
                             thread=thread,
                             message_id=msg_id,
                             name=name,
-                            family=family(block.get("name") or "", profile),
+                            family=(
+                                profile.family(raw_name)  # what `family` does for a name
+                                if type(raw_name) is str and raw_name
+                                else family(block.get("name") or "", profile)
+                            ),
                             display=tool_call_display(block, path=path, profile=profile),
                             event=index,
                         )
@@ -345,8 +365,8 @@ def summarize(
         raise
     raced = False
     contaminated = 0
-    for r in tool_results(events, path=path):
-        if RACE_MARK in r.text:
+    for r in tool_results(events, path=path) if results is None else results:
+        if not raced and RACE_MARK in r.text:
             raced = True
         if not r.is_error and id_key(r.tool_use_id) in cli_ids:
             contaminated += 1
@@ -360,7 +380,7 @@ def summarize(
         grep=sum(n for name, n in counts.items() if profile.count_search(name)),
         bash=sum(n for name, n in counts.items() if profile.count_bash(name)),
         cg=sum(n for name, n in counts.items() if profile.is_tool_under_test(name)),
-        turns=request_count(events),
+        turns=len(seen_ids),  # `request_count(events)`: the same distinct assistant ids
         dur=js_div(dur, 1000),
         cost=cost,
         ok=bool(subtypes) and all(s == "success" for s in subtypes),

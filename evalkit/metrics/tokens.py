@@ -197,14 +197,18 @@ def claude_code_tokens(
     # per segment: the last result's modelUsage snapshot and total_cost_usd
     snaps: list[dict | None] = [None] * nseg
     seg_cost: list[float | None] = [None] * nseg
+    one_segment = nseg == 1 and starts[0] <= 0  # every event's segment is 0: no search
+    seg = 0
     for index, event in enumerate(events):
         etype = event.get("type")
-        seg = bisect_right(starts, index) - 1
+        if not one_segment:
+            seg = bisect_right(starts, index) - 1
         if etype == "assistant":
             message = event.get("message")
             if not isinstance(message, dict):
                 continue
-            key = message_key(message.get("id"))
+            mid = message.get("id")
+            key = (mid or None) if type(mid) is str else message_key(mid)
             if key is None:
                 continue
             if key in seen:
@@ -225,7 +229,7 @@ def claude_code_tokens(
             if not isinstance(usage, dict):
                 continue
             parts = [_num(usage.get(f)) for f in _PROMPT_FIELDS]
-            if all(p is None for p in parts):
+            if parts[0] is None and parts[1] is None and parts[2] is None:
                 continue
             total = sum(p or 0 for p in parts)
             per_model[1] = _add(per_model[1], total)

@@ -14,8 +14,12 @@ guessing:
 * nesting deeper than `MAX_FAST_DEPTH` (the exact decoder's own depth limit depends on the
   interpreter's stack): exact decoder.
 * the integer literal `-0`, which orjson reads as `0` and ECMAScript as negative zero: a line
-  with a `-0` right after `:`, `[`, `,` or the line start (and not followed by more of a
-  number) goes to the exact decoder, which says which it is.
+  whose value holds an integer zero, and whose bytes hold a `-0` right after `:`, `[`, `,` or
+  the line start (and not followed by more of a number), goes to the exact decoder, which
+  says which it is. Only lines with a zero are searched (orjson cannot hide a `-0` elsewhere).
+
+The check is one walk over the decoded value, after orjson: strings, most of a transcript's
+values, are passed over by a type test.
 
 What is left is plain JSON whose strings are valid UTF-8 and whose numbers are small: there
 orjson and Python's `json` agree bit for bit (both round decimal literals correctly, both keep a
@@ -29,12 +33,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from evalkit.ecma import js_json
+
 try:  # a dependency; without it every line simply takes the exact path
     import orjson
 except ImportError:  # pragma: no cover - exercised only in a broken install
     orjson = None  # type: ignore[assignment]
 
-__all__ = ["NOT_EXACT", "MAX_FAST_DEPTH", "fast_loads"]
+__all__ = ["NOT_EXACT", "MAX_FAST_DEPTH", "fast_loads", "stringify"]
 
 NOT_EXACT: Any = object()  # "ask parse_line": the sentinel `fast_loads` returns
 MAX_FAST_DEPTH = 200
@@ -49,13 +55,21 @@ def fast_loads(raw: bytes) -> Any:
     """
     if orjson is None:
         return NOT_EXACT
-    if _negative_zero(raw):
-        return NOT_EXACT
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return NOT_EXACT
-    return value if _exact(value, 0) else NOT_EXACT
+    t = type(value)
+    if t is dict or t is list:
+        status = _scan(value, 0)
+    else:
+        status = _scalar(value, t)
+    if status == _EXACT:
+        return value
+    # An integer zero may have been the literal `-0` (orjson reads it as 0): only the bytes tell.
+    if status == _ZERO and not _negative_zero(raw):
+        return value
+    return NOT_EXACT
 
 
 # `-0` not followed by more of a number; the literal prefix makes the search a fast scan.
@@ -75,23 +89,99 @@ def _negative_zero(raw: bytes) -> bool:
     return False
 
 
-def _exact(v: Any, depth: int) -> bool:
+# What the walk over a decoded value found: every scalar exact; exact unless an integer zero
+# was written `-0`; not exact (a number past 2^53, or nesting past `MAX_FAST_DEPTH`).
+_EXACT, _ZERO, _INEXACT = 0, 1, 2
+
+
+def _scalar(v: Any, t: type) -> int:
+    if t is int:
+        if v == 0:
+            return _ZERO
+        return _EXACT if -_LIMIT <= v <= _LIMIT else _INEXACT
+    if t is float:  # NaN cannot come from orjson
+        return _EXACT if -_LIMIT <= v <= _LIMIT else _INEXACT
+    return _EXACT  # str, bool, None
+
+
+def _scan(v: Any, depth: int) -> int:
+    """The status of a decoded container (`v` a dict or list at nesting `depth`); one pass,
+    strings (most of a transcript's values) passed over by a type test."""
+    if depth >= MAX_FAST_DEPTH:
+        return _INEXACT
+    status = _EXACT
+    for x in v.values() if type(v) is dict else v:
+        t = type(x)
+        if t is str:
+            continue
+        if t is dict or t is list:
+            r = _scan(x, depth + 1)
+        elif t is int:
+            if x == 0:
+                status = _ZERO
+                continue
+            if -_LIMIT <= x <= _LIMIT:
+                continue
+            return _INEXACT
+        elif t is float:
+            if -_LIMIT <= x <= _LIMIT:
+                continue
+            return _INEXACT
+        else:  # bool, None
+            continue
+        if r == _INEXACT:
+            return _INEXACT
+        if r == _ZERO:
+            status = _ZERO
+    return status
+
+
+# --- writing: JSON.stringify's text by orjson where it is provably the same ------------------
+
+_DIGITS = frozenset("0123456789")
+
+
+def stringify(x: Any) -> str:
+    """`ecma.js_json(x)` (compact `JSON.stringify`), written by orjson when that is certain to
+    give the same text, else by `js_json` itself.
+
+    orjson writes strings, `null`, booleans, integers, objects and arrays as `JSON.stringify`
+    does, byte for byte (`tests/test_fastjson.py` holds every BMP character and a sample past
+    it to account). It differs on floats (`1.0` against `1`, exponent forms), on keys that are
+    array indices (ECMAScript writes them first, in numeric order), on lone surrogates (orjson
+    refuses them), non-string keys and deep nesting: a value holding any of these, or an
+    integer past 2^53, is written by `js_json`.
+    """
+    if orjson is not None and _plain(x, 0):
+        try:
+            return orjson.dumps(x).decode("utf-8")
+        except TypeError:  # orjson.JSONEncodeError: a lone surrogate, too deep, …
+            pass
+    return js_json(x)
+
+
+def _plain(v: Any, depth: int) -> bool:
+    """`v` holds only strings, `null`, booleans, integers within ±2^53, and objects (string
+    keys that do not start with a digit) and arrays (lists or tuples) of them."""
     t = type(v)
     if t is str or v is None or t is bool:
         return True
+    if t is int:
+        return -_LIMIT <= v <= _LIMIT
     if t is dict:
         if depth >= MAX_FAST_DEPTH:
             return False
-        for x in v.values():
-            if type(x) is not str and not _exact(x, depth + 1):
+        for k, x in v.items():
+            if type(k) is not str or k[:1] in _DIGITS:
+                return False
+            if type(x) is not str and not _plain(x, depth + 1):
                 return False
         return True
-    if t is list:
+    if t is list or t is tuple:
         if depth >= MAX_FAST_DEPTH:
             return False
         for x in v:
-            if type(x) is not str and not _exact(x, depth + 1):
+            if type(x) is not str and not _plain(x, depth + 1):
                 return False
         return True
-    # int or float: exact only within ±2^53 (NaN cannot come from orjson)
-    return -_LIMIT <= v <= _LIMIT
+    return False
