@@ -255,6 +255,10 @@ def _is_array_index(key: str) -> bool:
     return key.isdigit() and key.isascii() and str(int(key)) == key and int(key) < 2**32 - 1
 
 
+def _index_of(pair: tuple[str, Any]) -> int:
+    return int(pair[0])
+
+
 # Values a container may hold to be written in one piece (`_flat`): exact JSON scalar types.
 _FLAT = frozenset({str, int, float, bool, type(None)})
 _CONTAINERS = frozenset({dict, list, tuple})
@@ -356,13 +360,13 @@ def js_json(x: Any, indent: int | None = None) -> str:
             elif isinstance(value, dict):
                 out.append("{")
                 stack.append(close + "}")
-                keys = list(value)
-                ordered = sorted((k for k in keys if _is_array_index(k)), key=int)
-                ordered += [k for k in keys if not _is_array_index(k)]
+                # (property name, key): a JavaScript object's keys are strings
+                keys = [(k if isinstance(k, str) else js_string(k), k) for k in value]
+                ordered = sorted((p for p in keys if _is_array_index(p[0])), key=_index_of)
+                ordered += [p for p in keys if not _is_array_index(p[0])]
                 for n in range(len(ordered) - 1, -1, -1):
-                    k = ordered[n]
+                    name, k = ordered[n]
                     stack.append((value[k], depth + 1))
-                    name = k if isinstance(k, str) else js_string(k)
                     stack.append(("," if n else "") + inner + _quote(name) + colon)
             else:
                 out.append("[")

@@ -124,3 +124,13 @@ def test_to_fixed_and_math_round_beyond_plain_numbers():
 
     assert fix(1e21, 1) == "1e+21" and fix(1e25, 3) == "1e+25" and fix(float("nan"), 1) == "NaN"
     assert math.isnan(jround(float("nan"))) and jround(float("inf")) == float("inf")
+
+
+def test_js_json_converts_a_non_string_key_with_string():
+    # A JavaScript object's keys are strings: an int, float or None key is written as
+    # String(key), and an array-index key moves first, as JSON.stringify orders them.
+    from evalkit.ecma import js_json
+
+    value = {"b": 1, 2: "x", 1.5: True, None: 0, "0": 3}
+    assert js_json(value) == '{"0":3,"2":"x","b":1,"1.5":true,"null":0}'
+    assert js_json({1: [2]}, indent=1) == '{\n "1": [\n  2\n ]\n}'
