@@ -497,17 +497,31 @@ def export_corpus(
     progress: bool | None = None,
     profile: Any = None,
     verify: bool = False,
+    engine: str = "local",
+    scheduler: Any = None,
 ) -> Exported:
     """`load_corpus_frames(path, ...).export(out, fmt)` without holding the corpus: sessions
     are loaded `EXPORT_BATCH` at a time and their rows handed to a `FrameWriter`, so memory is
     bounded by a batch and a chunk (plus what the store keeps of a stored corpus). The files
-    hold the same rows, in the same order, as the frames of `load_corpus`. Sessions are parsed
-    by local processes (the Dask engine serves `load_corpus`).
+    hold the same rows, in the same order, as the frames of `load_corpus`.
+
+    `engine="dask"` parses each batch's sessions as Dask tasks (`evalkit.corpus.dask_engine`)
+    on `scheduler` (a `distributed.Client`, a scheduler address, or None for a local cluster of
+    `jobs` workers, started once for the whole export); the files are the local engine's.
 
     Raises:
         UsageError: As `load_corpus_frames` and `FrameWriter`.
     """
-    loader = _Loader(path, layout, profile, jobs, cache, cache_dir, verify, "local")
+    loader = _Loader(path, layout, profile, jobs, cache, cache_dir, verify, engine)
+    if engine != "dask":
+        return _export(loader, out, fmt, jobs, progress, None)
+    from evalkit.corpus.dask_engine import client_for
+
+    with client_for(scheduler, jobs or os.cpu_count() or 1) as client:
+        return _export(loader, out, fmt, jobs, progress, client)
+
+
+def _export(loader: _Loader, out, fmt: str, jobs, progress, scheduler) -> Exported:
     writer = FrameWriter(out, fmt)
     try:
         wanted = {r.log for r in loader.wanted}
@@ -517,7 +531,7 @@ def export_corpus(
         for k in range(0, len(sessions), EXPORT_BATCH):
             batch = sessions[k : k + EXPORT_BATCH]
             todo = [r for r in batch if r.log in wanted]
-            payloads = loader.payloads(todo, jobs, bar, None)
+            payloads = loader.payloads(todo, jobs, bar, scheduler)
             by_log = {r.log: p for r, p in zip(todo, payloads, strict=True)}
             rows: dict[str, list[dict[str, Any]]] = {name: [] for name in FRAME_NAMES}
             for ref in batch:
