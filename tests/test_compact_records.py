@@ -159,5 +159,6 @@ def test_analyse_payloads_keeps_what_keep_returns_in_ref_order(tmp_path, workers
         return (ref.log, payload["status"])
 
     kept = analyse_payloads(root, refs, jobs=2, keep=keep)
-    assert kept == [(r.log, p["status"]) for r, p in zip(refs, analyse_payloads(root, refs))]
+    plain = analyse_payloads(root, refs)
+    assert kept == [(r.log, p["status"]) for r, p in zip(refs, plain, strict=True)]
     assert sorted(seen) == sorted(r.log for r in refs)  # once each, as its chunk arrived
