@@ -186,9 +186,10 @@ def test_a_warm_export_streams_the_no_cache_files_byte_for_byte(
     warm = export_corpus(root, tmp_path / "warm", fmt, jobs=1, cache_dir=cache_dir)
     assert exported_bytes(tmp_path / "warm") == exported_bytes(tmp_path / "none")
     assert exported_bytes(tmp_path / "cold") == exported_bytes(tmp_path / "none")
-    assert warm.errors and warm.errors == export_corpus(
-        root, tmp_path / "again", fmt, jobs=1, cache=False
-    ).errors
+    assert (
+        warm.errors
+        and warm.errors == export_corpus(root, tmp_path / "again", fmt, jobs=1, cache=False).errors
+    )
     # Every shard read whole once at most (a shard two batches need is kept between them).
     whole = [name for name, columns in read if columns is None]
     assert whole and len(whole) == len(set(whole))
