@@ -183,7 +183,9 @@ def test_a_warm_export_streams_the_no_cache_files_byte_for_byte(
         return original(self, name, columns)
 
     monkeypatch.setattr(load_mod._BatchStore, "_table", counted)
+    shards = sorted(cache_dir.rglob("shard-*.parquet"))
     warm = export_corpus(root, tmp_path / "warm", fmt, jobs=1, cache_dir=cache_dir)
+    assert sorted(cache_dir.rglob("shard-*.parquet")) == shards  # every shard read, none refused
     assert exported_bytes(tmp_path / "warm") == exported_bytes(tmp_path / "none")
     assert exported_bytes(tmp_path / "cold") == exported_bytes(tmp_path / "none")
     assert (

@@ -421,8 +421,9 @@ class _BatchStore(CorpusStore):
         if table is None:
             return []
         wanted = pa.array([store_mod._b(log) for log in sorted(self._batch)], pa.binary())
-        raw = table.filter(pc.is_in(table.column("session"), value_set=wanted)).to_pylist()
-        rows = self._valid_rows(raw)
+        # The batch's rows, validated and built as `CorpusStore._read_shard` builds a shard's.
+        raw = table.filter(pc.is_in(table.column("session"), value_set=wanted)).to_pydict()
+        rows = self._valid_rows(store_mod._shard_columns(raw), raw)
         if rows is None:
             self._held[name] = None
             self._remove(self._path(name))
