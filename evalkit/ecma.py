@@ -336,11 +336,17 @@ def js_json(x: Any, indent: int | None = None) -> str:
     converted with `String()`. A container of plain scalars is written in one piece.
     """
     out: list[str] = []
+    # The text written so far, joined every `_JOIN_EVERY` pieces: a large document is then held
+    # as a few long strings instead of one small string per token (issue 16: bounded memory).
+    done: list[str] = []
     # Work items: a value to write (with its depth), or literal text (a `str` on the stack).
     stack: list[Any] = [(x, 0)]
     pad = "" if not indent else " " * indent
     colon = ": " if pad else ":"
     while stack:
+        if len(out) >= _JOIN_EVERY:
+            done.append("".join(out))
+            out.clear()
         item = stack.pop()
         if type(item) is str:
             out.append(item)
@@ -376,7 +382,11 @@ def js_json(x: Any, indent: int | None = None) -> str:
                     stack.append(("," if n else "") + inner)
         else:
             out.append(_scalar_json(value))
-    return "".join(out)
+    done.append("".join(out))
+    return "".join(done)
+
+
+_JOIN_EVERY = 4096
 
 
 def _scalar_json(x: Any) -> str:

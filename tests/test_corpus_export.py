@@ -158,3 +158,78 @@ def test_a_file_name_that_is_not_utf8_loads_and_exports_escaped(tmp_path):
     export_corpus(root, out, "parquet", jobs=1, cache=False)
     got = pd.read_parquet(out / "sessions.parquet")
     assert sorted(got["log"]) == ["run-\\udcff.jsonl", "run-new-1.jsonl"]
+
+
+def exported_bytes(out):
+    return {p.name: p.read_bytes() for p in sorted(out.iterdir())}
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_a_warm_export_streams_the_no_cache_files_byte_for_byte(
+    tmp_path, small_chunks, monkeypatch, fmt
+):
+    from evalkit.corpus import store as store_mod
+
+    monkeypatch.setattr(store_mod, "FLUSH_ROWS", 3)  # several shards, each read by two batches
+    root = corpus(tmp_path / "c")
+    cache_dir = tmp_path / "cache"
+    export_corpus(root, tmp_path / "none", fmt, jobs=1, cache=False)
+    export_corpus(root, tmp_path / "cold", fmt, jobs=1, cache_dir=cache_dir)
+    read = []
+    original = load_mod._BatchStore._table
+
+    def counted(self, name, columns=None):
+        read.append((name, columns))
+        return original(self, name, columns)
+
+    monkeypatch.setattr(load_mod._BatchStore, "_table", counted)
+    shards = sorted(cache_dir.rglob("shard-*.parquet"))
+    warm = export_corpus(root, tmp_path / "warm", fmt, jobs=1, cache_dir=cache_dir)
+    assert sorted(cache_dir.rglob("shard-*.parquet")) == shards  # every shard read, none refused
+    assert exported_bytes(tmp_path / "warm") == exported_bytes(tmp_path / "none")
+    assert exported_bytes(tmp_path / "cold") == exported_bytes(tmp_path / "none")
+    assert (
+        warm.errors
+        and warm.errors == export_corpus(root, tmp_path / "again", fmt, jobs=1, cache=False).errors
+    )
+    # Every shard read whole once at most (a shard two batches need is kept between them).
+    whole = [name for name, columns in read if columns is None]
+    assert whole and len(whole) == len(set(whole))
+    assert evalkit.load_corpus(root, cache_dir=cache_dir, jobs=1).cache_misses == 0
+
+
+def test_the_batch_store_looks_up_what_the_store_gives(tmp_path, small_chunks, monkeypatch):
+    from evalkit.corpus import store as store_mod
+    from evalkit.corpus.discover import discover
+
+    monkeypatch.setattr(store_mod, "FLUSH_ROWS", 2)
+    root = corpus(tmp_path / "c")
+    export_corpus(root, tmp_path / "cold", jobs=1, cache_dir=tmp_path / "cache")
+    fingerprint = store_mod.code_fingerprint() + ":frames"
+    plain = store_mod.CorpusStore(tmp_path / "cache", root, fingerprint=fingerprint, lazy=["rows"])
+    batched = load_mod._BatchStore(tmp_path / "cache", root, fingerprint=fingerprint, lazy=["rows"])
+    refs = discover(root).sessions
+    for k in range(0, len(refs), 3):
+        batched.select(refs[k : k + 3])
+        for ref in refs[k : k + 3]:
+            assert batched.lookup(ref) == plain.lookup(ref)
+    assert batched.hits == plain.hits > 0 and batched.misses == plain.misses
+
+
+def test_a_warm_export_refuses_a_bad_shard_and_still_writes_the_same_files(
+    tmp_path, small_chunks, monkeypatch
+):
+    from evalkit.corpus import store as store_mod
+
+    monkeypatch.setattr(store_mod, "FLUSH_ROWS", 3)
+    root = corpus(tmp_path / "c")
+    cache_dir = tmp_path / "cache"
+    export_corpus(root, tmp_path / "none", jobs=1, cache=False)
+    export_corpus(root, tmp_path / "cold", jobs=1, cache_dir=cache_dir)
+    shards = sorted(cache_dir.rglob("shard-*.parquet"))
+    assert len(shards) > 2
+    shards[1].write_bytes(b"PAR1 not a shard PAR1")
+    warm = export_corpus(root, tmp_path / "warm", jobs=1, cache_dir=cache_dir)
+    assert exported_bytes(tmp_path / "warm") == exported_bytes(tmp_path / "none")
+    assert warm.errors
+    assert not shards[1].exists()  # refused and removed, as the store does

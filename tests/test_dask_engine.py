@@ -88,3 +88,70 @@ def test_an_unreachable_scheduler_is_one_line_exit_2(tmp_path, capsys, monkeypat
     )
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "cannot reach a Dask scheduler" in err[0]
+
+
+def exported_frames(out):
+    import pandas as pd
+
+    from evalkit.corpus.frames import FRAME_NAMES
+
+    return {name: pd.read_parquet(out / f"{name}.parquet") for name in FRAME_NAMES}
+
+
+def test_export_on_dask_writes_the_local_engine_files(tmp_path, client, monkeypatch):
+    from evalkit.corpus import load as load_mod
+    from evalkit.corpus.frames import FRAME_NAMES
+    from evalkit.corpus.load import export_corpus
+
+    monkeypatch.setattr(load_mod, "EXPORT_BATCH", 3)  # several batches on one cluster
+    monkeypatch.setattr(load_mod, "CHUNK_ROWS", 4)
+    root = corpus(tmp_path / "c")
+    local = export_corpus(root, tmp_path / "local", jobs=1, cache=False)
+    remote = export_corpus(root, tmp_path / "dask", cache=False, engine="dask", scheduler=client)
+    assert remote.rows == local.rows and remote.errors == local.errors and local.errors
+    want, got = exported_frames(tmp_path / "local"), exported_frames(tmp_path / "dask")
+    for name in FRAME_NAMES:
+        assert got[name].equals(want[name]), name
+    assert len(want["calls"]) > 4  # more than one chunk
+    for name in [*(f"{n}.parquet" for n in FRAME_NAMES), "columns.json"]:
+        assert (tmp_path / "dask" / name).read_bytes() == (tmp_path / "local" / name).read_bytes()
+
+
+def test_export_on_dask_stores_what_a_warm_local_export_reads(tmp_path, client):
+    from evalkit.corpus.load import export_corpus
+
+    root = corpus(tmp_path / "c")
+    cache_dir = tmp_path / "cache"
+    export_corpus(root, tmp_path / "cold", cache_dir=cache_dir, engine="dask", scheduler=client)
+    import evalkit
+
+    warm = evalkit.load_corpus(root, cache_dir=cache_dir, jobs=1)
+    assert warm.cache_misses == 0 and warm.cache_hits == len(warm.records)
+    export_corpus(root, tmp_path / "warm", cache_dir=cache_dir, jobs=1)
+    assert exported_frames(tmp_path / "warm").keys() == exported_frames(tmp_path / "cold").keys()
+    for name, df in exported_frames(tmp_path / "cold").items():
+        assert exported_frames(tmp_path / "warm")[name].equals(df), name
+
+
+def test_evalkit_export_engine_dask_command(tmp_path, client, capsys):
+    from evalkit.cli import main
+
+    root = corpus(tmp_path / "c")
+    assert main(["export", str(root), "--to", str(tmp_path / "l"), "--no-cache", "-j", "1"]) == 0
+    local_out = capsys.readouterr().out
+    address = client.scheduler.address
+    argv = ["export", str(root), "--to", str(tmp_path / "d"), "--no-cache"]
+    assert main([*argv, "--engine", "dask", "--scheduler", address]) == 0
+    assert capsys.readouterr().out == local_out.replace(str(tmp_path / "l"), str(tmp_path / "d"))
+    for name, df in exported_frames(tmp_path / "l").items():
+        assert exported_frames(tmp_path / "d")[name].equals(df), name
+
+
+def test_export_scheduler_needs_engine_dask(tmp_path, capsys):
+    from evalkit.cli import main
+
+    root = corpus(tmp_path / "c")
+    code = main(["export", str(root), "--to", str(tmp_path / "o"), "--scheduler", "tcp://x:1"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "--scheduler needs --engine dask" in err[0]
+    assert not (tmp_path / "o").exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -30,6 +31,11 @@ examples:
   evalkit export runs/ --to exported --layout '{arm}/{task}/{trial}/*.jsonl'
   evalkit export runs/ --to exported --layout harbor --profile sourcegraph
   evalkit export --to /tmp/bundled          the bundled synthetic corpus
+  evalkit export /shared/corpus --to exported --engine dask --scheduler tcp://HOST:8786
+
+Corpora past one machine: --engine dask parses on a Dask cluster (pip install
+"evalkit[dask]"): --scheduler tcp://HOST:8786 for a running cluster, else a local cluster of
+-j workers. The files are the same as with the local engine.
 
 OUT is created when missing. evalkit never replaces a file it did not write: an OUT that
 already holds sessions.parquet (or another frame file) from elsewhere is refused.
@@ -62,6 +68,17 @@ def register(subparsers) -> None:
     )
     p.add_argument("--no-cache", action="store_true", help="parse everything, cache nothing")
     p.add_argument(
+        "--engine",
+        choices=("local", "dask"),
+        default="local",
+        help="where sessions are parsed: local processes (default) or a Dask cluster",
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="with --engine dask: the scheduler to use (default: start a local cluster)",
+    )
+    p.add_argument(
         "--layout",
         metavar="PATTERN",
         help="find runs by a path pattern such as {arm}/{task}/{trial}/*.jsonl, or `harbor` "
@@ -83,7 +100,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
+    if args.scheduler is not None and args.engine != "dask":
+        raise UsageError("--scheduler needs --engine dask")
     root = Path(args.dir) if args.dir else bundled_corpus()
+    _streaming_memory_pool()
     if args.format == "parquet":
         try:
             import pyarrow  # noqa: F401
@@ -101,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
         profile=args.profile,
         jobs=args.jobs,
         cache=not args.no_cache,
+        engine=args.engine,
+        scheduler=args.scheduler,
     )
     if is_bundled_corpus(root):
         print(f"note: {caveats.SYNTHETIC_CORPUS}", file=sys.stderr)
@@ -112,3 +134,18 @@ def run(args: argparse.Namespace) -> int:
         + ", ".join(f"{n} {name.replace('_', ' ')}" for name, n in counts.items())
     )
     return 0
+
+
+def _streaming_memory_pool() -> None:
+    """Arrow buffers from the system allocator, unless ARROW_DEFAULT_MEMORY_POOL says otherwise
+    (or pyarrow is already loaded, as when a notebook runs the command).
+
+    An export reads stored shards and writes row groups one after another; Arrow's default
+    allocator (mimalloc in the wheels) keeps the memory each one freed, so the command's peak
+    memory grew with the corpus (issue 16). The system allocator hands it back: measured on
+    the 30x corpus, a warm export's peak is 189 MB instead of 241 MB (1.45x the bundled
+    corpus's instead of 1.65x), with the same files. Only the command does this: a notebook
+    calling `export_corpus` keeps its own allocator. Worker processes inherit the setting.
+    """
+    if "pyarrow" not in sys.modules:  # read when pyarrow starts
+        os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")

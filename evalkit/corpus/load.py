@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -290,7 +291,7 @@ class _Loader:
     `export_corpus`)."""
 
     def __init__(
-        self, path, layout, profile, jobs, cache, cache_dir, verify, engine, fmt=None
+        self, path, layout, profile, jobs, cache, cache_dir, verify, engine, fmt=None, batched=False
     ) -> None:
         spec = None
         if layout is not None and layout not in LAYOUTS:
@@ -313,7 +314,7 @@ class _Loader:
         ]
         prof = self.profile
         # Frame payloads hold more than the sweep's: their own cache entries, same machinery.
-        self.store = CorpusStore(
+        self.store = (_BatchStore if batched else CorpusStore)(
             (cache_dir or default_cache_dir()) if cache else None,
             root,
             fingerprint=code_fingerprint()
@@ -329,6 +330,8 @@ class _Loader:
         self.engine = engine
 
     def payloads(self, refs, jobs, bar, scheduler) -> list[dict[str, Any]]:
+        if isinstance(self.store, _BatchStore):
+            self.store.select(refs)
         return analyse_payloads(
             self.root,
             refs,
@@ -344,6 +347,108 @@ class _Loader:
 
     def skip(self, ref: SessionRef) -> dict[str, Any]:
         return _layout_skip(ref, self.layout or "")
+
+
+class _BatchStore(CorpusStore):
+    """The loader's store as `export_corpus` reads it: a batch of sessions at a time.
+
+    A `CorpusStore` holds every stored row once it is first looked up in, which for the frames
+    store is every session's frame rows. This one holds only what the batch being exported
+    needs (`select`): which shards hold its sessions is read once from each shard's session
+    column; such a shard is read as an Arrow table (checked against the store's schema, as
+    `CorpusStore` checks it), kept while consecutive batches need it, and only the batch's rows
+    are turned into Python values and validated, by the store's own checks (issue 16: a warm
+    export's memory is that of a batch and a shard, not of the store). Lookups give the same
+    payloads as `CorpusStore`'s: a session's rows come from its shards in the same order. A
+    shard whose table cannot be read, or one of whose rows fails the checks, is refused and
+    removed as `CorpusStore` refuses it, and its sessions from then on are misses.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._where: dict[str, list[str]] | None = None  # session → shards holding a row of it
+        self._held: dict[str, Any] = {}  # shard name → its Arrow table (None: refused)
+        self._refused: set[str] = set()
+        self._batch: set[str] = set()
+
+    def select(self, refs: Iterable[SessionRef]) -> None:
+        """The sessions the next lookups are for (the previous batch's rows are let go)."""
+        self._batch = {r.log for r in refs}
+        self._rows = None
+
+    def _path(self, name: str) -> str:
+        return os.path.join(self.directory, name)  # type: ignore[arg-type]
+
+    def _sessions_by_shard(self) -> dict[str, list[str]]:
+        if self._where is None:
+            from evalkit.corpus import store as store_mod
+
+            where: dict[str, list[str]] = {}
+            for name in self._shard_names():
+                table = self._table(name, ["session"])
+                logs = table.column("session").to_pylist() if table is not None else [b""]
+                for log in logs:  # "" (a table that cannot be read): refused when first needed
+                    where.setdefault(store_mod._s(log), []).append(name)
+            self._where = where
+        return self._where
+
+    def _table(self, name: str, columns: list[str] | None = None) -> Any:
+        """Shard `name` as an Arrow table of the store's schema (None: not a readable shard)."""
+        from evalkit.corpus import store as store_mod
+
+        data = store_mod._read_bounded(self._path(name))
+        if type(data) is not bytes:
+            return None
+        try:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            shard = pq.ParquetFile(pa.BufferReader(data))
+            if not shard.schema_arrow.remove_metadata().equals(store_mod._schema()):
+                return None
+            return shard.read(columns=columns)
+        except Exception:  # noqa: BLE001 — any unreadable shard is a miss, never an error
+            return None
+
+    def _batch_rows(self, name: str) -> list[Any]:
+        """The validated rows of shard `name` for the batch's sessions (refusing a bad shard)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from evalkit.corpus import store as store_mod
+
+        table = self._held[name]
+        if table is None:
+            return []
+        wanted = pa.array([store_mod._b(log) for log in sorted(self._batch)], pa.binary())
+        # The batch's rows, validated and built as `CorpusStore._read_shard` builds a shard's.
+        raw = table.filter(pc.is_in(table.column("session"), value_set=wanted)).to_pydict()
+        rows = self._valid_rows(store_mod._shard_columns(raw), raw)
+        if rows is None:
+            self._held[name] = None
+            self._remove(self._path(name))
+            return []
+        return rows
+
+    def _load(self):  # type: ignore[override]
+        if self._rows is not None:
+            return self._rows
+        self._rows = found = {}
+        if self.directory is None:
+            return found
+        where = self._sessions_by_shard()
+        need = sorted({n for log in (*self._batch, "") for n in where.get(log, ())})
+        before, self._held = self._held, {}
+        before = {n: t for n, t in before.items() if n in need}  # let the others go first
+        for name in need:
+            self._held[name] = before.pop(name) if name in before else self._table(name)
+            if self._held[name] is None and name not in self._refused:
+                self._refused.add(name)
+                self._remove(self._path(name))
+        for name in need:  # in shard-name order, as `CorpusStore` holds them
+            for r in self._batch_rows(name):
+                found.setdefault(r.session, []).append(r)
+        return found
 
 
 def _collect(
@@ -377,9 +482,11 @@ class FrameWriter:
     """Writes every frame to `out/<frame>.<fmt>` chunk by chunk, then `out/columns.json`.
 
     Rows are gathered per frame and written `CHUNK_ROWS` at a time (a Parquet row group, or
-    CSV lines appended), each chunk built by `build_frame` as a frame of its own; the declared
-    dtypes make every chunk's columns the same. Memory is one chunk per frame, whatever the
-    size of the corpus. `out` is checked and its marker written when the writer is made.
+    CSV lines appended). Each `add` turns its rows into a frame at once (`build_frame`; the
+    declared dtypes make every frame's columns the same), so what waits for a chunk to fill is
+    held as columns, not as one dict per row; a chunk is written as the frame of its rows
+    would be. Memory is one chunk per frame, whatever the size of the corpus. `out` is
+    checked and its marker written when the writer is made.
 
     Raises:
         UsageError: Unknown format, `out` is not usable, or a file cannot be written.
@@ -405,7 +512,8 @@ class FrameWriter:
                 f"{os.fspath(out)}: already holds {', '.join(clash)} not written by evalkit "
                 "export; choose an empty or new directory"
             )
-        self._pending: dict[str, list[dict[str, Any]]] = {name: [] for name in FRAME_NAMES}
+        self._pending: dict[str, list[pd.DataFrame]] = {name: [] for name in FRAME_NAMES}
+        self._waiting = dict.fromkeys(FRAME_NAMES, 0)  # rows in `_pending`
         self._sinks: dict[str, Any] = {}  # frame → open ParquetWriter, or CSV file
         self._schemas: dict[str, Any] = {}
         self.rows = dict.fromkeys(FRAME_NAMES, 0)
@@ -419,15 +527,26 @@ class FrameWriter:
 
     def add(self, name: str, rows) -> None:
         """Rows of frame `name` (written once `CHUNK_ROWS` have gathered)."""
-        pending = self._pending[name]
-        pending.extend(rows)
+        if not len(rows):
+            return
         self.rows[name] += len(rows)
-        while len(pending) >= CHUNK_ROWS:
-            self._write(name, pending[:CHUNK_ROWS])
-            del pending[:CHUNK_ROWS]
+        self._pending[name].append(build_frame(name, list(rows)))
+        self._waiting[name] += len(rows)
+        while self._waiting[name] >= CHUNK_ROWS:
+            self._write(name, self._take(name, CHUNK_ROWS))
 
-    def _write(self, name: str, rows: list[dict[str, Any]]) -> None:
-        df = build_frame(name, rows)
+    def _take(self, name: str, n: int) -> pd.DataFrame:
+        """The first `n` waiting rows of frame `name` as one frame (the rest keep waiting)."""
+        import pandas as pd
+
+        parts = self._pending[name]
+        df = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+        head, rest = df.iloc[:n].reset_index(drop=True), df.iloc[n:].reset_index(drop=True)
+        self._pending[name] = [rest] if len(rest) else []
+        self._waiting[name] = len(rest)
+        return head
+
+    def _write(self, name: str, df: pd.DataFrame) -> None:
         target = self.targets[name]
         if self.fmt == "csv":
             sink = self._sinks.get(name)
@@ -455,9 +574,10 @@ class FrameWriter:
         import json
 
         for name in FRAME_NAMES:
-            if self._pending[name] or name not in self._sinks:
-                self._write(name, self._pending[name])
-                self._pending[name] = []
+            if self._waiting[name]:
+                self._write(name, self._take(name, self._waiting[name]))
+            elif name not in self._sinks:  # an empty frame still gets its file
+                self._write(name, build_frame(name, []))
         self.abort()
         frames = dictionary_json()
         doc = {"format": self.fmt, "frames": {name: frames[name] for name in FRAME_NAMES}}
@@ -497,17 +617,31 @@ def export_corpus(
     progress: bool | None = None,
     profile: Any = None,
     verify: bool = False,
+    engine: str = "local",
+    scheduler: Any = None,
 ) -> Exported:
     """`load_corpus_frames(path, ...).export(out, fmt)` without holding the corpus: sessions
     are loaded `EXPORT_BATCH` at a time and their rows handed to a `FrameWriter`, so memory is
     bounded by a batch and a chunk (plus what the store keeps of a stored corpus). The files
-    hold the same rows, in the same order, as the frames of `load_corpus`. Sessions are parsed
-    by local processes (the Dask engine serves `load_corpus`).
+    hold the same rows, in the same order, as the frames of `load_corpus`.
+
+    `engine="dask"` parses each batch's sessions as Dask tasks (`evalkit.corpus.dask_engine`)
+    on `scheduler` (a `distributed.Client`, a scheduler address, or None for a local cluster of
+    `jobs` workers, started once for the whole export); the files are the local engine's.
 
     Raises:
         UsageError: As `load_corpus_frames` and `FrameWriter`.
     """
-    loader = _Loader(path, layout, profile, jobs, cache, cache_dir, verify, "local")
+    loader = _Loader(path, layout, profile, jobs, cache, cache_dir, verify, engine, batched=True)
+    if engine != "dask":
+        return _export(loader, out, fmt, jobs, progress, None)
+    from evalkit.corpus.dask_engine import client_for
+
+    with client_for(scheduler, jobs or os.cpu_count() or 1) as client:
+        return _export(loader, out, fmt, jobs, progress, client)
+
+
+def _export(loader: _Loader, out, fmt: str, jobs, progress, scheduler) -> Exported:
     writer = FrameWriter(out, fmt)
     try:
         wanted = {r.log for r in loader.wanted}
@@ -517,13 +651,15 @@ def export_corpus(
         for k in range(0, len(sessions), EXPORT_BATCH):
             batch = sessions[k : k + EXPORT_BATCH]
             todo = [r for r in batch if r.log in wanted]
-            payloads = loader.payloads(todo, jobs, bar, None)
+            payloads = loader.payloads(todo, jobs, bar, scheduler)
             by_log = {r.log: p for r, p in zip(todo, payloads, strict=True)}
             rows: dict[str, list[dict[str, Any]]] = {name: [] for name in FRAME_NAMES}
-            for ref in batch:
-                _collect(ref, by_log.get(ref.log) or loader.skip(ref), rows, errors)
+            del payloads
+            for ref in batch:  # each payload let go once its rows are taken
+                _collect(ref, by_log.pop(ref.log, None) or loader.skip(ref), rows, errors)
             for name in FRAME_NAMES:
                 writer.add(name, rows[name])
+            del by_log, rows  # before the next batch is loaded
         loader.store.finish(loader.wanted)
         return Exported(writer.close(), tuple(errors), dict(writer.rows))
     finally:

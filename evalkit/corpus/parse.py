@@ -128,7 +128,7 @@ def analyse_sessions(
         scheduler: For `dask`: a `distributed.Client`, a scheduler address, or None for a
             local cluster of `jobs` workers.
     """
-    payloads = analyse_payloads(
+    return analyse_payloads(  # type: ignore[return-value]
         root,
         refs,
         cache=cache,
@@ -136,8 +136,8 @@ def analyse_sessions(
         progress=progress,
         engine=engine,
         scheduler=scheduler,
+        keep=record_from_payload,
     )
-    return [record_from_payload(ref, p) for ref, p in zip(refs, payloads, strict=True)]
 
 
 def analyse_payloads(
@@ -152,29 +152,35 @@ def analyse_payloads(
     engine: str = "local",
     scheduler: Any = None,
     finish_store: bool = True,
-) -> list[dict[str, Any]]:
+    keep: Callable[[SessionRef, dict[str, Any]], Any] | None = None,
+) -> list[Any]:
     """One `analyse_session` payload per ref, in the order of `refs` (`analyse_sessions`'s
     arguments; `frames` also builds every corpus frame's rows from the same parse — give such
     a run a store of its own, as `evalkit.corpus.load` does). `finish_store=False` leaves
     `cache.finish` to the caller: a caller analysing a corpus in batches calls it once with
-    every live session (merging shards keeps only the sessions it is given)."""
+    every live session (merging shards keeps only the sessions it is given).
+
+    `keep(ref, payload)` says what to keep of each payload (`record_from_payload` for the
+    sweep): it is called as each session's payload arrives (from the store, or with its chunk
+    once the chunk is stored), and the list holds what it returns, so no payload outlives its
+    chunk (issue 16: memory grows by what is kept per session, not by whole payloads)."""
     root = os.fspath(Path(root))
     store = cache if cache is not None else CorpusStore(None, root)
-    payloads: list[dict[str, Any] | None] = [None] * len(refs)
+    payloads: list[Any] = [None] * len(refs)
     todo: list[int] = []
     for i, ref in enumerate(refs):
         hit = store.lookup(ref)
         if hit is not None:
-            payloads[i] = hit
+            payloads[i] = hit if keep is None else keep(ref, hit)
             if progress:
                 progress.advance()
         else:
             todo.append(i)
 
     def finish(indices: list[int], results: list[Analysed]) -> None:
-        for i, (payload, _) in zip(indices, results, strict=True):
-            payloads[i] = payload
         store.put((refs[i], p, m) for i, (p, m) in zip(indices, results, strict=True))
+        for i, (payload, _) in zip(indices, results, strict=True):
+            payloads[i] = payload if keep is None else keep(refs[i], payload)
         if progress:
             progress.advance(len(indices))
 
@@ -185,7 +191,7 @@ def analyse_payloads(
         store.finish(refs)
     if progress:
         progress.close()
-    return payloads  # type: ignore[return-value]
+    return payloads
 
 
 Finish = Callable[[list[int], list[Analysed]], None]

@@ -16,6 +16,7 @@ import itertools
 import operator
 import os
 import stat
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -237,7 +238,7 @@ STATUSES = ("parsed", "no-explore", "crash", "skipped")
 NO_EXPLORE = "no answered explore call with file sections (nothing to measure: not in the sweep)"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CallRecord:
     """One allocation call (§3.2 step 6): a non-error explore result with at least one section.
 
@@ -263,7 +264,7 @@ class CallRecord:
         return self.used / self.envelope if self.envelope else 0.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FileDamage:
     """What reading one damaged file lost (the sweep's `--json` damage account).
 
@@ -303,7 +304,7 @@ class FileDamage:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SessionRecord:
     """A discovered session with its allocation totals (fractions, not percents).
 
@@ -730,11 +731,27 @@ def run_payload(session: Any) -> dict[str, Any]:
     }
 
 
+def _shared(s: str | None) -> str | None:
+    """One string object for equal strings: a sweep holds its records all at once, and the
+    same path, reason or label recurs across sessions (every payload that came from a worker or
+    from the store brings its own copy)."""
+    return None if s is None else sys.intern(s)
+
+
 def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionRecord:
-    """Join a session's labels with its analysed numbers."""
+    """Join a session's labels with its analysed numbers.
+
+    The record holds none of the payload's containers (lists and dicts become tuples and
+    slotted records, repeated strings one shared object), so the payload can be dropped as soon
+    as its record is made: a sweep then holds, per session, only its record.
+    """
     from evalkit.metrics.figures import RunFigures
 
     calls = tuple(CallRecord(*c) for c in payload.get("calls", ()))
+    damage = payload.get("damage", ())
+    figures = payload.get("figures")
+    ledger = payload.get("ledger")
+    agent = payload.get("agent", "claude-code")
     return SessionRecord(
         log=ref.log,
         segments=ref.segments,
@@ -746,29 +763,32 @@ def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionReco
         suite=ref.suite,
         task=ref.task,
         trial=ref.trial,
-        status=payload["status"],
-        reason=payload.get("reason"),
+        status=_shared(payload["status"]),  # type: ignore[arg-type]
+        reason=_shared(payload.get("reason")),
         calls=calls,
         chars=payload.get("chars", 0),
         cited_chars=payload.get("cited_chars", 0),
         path_chars=payload.get("path_chars", 0),
         files_returned=payload.get("files_returned", 0),
         files_used=payload.get("files_used", 0),
-        cited_paths=tuple(payload.get("cited_paths", ())),
+        cited_paths=tuple(map(_shared, payload.get("cited_paths", ()))),  # type: ignore[arg-type]
         has_answer=payload.get("has_answer", False),
         explore_results=payload.get("explore_results", 0),
         tool_calls=payload.get("tool_calls", 0),
-        damage=tuple((d[0], d[1]) for d in payload.get("damage", ())),
-        damage_counts=tuple(FileDamage(*d) for d in payload.get("damage", ())),
+        damage=tuple((_shared(d[0]), _shared(d[1])) for d in damage),  # type: ignore[misc]
+        damage_counts=tuple(
+            FileDamage(_shared(d[0]), _shared(d[1]), *d[2:6], _shared(d[6]))  # type: ignore[arg-type]
+            for d in damage
+        ),
         subagents=ref.subagents,
-        figures=RunFigures.from_payload(payload["figures"]) if payload.get("figures") else None,
-        agent=payload.get("agent", "claude-code"),
+        figures=RunFigures.from_payload(figures) if figures else None,
+        agent=_shared(agent),  # type: ignore[arg-type]
         agent_sessions=tuple(payload.get("agent_sessions", ())),
-        ledger=tuple(payload["ledger"]) if payload.get("ledger") else None,
+        ledger=tuple(ledger) if ledger else None,  # type: ignore[arg-type]
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Accounting:
     """What the sweep (or the corpus loader) did with one file or directory of the tree.
 

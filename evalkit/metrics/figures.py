@@ -25,7 +25,7 @@ BUCKET_LABELS: dict[str, tuple[str, str]] = {
 BUCKETS: tuple[str, ...] = tuple(BUCKET_LABELS)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RunFigures:
     """One run as `compare-arms.mjs` and `parse-bench-readme.mjs` read it (§8.4, §8.5).
 
