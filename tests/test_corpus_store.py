@@ -338,3 +338,22 @@ def test_cli_verify_and_engine_options(tmp_path, capsys, monkeypatch):
     assert main(["sweep", str(root), "--no-cache", "--engine", "dask"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and 'pip install "evalkit[dask]"' in err[0]
+
+
+def test_a_shard_that_grew_while_read_is_read_on_up_to_the_bound(tmp_path, monkeypatch):
+    # The store reads a buffer of the file's size (not of the 256 MB bound); a file that grew
+    # after its size was taken is read on, and one that grew past the bound is refused.
+    from evalkit.corpus import store as store_mod
+
+    f = tmp_path / "shard"
+    f.write_bytes(b"a" * 5000)
+    real = os.fstat
+
+    def stale_size(fd):
+        st = real(fd)
+        return os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink, 0, 0, 100, 0, 0, 0))
+
+    monkeypatch.setattr(os, "fstat", stale_size)
+    assert store_mod._read_bounded(str(f)) == b"a" * 5000
+    monkeypatch.setattr(store_mod, "MAX_SHARD_BYTES", 1000)
+    assert store_mod._read_bounded(str(f)) is None

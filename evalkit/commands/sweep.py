@@ -247,7 +247,7 @@ def _run_trials(args, arms) -> int:
 
 
 def _run(args) -> int:
-    from evalkit.outputs.sweep_text import render_json, render_markdown, render_text
+    from evalkit.outputs.sweep_text import render_markdown, render_text, write_json
     from evalkit.tables.sweep import run_sweep
 
     if args.jobs is not None and args.jobs < 1:
@@ -307,7 +307,7 @@ def _run(args) -> int:
     if args.json:
         if result.bundled:
             print(f"note: {caveats.SYNTHETIC_CORPUS}", file=sys.stderr)
-        sys.stdout.write(render_json(result))
+        write_json(result, sys.stdout)
     else:
         sys.stdout.write(
             render_text(result, tail=args.tail, every_file=args.list_files, full=args.full)

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -84,7 +85,7 @@ _KNOWN_FILES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SessionRef:
     """One session found in the tree.
 
@@ -127,7 +128,7 @@ class SessionRef:
         return len(self.segments) > 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FileEntry:
     """What discovery did with one entry of the tree.
 
@@ -246,9 +247,9 @@ def ref_for_files(
     if not interactive:
         mi, ms = _INDEXED_RUN.match(stem), _SINGLE_RUN.match(stem)
         if mi:
-            arm, run = mi["label"], mi["index"]
+            arm, run = sys.intern(mi["label"]), sys.intern(mi["index"])  # shared by sessions
         elif ms:
-            arm = ms["label"]
+            arm = sys.intern(ms["label"])
         if campaign_run is not None:
             run = campaign_run
             layout = "campaign" if ms else "generic"
@@ -556,14 +557,14 @@ def _classify_dir(
                 )
                 entries.extend(FileEntry(prefix + n, None, why) for n in segs)
                 continue
-            arm, run = mi["label"], mi["index"]
+            arm, run = sys.intern(mi["label"]), sys.intern(mi["index"])  # shared by sessions
             if str(int(run)) != run:
                 problem = (
                     f"zero-padded run index '{run}': the reference rebuilds the name as "
                     f"run-{arm}-{int(run)}.jsonl and crashes"
                 )
         elif ms:
-            arm = ms["label"]
+            arm = sys.intern(ms["label"])
         if here.startswith("-") and _SESSION_ID.match(stem) and len(segs) == 1:
             layout = "interactive"
         elif campaign_run is not None:
@@ -571,11 +572,13 @@ def _classify_dir(
             layout = "campaign" if ms else "generic"
         elif repo is not None and (mi or ms):
             layout = "ab-arm"
-        entries.extend(FileEntry(prefix + n, log) for n in segs)
+        # One string per path, shared by the file's entry and the session's segments.
+        paths = (log, *(prefix + n for n in segs[1:]))
+        entries.extend(FileEntry(path, log) for path in paths)
         sessions.append(
             SessionRef(
                 log=log,
-                segments=tuple(prefix + n for n in segs),
+                segments=paths,
                 pass_=pass_,
                 repo=repo,
                 arm=arm,

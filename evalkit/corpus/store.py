@@ -262,7 +262,15 @@ def _read_bounded(path: str) -> bytes | None | bool:
         if st.st_size > MAX_SHARD_BYTES:
             return None
         with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(MAX_SHARD_BYTES + 1)
+            # A buffer of the file's size, not of the bound (a read of the bound asks for
+            # 256 MB each time); a file that grew meanwhile is read on, up to the bound.
+            data = fh.read(st.st_size + 1)
+            if len(data) > st.st_size:
+                pieces, total = [data], len(data)
+                while total <= MAX_SHARD_BYTES and (piece := fh.read(1 << 20)):
+                    pieces.append(piece)
+                    total += len(piece)
+                data = b"".join(pieces)
     except OSError:
         return False
     finally:

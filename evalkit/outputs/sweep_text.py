@@ -6,10 +6,12 @@ here, with the reference's `pct1` (§10.4), and arm cells follow compare-arms.mj
 
 from __future__ import annotations
 
+import io
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict
-from typing import Any
+from itertools import islice
+from typing import Any, TextIO
 
 from evalkit.corpus.records import CallRecord, SessionRecord
 from evalkit.ecma import fix, grp, jround, js_json, pct1, pl, rj
@@ -404,81 +406,132 @@ def render_markdown(result: SweepResult, *, tail: int = 5) -> str:
 
 def to_json_dict(result: SweepResult) -> dict[str, Any]:
     """The `--json` document: exactly the keys of issue 4 Build 7; fractions, not percents."""
+    return {key: list(v) if isinstance(v, Iterator) else v for key, v in _json_parts(result)}
+
+
+def _json_parts(result: SweepResult) -> list[tuple[str, Any]]:
+    """The `--json` document's keys in order, each with its value, or with an iterator over
+    the rows of a per-session or per-file list (made as they are written, see `write_json`)."""
     c = result.counts
-    skipped: list[dict[str, Any]] = []
-    for r in result.records:
-        if r.status == "no-explore":
-            skipped.append({"log": r.log, "reason": r.reason})
-        elif r.status == "crash":
-            skipped.append({"log": r.log, "reason": f"crash: {r.reason}"})
-    skipped += [
-        {"log": a.path, "reason": a.reason} for a in result.accounting if a.status == "skipped"
-    ]
-    return {
-        "sessions": c.sessions,
-        "single": c.single,
-        "multi": c.multi,
-        "calls": c.calls,
-        "sections": c.sections,
-        "crashes": c.crashes,
-        "slices": [
-            {
-                "slice": s.slice,
-                "n": s.n,
-                "pooled": s.pooled,
-                "median": s.median,
-                "p25": s.p25,
-                "p75": s.p75,
-                "min": s.min,
-                "path_cited": s.path_cited,
-            }
-            for s in result.slices
-        ],
-        "per_call": {"median": result.per_call.median, "p25": result.per_call.p25},
-        "arms": [
-            {
-                "pass": cell.pass_,
-                "repo": cell.repo,
-                "arm": cell.arm,
-                "n": cell.n,
-                "median": cell.median,
-                "min": cell.min,
-                "max": cell.max,
-                "pooled": cell.pooled,
-            }
-            for row in result.arm_rows
-            for cell in row.cells
-            if cell is not None
-        ],
-        "session_rows": [
-            {
-                "log": r.log,
-                "pass": r.pass_,
-                "repo": r.repo,
-                "arm": r.arm,
-                "run": r.run,
-                "segments": len(r.segments),
-                "calls": len(r.calls),
-                "chars": r.chars,
-                "cited_chars": r.cited_chars,
-                "efficiency": r.efficiency,
-                "path_efficiency": r.path_efficiency,
-            }
-            for r in result.sessions
-        ],
-        "skipped": skipped,
+
+    def skipped() -> Iterator[dict[str, Any]]:
+        for r in result.records:
+            if r.status == "no-explore":
+                yield {"log": r.log, "reason": r.reason}
+            elif r.status == "crash":
+                yield {"log": r.log, "reason": f"crash: {r.reason}"}
+        for a in result.accounting:
+            if a.status == "skipped":
+                yield {"log": a.path, "reason": a.reason}
+
+    parts: list[tuple[str, Any]] = [
+        ("sessions", c.sessions),
+        ("single", c.single),
+        ("multi", c.multi),
+        ("calls", c.calls),
+        ("sections", c.sections),
+        ("crashes", c.crashes),
+        (
+            "slices",
+            [
+                {
+                    "slice": s.slice,
+                    "n": s.n,
+                    "pooled": s.pooled,
+                    "median": s.median,
+                    "p25": s.p25,
+                    "p75": s.p75,
+                    "min": s.min,
+                    "path_cited": s.path_cited,
+                }
+                for s in result.slices
+            ],
+        ),
+        ("per_call", {"median": result.per_call.median, "p25": result.per_call.p25}),
+        (
+            "arms",
+            [
+                {
+                    "pass": cell.pass_,
+                    "repo": cell.repo,
+                    "arm": cell.arm,
+                    "n": cell.n,
+                    "median": cell.median,
+                    "min": cell.min,
+                    "max": cell.max,
+                    "pooled": cell.pooled,
+                }
+                for row in result.arm_rows
+                for cell in row.cells
+                if cell is not None
+            ],
+        ),
+        (
+            "session_rows",
+            (
+                {
+                    "log": r.log,
+                    "pass": r.pass_,
+                    "repo": r.repo,
+                    "arm": r.arm,
+                    "run": r.run,
+                    "segments": len(r.segments),
+                    "calls": len(r.calls),
+                    "chars": r.chars,
+                    "cited_chars": r.cited_chars,
+                    "efficiency": r.efficiency,
+                    "path_efficiency": r.path_efficiency,
+                }
+                for r in result.records
+                if r.in_sweep
+            ),
+        ),
+        ("skipped", skipped()),
         # Every file of the tree (each segment and subagent file) and what became of it, and
         # per damaged file what was lost: the accounting the text report lists.
-        "files": [
-            {"file": a.path, "status": a.status, "session": a.session} for a in result.accounting
-        ],
-        "damage": [d.to_dict() for r in result.records for d in r.damage_counts],
-        # Only for a corpus holding another agent's logs, so a Claude Code corpus keeps its keys.
-        **({"agents": [asdict(r) for r in result.agents]} if result.agents else {}),
-    }
+        (
+            "files",
+            ({"file": a.path, "status": a.status, "session": a.session} for a in result.accounting),
+        ),
+        ("damage", (d.to_dict() for r in result.records for d in r.damage_counts)),
+    ]
+    # Only for a corpus holding another agent's logs, so a Claude Code corpus keeps its keys.
+    if result.agents:
+        parts.append(("agents", [asdict(r) for r in result.agents]))
+    return parts
+
+
+# Rows of a list written by one `js_json` call (its fast path for a table of scalar rows).
+_ROWS_PER_PIECE = 512
+
+
+def write_json(result: SweepResult, out: TextIO) -> None:
+    """Write `--json` (`render_json`'s text, byte for byte) to `out` piece by piece.
+
+    The per-session and per-file lists are made a few hundred rows at a time as they are
+    written, so neither the document nor its text is ever held whole: at a corpus of thousands
+    of sessions both are megabytes (the largest part of a sweep's peak memory). The text is
+    `JSON.stringify(doc, null, 2)`: each piece is written by `js_json` at the top level and
+    indented to its place (`js_json` never writes a raw newline inside a string).
+    """
+    out.write("{")
+    for n, (key, value) in enumerate(_json_parts(result)):
+        out.write(("," if n else "") + "\n  " + js_json(key) + ": ")
+        if not isinstance(value, Iterator):
+            out.write(js_json(value, 2).replace("\n", "\n  "))
+            continue
+        opened = False
+        while piece := list(islice(value, _ROWS_PER_PIECE)):
+            text = js_json(piece, 2)  # "[\n  row,\n  row\n]": keep what is between the brackets
+            out.write(("," if opened else "[") + text[1:-2].replace("\n", "\n  "))
+            opened = True
+        out.write("\n  ]" if opened else "[]")
+    out.write("\n}\n")
 
 
 def render_json(result: SweepResult) -> str:
     """`--json`: written as JSON.stringify writes it (non-finite numbers are null, a name that is
     not valid UTF-8 keeps its `\\udcXX` escapes), so the output is always valid JSON."""
-    return js_json(to_json_dict(result), 2) + "\n"
+    buffer = io.StringIO()
+    write_json(result, buffer)
+    return buffer.getvalue()
