@@ -18,7 +18,6 @@ import signal
 import sys
 from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -213,8 +212,11 @@ def _run_local(
         # This process is one of the `jobs` workers: it takes the smallest chunks from the end of
         # the queue and collects the others' results between two of its own.
         workers = jobs - 1
+        # Imported here: a sweep that parses nothing (warm) does not pay for multiprocessing.
         # This process parses too, so it imports the parsing stack anyway: before the workers
         # start, so that forked workers inherit it instead of importing it each.
+        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
         import evalkit.session  # noqa: F401
 
         pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_interrupt)

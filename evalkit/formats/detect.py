@@ -25,13 +25,14 @@ import stat
 import zipfile
 import zlib
 from collections.abc import Iterator
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from evalkit.errors import TranscriptError, UsageError
-from evalkit.formats.codex.exec_json import EXEC_EVENTS, read_exec_json
-from evalkit.formats.codex.rollout import ROLLOUT_KINDS, read_rollout
-from evalkit.formats.common import AgentSession
-from evalkit.formats.inspect.logs import read_inspect_log
+
+# The readers are imported when a file is read (or its head sniffed), not with this module: a
+# command that reads no file of another agent (a warm sweep) does not pay for their imports.
+if TYPE_CHECKING:
+    from evalkit.formats.common import AgentSession
 
 __all__ = [
     "AGENT_OF",
@@ -124,6 +125,9 @@ def detect_format(path: str | os.PathLike[str]) -> Format:
                 break
     if not records and _ROLLOUT_PREFIX.match(text):
         return "codex-rollout"  # a first line longer than the head read (long instructions)
+    from evalkit.formats.codex.exec_json import EXEC_EVENTS
+    from evalkit.formats.codex.rollout import ROLLOUT_KINDS
+
     for i, rec in enumerate(records):
         kind = rec.get("type")
         if kind in ROLLOUT_KINDS and "payload" in rec:
@@ -160,10 +164,16 @@ def read_agent_file(
     name = os.fspath(path)
     fmt = format or detect_format(name)
     if fmt == "codex-rollout":
+        from evalkit.formats.codex.rollout import read_rollout
+
         yield read_rollout(name, parent=parent)
     elif fmt == "codex-exec":
+        from evalkit.formats.codex.exec_json import read_exec_json
+
         yield read_exec_json(name)
     elif fmt == "inspect":
+        from evalkit.formats.inspect.logs import read_inspect_log
+
         yield from read_inspect_log(name)
     else:
         raise TranscriptError(name, "a Claude Code transcript: read it as a Claude Code session")
