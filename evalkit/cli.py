@@ -98,16 +98,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         except BrokenPipeError:  # `evalkit sweep | head` is not an error
             return 0
         except Exception as exc:  # noqa: BLE001 — the last line of defence: never a traceback
-            print(
-                one_line(f"evalkit {args.command}: {unexpected_error(_subject(args), exc)}"),
-                file=sys.stderr,
-            )
+            if isinstance(exc, UnicodeEncodeError) and _is_output_encoding(exc.encoding):
+                what = (
+                    "cannot write the output: it holds characters that standard output's "
+                    f"encoding ({exc.encoding}) cannot show; set PYTHONIOENCODING=utf-8 (or a "
+                    "UTF-8 locale) and run it again"
+                )
+            else:
+                what = str(unexpected_error(_subject(args), exc))
+            print(one_line(f"evalkit {args.command}: {what}"), file=sys.stderr)
             return 2
     except KeyboardInterrupt:
         # Ctrl-C: one line, the conventional 128 + SIGINT status; nothing half-written is kept
         # by the commands (the cache writes then renames, exports write whole files).
         print("\nevalkit: interrupted", file=sys.stderr)
         return 130
+
+
+def _is_output_encoding(encoding: str | None) -> bool:
+    """Whether `encoding` is the one standard output writes in (its error is about output)."""
+    import codecs
+
+    try:
+        return codecs.lookup(encoding or "").name == codecs.lookup(sys.stdout.encoding).name
+    except (LookupError, TypeError, AttributeError):
+        return False
 
 
 def _subject(args: argparse.Namespace) -> str:

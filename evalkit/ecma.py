@@ -278,9 +278,11 @@ def _heads(keys: tuple[Any, ...], inner: str, colon: str) -> tuple[str, ...] | N
     # Only an all-string tuple gives heads, and a tuple equal to it holds equal strings.
     ok = all(type(k) is str and not _is_array_index(k) for k in keys)
     heads = tuple(inner + _quote(k) + colon for k in keys) if ok else None
-    if len(_HEADS) >= 4096:
-        _HEADS.clear()
-    _HEADS[cache_key] = heads
+    # Only a dictionary of short keys is remembered: the memo's size stays bounded.
+    if sum(len(k) if type(k) is str else 1 for k in keys) <= 4096:
+        if len(_HEADS) >= 4096:
+            _HEADS.clear()
+        _HEADS[cache_key] = heads
     return heads
 
 

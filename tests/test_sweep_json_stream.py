@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import sys
 
@@ -62,3 +63,19 @@ def test_the_command_writes_the_same_json(tmp_path):
         check=True,
     )
     assert proc.stdout == _whole(run_sweep(tmp_path / "c", cache=False, jobs=1))
+
+
+def test_an_output_that_cannot_show_a_name_gets_nothing_and_one_line(tmp_path):
+    # Streaming stops at the first character the output's encoding lacks: such an output gets
+    # the whole text or nothing (never a cut-off JSON document), and the error says what to do.
+    cited(tmp_path / "c", "p²/repo/run1/run-new.jsonl", 200, 800)
+    argv = [sys.executable, "-m", "evalkit", "sweep", str(tmp_path / "c"), "--no-cache"]
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    for extra in (["--json"], []):
+        proc = subprocess.run([*argv, *extra], capture_output=True, env=env)
+        assert proc.returncode == 2 and proc.stdout == b""
+        (line,) = proc.stderr.decode().splitlines()
+        assert "cannot write the output" in line and "PYTHONIOENCODING=utf-8" in line
+    env["PYTHONIOENCODING"] = "utf-8"
+    proc = subprocess.run([*argv, "--json"], capture_output=True, env=env, check=True)
+    assert "p²/repo" in proc.stdout.decode()

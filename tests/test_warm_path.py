@@ -263,9 +263,10 @@ def test_an_index_value_of_the_wrong_shape_sends_the_sweep_to_the_shard(
     cache_dir = tmp_path / "cache"
     cold = run_sweep(root, cache_dir=cache_dir, jobs=1)
     (index,) = sorted((cache_dir / "corpus-store-v1").rglob("shard-*.index.json"))
-    doc = json.loads(index.read_text())
+    doc = json.loads(index.read_text())["index"]
     edit(doc)
-    index.write_text(json.dumps(doc))
+    # With its digest made anew: the value checks themselves must refuse it.
+    index.write_bytes(store_mod._frame_index(json.dumps(doc).encode()))
     read = []
     original = store_mod.CorpusStore._parquet_rows
     monkeypatch.setattr(
@@ -293,12 +294,12 @@ def test_an_integer_past_64_bits_in_a_stored_value_is_read_exactly():
         }
     ]
     data = store_mod._index_doc(rows, b"shard bytes")
-    assert json.loads(data)["fast"] is False  # orjson would read 2**70 as a float
+    assert json.loads(data)["index"]["fast"] is False  # orjson would read 2**70 as a float
     columns = store_mod._index_columns(data, b"shard bytes")
     assert columns["p_ledger"] == [[2**70, -(2**64)]]
     assert [type(x) for x in columns["p_ledger"][0]] == [int, int]
     rows[0]["p_ledger"] = b"[12, 34]"
-    assert json.loads(store_mod._index_doc(rows, b"shard bytes"))["fast"] is True
+    assert json.loads(store_mod._index_doc(rows, b"shard bytes"))["index"]["fast"] is True
 
 
 def test_the_column_checks_give_the_answer_of_the_value_checks():
@@ -347,3 +348,44 @@ def test_the_tail_is_the_lowest_of_the_whole_order_with_ties():
         )
         for n in (-1, 0, 1, 3, 50):
             assert tail(recs, n) == tuple(ordered[: max(n, 0)])
+
+
+def test_a_damaged_index_whose_values_still_pass_the_checks_is_a_miss(tmp_path, monkeypatch):
+    # Numbers changed in place, every type still right: the index's own digest no longer
+    # matches, so the shard itself is read and the numbers are the stored ones.
+    root = _corpus(tmp_path / "c")
+    cache_dir = tmp_path / "cache"
+    cold = run_sweep(root, cache_dir=cache_dir, jobs=1)
+    (index,) = sorted((cache_dir / "corpus-store-v1").rglob("shard-*.index.json"))
+    framed = json.loads(index.read_text())
+    framed["index"]["columns"]["p_chars"][0] += 1_000_000
+    framed["index"]["columns"]["p_cited_chars"][0] += 1_000_000
+    index.write_text(json.dumps(framed, separators=(",", ":")))
+    read = []
+    original = store_mod.CorpusStore._parquet_rows
+    monkeypatch.setattr(
+        store_mod.CorpusStore,
+        "_parquet_rows",
+        staticmethod(lambda data: read.append(1) or original(data)),
+    )
+    warm = run_sweep(root, cache_dir=cache_dir, jobs=1)
+    assert read, "the shard itself should have been read"
+    assert (warm.cache_hits, warm.cache_misses) == (3, 0)
+    assert to_json_dict(warm) == to_json_dict(cold)
+    assert store_mod._index_body(index.read_bytes()) is None
+
+
+def test_memos_do_not_keep_long_keys_or_tool_names():
+    # Bounded by size, not only by count: a log of long key or tool names leaves nothing behind.
+    from evalkit import ecma
+    from evalkit.formats.profiles import CODEGRAPH
+
+    long_key = "1" + "x" * 20_000  # not an array index: the one-piece writer's path
+    before = len(ecma._HEADS)
+    assert ecma.js_json({long_key: 1.5}) == '{"' + long_key + '":1.5}'
+    assert len(ecma._HEADS) == before
+    name = "mcp__tool_" + "y" * 20_000
+    family = CODEGRAPH.family(name)
+    assert name not in CODEGRAPH._family_memo and CODEGRAPH.family(name) == family
+    assert ecma.js_json({"a_short_key": 1}) == '{"a_short_key":1}'
+    assert (("a_short_key",), "", ":") in ecma._HEADS

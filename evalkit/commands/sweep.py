@@ -247,7 +247,7 @@ def _run_trials(args, arms) -> int:
 
 
 def _run(args) -> int:
-    from evalkit.outputs.sweep_text import render_markdown, render_text, write_json
+    from evalkit.outputs.sweep_text import render_json, render_markdown, render_text, write_json
     from evalkit.tables.sweep import run_sweep
 
     if args.jobs is not None and args.jobs < 1:
@@ -307,9 +307,26 @@ def _run(args) -> int:
     if args.json:
         if result.bundled:
             print(f"note: {caveats.SYNTHETIC_CORPUS}", file=sys.stderr)
-        write_json(result, sys.stdout)
+        if _writes_any_text(sys.stdout):
+            write_json(result, sys.stdout)  # piece by piece: never the whole text in memory
+        else:
+            # An output that cannot show every character gets the text whole or not at all,
+            # never a JSON document cut off where the first such character stood.
+            sys.stdout.write(render_json(result))
     else:
         sys.stdout.write(
             render_text(result, tail=args.tail, every_file=args.list_files, full=args.full)
         )
     return 0
+
+
+def _writes_any_text(stream: object) -> bool:
+    """Whether `stream` encodes every character (a UTF encoding), so a write cannot fail half
+    way on a character it lacks."""
+    import codecs
+
+    try:
+        name = codecs.lookup(getattr(stream, "encoding", None) or "").name
+    except (LookupError, TypeError):
+        return False
+    return name in ("utf-8", "utf-16", "utf-32")

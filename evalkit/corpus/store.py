@@ -77,7 +77,7 @@ _SMALL_SHARD_BYTES = 4 * 1024 * 1024  # only shards smaller than this are merged
 _MERGE_AT = 8  # merge a directory's shards when there are more than this many
 FLUSH_ROWS = 1024  # rows gathered before a shard is written
 _INDEX_SUFFIX = ".index.json"
-_INDEX_VERSION = 2  # 2: JSON payload values held as themselves
+_INDEX_VERSION = 3  # 2: JSON values as themselves; 3: a digest of the document
 
 
 def default_cache_dir() -> Path:
@@ -179,7 +179,31 @@ def _index_doc(rows: Sequence[dict[str, Any]], shard: bytes) -> bytes:
     }
     # ASCII JSON: a lone surrogate in a path or reason is kept as its escape; Python's JSON
     # keeps ints apart from floats, and NaN and the infinities (allow_nan), as a shard's text.
-    return json.dumps(doc, ensure_ascii=True, separators=(",", ":")).encode()
+    return _frame_index(json.dumps(doc, ensure_ascii=True, separators=(",", ":")).encode())
+
+
+def _frame_index(body: bytes) -> bytes:
+    """A side index file: the document's own digest first, at a fixed place, then the document
+    (`_index_body`), so that a damaged index whose values would still pass the checks is a
+    miss, never a wrong number. The file is still one JSON object."""
+    return _INDEX_HEAD + hashlib.sha256(body).hexdigest().encode() + b'","index":' + body + b"}"
+
+
+_INDEX_HEAD = b'{"sha256":"'
+_INDEX_BODY_AT = len(_INDEX_HEAD) + 64 + len(b'","index":')
+
+
+def _index_body(data: bytes) -> bytes | None:
+    """The document of a side index file whose digest matches it, else None."""
+    body = data[_INDEX_BODY_AT:-1]
+    if (
+        not data.startswith(_INDEX_HEAD)
+        or data[_INDEX_BODY_AT - 10 : _INDEX_BODY_AT] != b'","index":'
+        or not data.endswith(b"}")
+        or hashlib.sha256(body).hexdigest().encode() != data[len(_INDEX_HEAD) : _INDEX_BODY_AT - 10]
+    ):
+        return None
+    return body
 
 
 _I64_MIN, _U64_END = -(2**63), 2**64
@@ -230,8 +254,11 @@ def _index_columns(data: bytes, shard: bytes) -> dict[str, list[Any]] | None:
     """The columns a side index holds for the shard whose bytes are `shard`, or None when it
     is not an index of exactly these bytes (the values are checked by `_rows_of`, as a
     shard's)."""
+    body = _index_body(data)
+    if body is None:
+        return None
     try:
-        doc = _decode_index(data)
+        doc = _decode_index(body)
     except (ValueError, RecursionError):
         return None
     if type(doc) is not dict or doc.get("version") != _INDEX_VERSION:

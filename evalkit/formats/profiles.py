@@ -69,6 +69,9 @@ BUILTIN_FAMILIES: tuple[str, ...] = ("read", "search", "bash", "other")
 _LABEL = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
 _META = frozenset("*?[")
 _MEMO = 4096  # tool names whose answers a glob set (or a profile's families) remembers
+# Names longer than this are matched every time, not remembered: the memos stay small however
+# long the names a log holds (a real tool name is a few dozen characters).
+_MEMO_NAME = 256
 
 
 class Globs:
@@ -102,7 +105,7 @@ class Globs:
         found = self._memo.get(name)
         if found is None:
             found = self._match(name)
-            if len(self._memo) < _MEMO:  # bounded: a hostile log may hold many names
+            if len(self._memo) < _MEMO and len(name) <= _MEMO_NAME:  # bounded (hostile logs)
                 self._memo[name] = found
         return found
 
@@ -218,7 +221,7 @@ class ToolProfile:
         found = memo.get(name)
         if found is None:
             found = self._family(name)
-            if len(memo) < _MEMO:  # bounded: a hostile log may hold many names
+            if len(memo) < _MEMO and len(name) <= _MEMO_NAME:  # bounded (hostile logs)
                 memo[name] = found
         return found
 
