@@ -22,8 +22,11 @@ share rows. When a directory holds many shards, the sweep merges the live rows i
 Beside each shard of the sweep's store, a side index (`shard-….index.json`) holds the same rows
 as JSON, with the SHA-256 of the shard's bytes: a warm sweep reads that instead of the Parquet,
 so it needs neither pyarrow nor numpy (their import costs more than the rest of a warm sweep).
-The index is used only when the shard's bytes have that digest, and its rows pass the very
-checks a shard's rows pass; anything else and the shard itself is read, as without an index.
+The index is used only when its own digest matches its document, the shard's bytes have the
+digest it names, and its rows pass the very checks a shard's rows pass; anything else and the
+shard itself is read, as without an index. These checks catch damage (a cut or changed file, a
+bad disk, another program's file); like any cache, the store cannot tell a deliberate rewrite
+that recomputes its digests, which only its owner can make.
 The index holds a JSON payload value as the value itself (not its text), and the checks run
 column by column over whole columns (`_rows_of`), which is what keeps a warm sweep's reading
 cheap; orjson reads an index whose writer found nothing orjson reads otherwise than Python's
