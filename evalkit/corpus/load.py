@@ -78,7 +78,7 @@ class LoadedCorpus:
     discovery: Discovery
     records: tuple[SessionRecord, ...]
     errors: tuple[SessionError, ...]
-    rows: dict[str, tuple[dict[str, Any], ...]] = field(repr=False)
+    tables: dict[str, pd.DataFrame] = field(repr=False)
     cache_hits: int = 0
     cache_misses: int = 0
 
@@ -94,18 +94,12 @@ class LoadedCorpus:
     def _refs(self) -> dict[str, SessionRef]:
         return {ref.log: ref for ref in self.discovery.sessions}
 
-    @cached_property
-    def _frames(self) -> dict[str, pd.DataFrame]:
-        return {}
-
     def frame(self, name: str) -> pd.DataFrame:
         """The frame `name` (`sessions`, `calls`, `sections`, `files`, `tool_calls`); a copy,
         so changing it never changes what the next call returns."""
-        if name not in self.rows:
+        if name not in self.tables:
             raise KeyError(f"no frame {name!r}; frames: {', '.join(FRAME_NAMES)}")
-        if name not in self._frames:
-            self._frames[name] = build_frame(name, list(self.rows[name]))
-        return self._frames[name].copy()
+        return self.tables[name].copy()
 
     def sessions_df(self) -> pd.DataFrame:
         """One row per readable session (see `evalkit.corpus.frames.sessions_df`)."""
@@ -177,9 +171,9 @@ class LoadedCorpus:
         writer = FrameWriter(out, fmt)
         try:
             for name in FRAME_NAMES:
-                rows = self.rows[name]
-                for k in range(0, len(rows), CHUNK_ROWS):
-                    writer.add(name, rows[k : k + CHUNK_ROWS])
+                df = self.tables[name]
+                for k in range(0, len(df), CHUNK_ROWS):
+                    writer.add_frame(name, df.iloc[k : k + CHUNK_ROWS].reset_index(drop=True))
             return writer.close()
         finally:
             writer.abort()
@@ -255,20 +249,37 @@ def load_corpus_frames(
         CorpusError: `strict=True` and a session could not be read.
     """
     loader = _Loader(path, layout, profile, jobs, cache, cache_dir, verify, engine, format)
-    bar = None if progress is False else Progress(len(loader.wanted), enabled=progress)
-    parsed = loader.payloads(loader.wanted, jobs, bar, scheduler)
-    loader.store.finish(loader.wanted)
-    by_log = {r.log: p for r, p in zip(loader.wanted, parsed, strict=True)}
     found = loader.found
-    payloads = [by_log.get(r.log) or loader.skip(r) for r in found.sessions]
+    at = {ref.log: i for i, ref in enumerate(found.sessions)}
+    records: list[SessionRecord | None] = [None] * len(found.sessions)
+    parts = _FrameParts()
 
-    records = tuple(
-        record_from_payload(r, p) for r, p in zip(found.sessions, payloads, strict=True)
-    )
-    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in FRAME_NAMES}
-    errors: list[SessionError] = []
-    for ref, payload in zip(found.sessions, payloads, strict=True):
-        _collect(ref, payload, rows, errors)
+    def keep(ref: SessionRef, payload: dict[str, Any]) -> None:
+        # Each payload is let go once its record and frame rows are taken (issue 16).
+        i = at[ref.log]
+        records[i] = record_from_payload(ref, payload)
+        parts.add(i, ref, payload)
+
+    bar = None if progress is False else Progress(len(loader.wanted), enabled=progress)
+    wanted = {r.log for r in loader.wanted}
+    todo = []
+    # A stored session's payload is read a batch of sessions at a time (`_BatchStore`) ...
+    for k in range(0, len(found.sessions), LOAD_BATCH):
+        batch = found.sessions[k : k + LOAD_BATCH]
+        loader.store.select(r for r in batch if r.log in wanted)
+        for ref in batch:
+            hit = loader.store.lookup(ref) if ref.log in wanted else loader.skip(ref)
+            if hit is None:
+                todo.append(ref)
+                continue
+            keep(ref, hit)
+            if bar and ref.log in wanted:
+                bar.advance()
+    loader.store.select(())  # the last batch's shards let go before parsing
+    # ... and the others are parsed, in one run over the cores, each kept as it arrives.
+    loader.payloads(todo, jobs, bar, scheduler, keep=keep)
+    loader.store.finish(loader.wanted)
+    errors = parts.errors()
     if strict and errors:
         raise CorpusError(
             f"{errors[0]} ({len(errors)} unreadable in {loader.root.name}/; strict=False loads "
@@ -277,12 +288,87 @@ def load_corpus_frames(
     return LoadedCorpus(
         root=loader.root,
         discovery=found,
-        records=records,
+        records=tuple(records),  # type: ignore[arg-type]
         errors=tuple(errors),
-        rows={name: tuple(r) for name, r in rows.items()},
+        tables=parts.frames(),
         cache_hits=loader.store.hits,
         cache_misses=loader.store.misses,
     )
+
+
+LOAD_BATCH = 256  # sessions `load_corpus` looks up in the store, and turns into frames, at a time
+
+
+class _FrameParts:
+    """The frames of a corpus, built `LOAD_BATCH` sessions at a time (issue 16).
+
+    Sessions are added in any order, each with its place in the discovery (`add`); once a
+    batch has gathered, its rows become a piece of each frame (`build_frame`), so what is held
+    is frame columns, not one dict per row. `frames()` joins the pieces into each frame, its
+    rows in discovery order, as `build_frame` over every session's rows in that order makes it.
+    """
+
+    def __init__(self) -> None:
+        self._rows: dict[str, list[dict[str, Any]]] = {name: [] for name in FRAME_NAMES}
+        self._at: dict[str, list[int]] = {name: [] for name in FRAME_NAMES}
+        self._pieces: dict[str, list[tuple[pd.DataFrame, list[int]]]] = {
+            name: [] for name in FRAME_NAMES
+        }
+        self._errors: list[tuple[int, SessionError]] = []
+        self._gathered = 0
+        self._last = -1
+        self._in_order = True  # sessions added in discovery order (no reordering needed)
+
+    def add(self, i: int, ref: SessionRef, payload: dict[str, Any]) -> None:
+        """Session `i` of the discovery: its frame rows (with its identity columns), or its
+        error."""
+        if i < self._last:
+            self._in_order = False
+        self._last = i
+        errors: list[SessionError] = []
+        got = {name: [] for name in FRAME_NAMES}
+        _collect(ref, payload, got, errors)
+        self._errors += [(i, e) for e in errors]
+        for name, rows in got.items():
+            if rows:
+                self._rows[name] += rows
+                self._at[name] += [i] * len(rows)
+        self._gathered += 1
+        if self._gathered >= LOAD_BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        for name in FRAME_NAMES:
+            if self._rows[name]:
+                self._pieces[name].append((build_frame(name, self._rows[name]), self._at[name]))
+                self._rows[name], self._at[name] = [], []
+        self._gathered = 0
+
+    def errors(self) -> list[SessionError]:
+        """The sessions that could not be read, in discovery order."""
+        return [e for _, e in sorted(self._errors, key=lambda x: x[0])]
+
+    def frames(self) -> dict[str, pd.DataFrame]:
+        """Every frame, its rows in discovery order (the pieces let go as they are joined)."""
+        self._flush()
+        return {name: self._join(name) for name in FRAME_NAMES}
+
+    def _join(self, name: str) -> pd.DataFrame:
+        import numpy as np
+        import pandas as pd
+
+        pieces, self._pieces[name] = self._pieces[name], []
+        if not pieces:
+            return build_frame(name, [])
+        if len(pieces) == 1:
+            df = pieces[0][0]
+        else:
+            df = pd.concat([piece for piece, _ in pieces], ignore_index=True)
+        if not self._in_order:
+            at = np.fromiter((i for _, a in pieces for i in a), np.int64)
+            order = np.argsort(at, kind="stable")  # a session's rows keep their order
+            df = df.take(order).reset_index(drop=True)
+        return df
 
 
 class _Loader:
@@ -291,7 +377,7 @@ class _Loader:
     `export_corpus`)."""
 
     def __init__(
-        self, path, layout, profile, jobs, cache, cache_dir, verify, engine, fmt=None, batched=False
+        self, path, layout, profile, jobs, cache, cache_dir, verify, engine, fmt=None
     ) -> None:
         spec = None
         if layout is not None and layout not in LAYOUTS:
@@ -314,7 +400,7 @@ class _Loader:
         ]
         prof = self.profile
         # Frame payloads hold more than the sweep's: their own cache entries, same machinery.
-        self.store = (_BatchStore if batched else CorpusStore)(
+        self.store = _BatchStore(
             (cache_dir or default_cache_dir()) if cache else None,
             root,
             fingerprint=code_fingerprint()
@@ -329,9 +415,8 @@ class _Loader:
             raise UsageError(f"unknown engine {engine!r} (choose local or dask)")
         self.engine = engine
 
-    def payloads(self, refs, jobs, bar, scheduler) -> list[dict[str, Any]]:
-        if isinstance(self.store, _BatchStore):
-            self.store.select(refs)
+    def payloads(self, refs, jobs, bar, scheduler, keep=None) -> list[Any]:
+        self.store.select(refs)
         return analyse_payloads(
             self.root,
             refs,
@@ -343,6 +428,7 @@ class _Loader:
             engine=self.engine,
             scheduler=scheduler,
             finish_store=False,
+            keep=keep,
         )
 
     def skip(self, ref: SessionRef) -> dict[str, Any]:
@@ -370,11 +456,22 @@ class _BatchStore(CorpusStore):
         self._held: dict[str, Any] = {}  # shard name → its Arrow table (None: refused)
         self._refused: set[str] = set()
         self._batch: set[str] = set()
+        self._missed: set[str] = set()
 
     def select(self, refs: Iterable[SessionRef]) -> None:
         """The sessions the next lookups are for (the previous batch's rows are let go)."""
         self._batch = {r.log for r in refs}
         self._rows = None
+
+    def lookup(self, ref: SessionRef) -> dict[str, Any] | None:
+        """`CorpusStore.lookup`; a session already missed is a miss again without being
+        counted twice (the loader looks the sessions up before it parses the misses)."""
+        if ref.log in self._missed:
+            return None
+        got = super().lookup(ref)
+        if got is None:
+            self._missed.add(ref.log)
+        return got
 
     def _path(self, name: str) -> str:
         return os.path.join(self.directory, name)  # type: ignore[arg-type]
@@ -423,7 +520,9 @@ class _BatchStore(CorpusStore):
         wanted = pa.array([store_mod._b(log) for log in sorted(self._batch)], pa.binary())
         # The batch's rows, validated and built as `CorpusStore._read_shard` builds a shard's.
         raw = table.filter(pc.is_in(table.column("session"), value_set=wanted)).to_pydict()
-        rows = self._valid_rows(store_mod._shard_columns(raw), raw)
+        # Held only while the batch is looked up: the frame rows stay as decoded by the checks
+        # (not as their text, decoded again by `lookup`).
+        rows = self._valid_rows(store_mod._shard_columns(raw))
         if rows is None:
             self._held[name] = None
             self._remove(self._path(name))
@@ -527,11 +626,16 @@ class FrameWriter:
 
     def add(self, name: str, rows) -> None:
         """Rows of frame `name` (written once `CHUNK_ROWS` have gathered)."""
-        if not len(rows):
+        if len(rows):
+            self.add_frame(name, build_frame(name, list(rows)))
+
+    def add_frame(self, name: str, df: pd.DataFrame) -> None:
+        """Rows of frame `name` already built as a frame (`build_frame`'s columns)."""
+        if not len(df):
             return
-        self.rows[name] += len(rows)
-        self._pending[name].append(build_frame(name, list(rows)))
-        self._waiting[name] += len(rows)
+        self.rows[name] += len(df)
+        self._pending[name].append(df)
+        self._waiting[name] += len(df)
         while self._waiting[name] >= CHUNK_ROWS:
             self._write(name, self._take(name, CHUNK_ROWS))
 
@@ -632,7 +736,7 @@ def export_corpus(
     Raises:
         UsageError: As `load_corpus_frames` and `FrameWriter`.
     """
-    loader = _Loader(path, layout, profile, jobs, cache, cache_dir, verify, engine, batched=True)
+    loader = _Loader(path, layout, profile, jobs, cache, cache_dir, verify, engine)
     if engine != "dask":
         return _export(loader, out, fmt, jobs, progress, None)
     from evalkit.corpus.dask_engine import client_for
