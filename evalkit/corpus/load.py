@@ -507,19 +507,35 @@ class _BatchStore(CorpusStore):
         except Exception:  # noqa: BLE001 — any unreadable shard is a miss, never an error
             return None
 
+    def _hold(self, table: Any) -> _HeldShard | None:
+        if table is None:
+            return None
+        big = ["p_" + name for name in self.lazy]
+        at: dict[bytes, list[int]] = {}
+        for j, session in enumerate(table.column("session").to_pylist()):
+            at.setdefault(session, []).append(j)
+        texts = {c: table.column(c).to_pylist() for c in big}
+        return _HeldShard(table.drop_columns(big), texts, at)
+
     def _batch_rows(self, name: str) -> list[Any]:
         """The validated rows of shard `name` for the batch's sessions (refusing a bad shard)."""
         import pyarrow as pa
-        import pyarrow.compute as pc
 
         from evalkit.corpus import store as store_mod
 
-        table = self._held[name]
-        if table is None:
+        shard = self._held[name]
+        if shard is None:
             return []
-        wanted = pa.array([store_mod._b(log) for log in sorted(self._batch)], pa.binary())
+        taken = [shard.at.pop(store_mod._b(log), ()) for log in self._batch]
+        at = sorted(j for rows in taken for j in rows)  # in the shard's order
+        if not at:
+            return []
         # The batch's rows, validated and built as `CorpusStore._read_shard` builds a shard's.
-        raw = table.filter(pc.is_in(table.column("session"), value_set=wanted)).to_pydict()
+        raw = shard.table.take(pa.array(at, pa.int64())).to_pydict()
+        for c, values in shard.texts.items():
+            raw[c] = [values[j] for j in at]
+            for j in at:
+                values[j] = None  # a row's text is let go once its batch is read
         # Held only while the batch is looked up: the frame rows stay as decoded by the checks
         # (not as their text, decoded again by `lookup`).
         rows = self._valid_rows(store_mod._shard_columns(raw))
@@ -540,7 +556,7 @@ class _BatchStore(CorpusStore):
         before, self._held = self._held, {}
         before = {n: t for n, t in before.items() if n in need}  # let the others go first
         for name in need:
-            self._held[name] = before.pop(name) if name in before else self._table(name)
+            self._held[name] = before.pop(name) if name in before else self._hold(self._table(name))
             if self._held[name] is None and name not in self._refused:
                 self._refused.add(name)
                 self._remove(self._path(name))
@@ -548,6 +564,17 @@ class _BatchStore(CorpusStore):
             for r in self._batch_rows(name):
                 found.setdefault(r.session, []).append(r)
         return found
+
+
+class _HeldShard:
+    """A shard `_BatchStore` holds: its table without the large columns (the frame rows),
+    which are held as their texts, each let go once the batch of its session is read, and
+    where each session's rows are (taken out as they are read)."""
+
+    __slots__ = ("table", "texts", "at")
+
+    def __init__(self, table: Any, texts: dict[str, list[Any]], at: dict[bytes, list[int]]):
+        self.table, self.texts, self.at = table, texts, at
 
 
 def _collect(
