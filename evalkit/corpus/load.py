@@ -4,8 +4,12 @@
 tables, `evalkit.tables.corpus.Corpus.sweep`). It discovers the sessions exactly as the sweep
 does (`evalkit.corpus.discover`, one discovery), parses each session once, in parallel and
 through the sweep's corpus store (`evalkit.corpus.parse`, `evalkit.corpus.store`), and keeps, per session, the
-sweep's record and the rows of every frame from that one parse. Frames are built on demand by
-`evalkit.corpus.columns.build_frame`, the one place rows become a frame.
+sweep's record and the rows of every frame from that one parse. The rows become frames
+(`evalkit.corpus.columns.build_frame`, the one place rows become a frame) `LOAD_BATCH`
+sessions at a time as the payloads arrive, each payload let go once its rows are taken, and
+the pieces are joined in discovery order (`_FrameParts`). A stored corpus is read a batch of
+sessions at a time (`_BatchStore`), so a warm load holds the frames and a batch, not every
+stored payload (issue 16).
 
 Every file of the tree is accounted for (`accounting()`), and a session that cannot be read is
 reported in `errors` (or raised with `strict=True`) while the rest still loads.
@@ -71,6 +75,7 @@ class LoadedCorpus:
         discovery: The sessions and file entries found (the sweep's discovery).
         records: One sweep record per discovered session, discovery order (every status).
         errors: The sessions that could not be read, as `SessionError`s (log, reason).
+        tables: Every frame, built once (`frame(name)` gives a copy).
         cache_hits, cache_misses: Sessions that came from the cache / were parsed.
     """
 
@@ -436,24 +441,28 @@ class _Loader:
 
 
 class _BatchStore(CorpusStore):
-    """The loader's store as `export_corpus` reads it: a batch of sessions at a time.
+    """The loader's store as `load_corpus_frames` and `export_corpus` read it: a batch of
+    sessions at a time.
 
     A `CorpusStore` holds every stored row once it is first looked up in, which for the frames
     store is every session's frame rows. This one holds only what the batch being exported
     needs (`select`): which shards hold its sessions is read once from each shard's session
     column; such a shard is read as an Arrow table (checked against the store's schema, as
-    `CorpusStore` checks it), kept while consecutive batches need it, and only the batch's rows
-    are turned into Python values and validated, by the store's own checks (issue 16: a warm
-    export's memory is that of a batch and a shard, not of the store). Lookups give the same
-    payloads as `CorpusStore`'s: a session's rows come from its shards in the same order. A
-    shard whose table cannot be read, or one of whose rows fails the checks, is refused and
-    removed as `CorpusStore` refuses it, and its sessions from then on are misses.
+    `CorpusStore` checks it), kept while consecutive batches need it (its frame rows as their
+    texts, each let go once its batch is read: `_HeldShard`), and only the batch's rows are
+    turned into Python values and validated, by the store's own checks (issue 16: a warm
+    load's or export's memory is that of a batch and the stored texts, not of every payload).
+    Lookups give the same payloads as `CorpusStore`'s: a session's rows come from its shards
+    in the same order (a second lookup of a miss is a miss, not counted again). A shard whose
+    table cannot be read, or one of whose rows fails the checks, is refused and removed as
+    `CorpusStore` refuses it, and its sessions from then on are misses (the rows of earlier
+    batches passed the same checks one by one).
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._where: dict[str, list[str]] | None = None  # session → shards holding a row of it
-        self._held: dict[str, Any] = {}  # shard name → its Arrow table (None: refused)
+        self._held: dict[str, Any] = {}  # shard name → `_HeldShard` (None: refused)
         self._refused: set[str] = set()
         self._batch: set[str] = set()
         self._missed: set[str] = set()
