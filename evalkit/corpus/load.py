@@ -4,8 +4,12 @@
 tables, `evalkit.tables.corpus.Corpus.sweep`). It discovers the sessions exactly as the sweep
 does (`evalkit.corpus.discover`, one discovery), parses each session once, in parallel and
 through the sweep's corpus store (`evalkit.corpus.parse`, `evalkit.corpus.store`), and keeps, per session, the
-sweep's record and the rows of every frame from that one parse. Frames are built on demand by
-`evalkit.corpus.columns.build_frame`, the one place rows become a frame.
+sweep's record and the rows of every frame from that one parse. The rows become frames
+(`evalkit.corpus.columns.build_frame`, the one place rows become a frame) `LOAD_BATCH`
+sessions at a time as the payloads arrive, each payload let go once its rows are taken, and
+the pieces are joined in discovery order (`_FrameParts`). A stored corpus is read a batch of
+sessions at a time (`_BatchStore`), so a warm load holds the frames and a batch, not every
+stored payload (issue 16).
 
 Every file of the tree is accounted for (`accounting()`), and a session that cannot be read is
 reported in `errors` (or raised with `strict=True`) while the rest still loads.
@@ -71,6 +75,7 @@ class LoadedCorpus:
         discovery: The sessions and file entries found (the sweep's discovery).
         records: One sweep record per discovered session, discovery order (every status).
         errors: The sessions that could not be read, as `SessionError`s (log, reason).
+        tables: Every frame, built once (`frame(name)` gives a copy).
         cache_hits, cache_misses: Sessions that came from the cache / were parsed.
     """
 
@@ -78,7 +83,7 @@ class LoadedCorpus:
     discovery: Discovery
     records: tuple[SessionRecord, ...]
     errors: tuple[SessionError, ...]
-    rows: dict[str, tuple[dict[str, Any], ...]] = field(repr=False)
+    tables: dict[str, pd.DataFrame] = field(repr=False)
     cache_hits: int = 0
     cache_misses: int = 0
 
@@ -94,18 +99,12 @@ class LoadedCorpus:
     def _refs(self) -> dict[str, SessionRef]:
         return {ref.log: ref for ref in self.discovery.sessions}
 
-    @cached_property
-    def _frames(self) -> dict[str, pd.DataFrame]:
-        return {}
-
     def frame(self, name: str) -> pd.DataFrame:
         """The frame `name` (`sessions`, `calls`, `sections`, `files`, `tool_calls`); a copy,
         so changing it never changes what the next call returns."""
-        if name not in self.rows:
+        if name not in self.tables:
             raise KeyError(f"no frame {name!r}; frames: {', '.join(FRAME_NAMES)}")
-        if name not in self._frames:
-            self._frames[name] = build_frame(name, list(self.rows[name]))
-        return self._frames[name].copy()
+        return self.tables[name].copy()
 
     def sessions_df(self) -> pd.DataFrame:
         """One row per readable session (see `evalkit.corpus.frames.sessions_df`)."""
@@ -177,9 +176,9 @@ class LoadedCorpus:
         writer = FrameWriter(out, fmt)
         try:
             for name in FRAME_NAMES:
-                rows = self.rows[name]
-                for k in range(0, len(rows), CHUNK_ROWS):
-                    writer.add(name, rows[k : k + CHUNK_ROWS])
+                df = self.tables[name]
+                for k in range(0, len(df), CHUNK_ROWS):
+                    writer.add_frame(name, df.iloc[k : k + CHUNK_ROWS].reset_index(drop=True))
             return writer.close()
         finally:
             writer.abort()
@@ -255,20 +254,37 @@ def load_corpus_frames(
         CorpusError: `strict=True` and a session could not be read.
     """
     loader = _Loader(path, layout, profile, jobs, cache, cache_dir, verify, engine, format)
-    bar = None if progress is False else Progress(len(loader.wanted), enabled=progress)
-    parsed = loader.payloads(loader.wanted, jobs, bar, scheduler)
-    loader.store.finish(loader.wanted)
-    by_log = {r.log: p for r, p in zip(loader.wanted, parsed, strict=True)}
     found = loader.found
-    payloads = [by_log.get(r.log) or loader.skip(r) for r in found.sessions]
+    at = {ref.log: i for i, ref in enumerate(found.sessions)}
+    records: list[SessionRecord | None] = [None] * len(found.sessions)
+    parts = _FrameParts()
 
-    records = tuple(
-        record_from_payload(r, p) for r, p in zip(found.sessions, payloads, strict=True)
-    )
-    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in FRAME_NAMES}
-    errors: list[SessionError] = []
-    for ref, payload in zip(found.sessions, payloads, strict=True):
-        _collect(ref, payload, rows, errors)
+    def keep(ref: SessionRef, payload: dict[str, Any]) -> None:
+        # Each payload is let go once its record and frame rows are taken (issue 16).
+        i = at[ref.log]
+        records[i] = record_from_payload(ref, payload)
+        parts.add(i, ref, payload)
+
+    bar = None if progress is False else Progress(len(loader.wanted), enabled=progress)
+    wanted = {r.log for r in loader.wanted}
+    todo = []
+    # A stored session's payload is read a batch of sessions at a time (`_BatchStore`) ...
+    for k in range(0, len(found.sessions), LOAD_BATCH):
+        batch = found.sessions[k : k + LOAD_BATCH]
+        loader.store.select(r for r in batch if r.log in wanted)
+        for ref in batch:
+            hit = loader.store.lookup(ref) if ref.log in wanted else loader.skip(ref)
+            if hit is None:
+                todo.append(ref)
+                continue
+            keep(ref, hit)
+            if bar and ref.log in wanted:
+                bar.advance()
+    loader.store.select(())  # the last batch's shards let go before parsing
+    # ... and the others are parsed, in one run over the cores, each kept as it arrives.
+    loader.payloads(todo, jobs, bar, scheduler, keep=keep)
+    loader.store.finish(loader.wanted)
+    errors = parts.errors()
     if strict and errors:
         raise CorpusError(
             f"{errors[0]} ({len(errors)} unreadable in {loader.root.name}/; strict=False loads "
@@ -277,12 +293,87 @@ def load_corpus_frames(
     return LoadedCorpus(
         root=loader.root,
         discovery=found,
-        records=records,
+        records=tuple(records),  # type: ignore[arg-type]
         errors=tuple(errors),
-        rows={name: tuple(r) for name, r in rows.items()},
+        tables=parts.frames(),
         cache_hits=loader.store.hits,
         cache_misses=loader.store.misses,
     )
+
+
+LOAD_BATCH = 256  # sessions `load_corpus` looks up in the store, and turns into frames, at a time
+
+
+class _FrameParts:
+    """The frames of a corpus, built `LOAD_BATCH` sessions at a time (issue 16).
+
+    Sessions are added in any order, each with its place in the discovery (`add`); once a
+    batch has gathered, its rows become a piece of each frame (`build_frame`), so what is held
+    is frame columns, not one dict per row. `frames()` joins the pieces into each frame, its
+    rows in discovery order, as `build_frame` over every session's rows in that order makes it.
+    """
+
+    def __init__(self) -> None:
+        self._rows: dict[str, list[dict[str, Any]]] = {name: [] for name in FRAME_NAMES}
+        self._at: dict[str, list[int]] = {name: [] for name in FRAME_NAMES}
+        self._pieces: dict[str, list[tuple[pd.DataFrame, list[int]]]] = {
+            name: [] for name in FRAME_NAMES
+        }
+        self._errors: list[tuple[int, SessionError]] = []
+        self._gathered = 0
+        self._last = -1
+        self._in_order = True  # sessions added in discovery order (no reordering needed)
+
+    def add(self, i: int, ref: SessionRef, payload: dict[str, Any]) -> None:
+        """Session `i` of the discovery: its frame rows (with its identity columns), or its
+        error."""
+        if i < self._last:
+            self._in_order = False
+        self._last = i
+        errors: list[SessionError] = []
+        got = {name: [] for name in FRAME_NAMES}
+        _collect(ref, payload, got, errors)
+        self._errors += [(i, e) for e in errors]
+        for name, rows in got.items():
+            if rows:
+                self._rows[name] += rows
+                self._at[name] += [i] * len(rows)
+        self._gathered += 1
+        if self._gathered >= LOAD_BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        for name in FRAME_NAMES:
+            if self._rows[name]:
+                self._pieces[name].append((build_frame(name, self._rows[name]), self._at[name]))
+                self._rows[name], self._at[name] = [], []
+        self._gathered = 0
+
+    def errors(self) -> list[SessionError]:
+        """The sessions that could not be read, in discovery order."""
+        return [e for _, e in sorted(self._errors, key=lambda x: x[0])]
+
+    def frames(self) -> dict[str, pd.DataFrame]:
+        """Every frame, its rows in discovery order (the pieces let go as they are joined)."""
+        self._flush()
+        return {name: self._join(name) for name in FRAME_NAMES}
+
+    def _join(self, name: str) -> pd.DataFrame:
+        import numpy as np
+        import pandas as pd
+
+        pieces, self._pieces[name] = self._pieces[name], []
+        if not pieces:
+            return build_frame(name, [])
+        if len(pieces) == 1:
+            df = pieces[0][0]
+        else:
+            df = pd.concat([piece for piece, _ in pieces], ignore_index=True)
+        if not self._in_order:
+            at = np.fromiter((i for _, a in pieces for i in a), np.int64)
+            order = np.argsort(at, kind="stable")  # a session's rows keep their order
+            df = df.take(order).reset_index(drop=True)
+        return df
 
 
 class _Loader:
@@ -291,7 +382,7 @@ class _Loader:
     `export_corpus`)."""
 
     def __init__(
-        self, path, layout, profile, jobs, cache, cache_dir, verify, engine, fmt=None, batched=False
+        self, path, layout, profile, jobs, cache, cache_dir, verify, engine, fmt=None
     ) -> None:
         spec = None
         if layout is not None and layout not in LAYOUTS:
@@ -314,7 +405,7 @@ class _Loader:
         ]
         prof = self.profile
         # Frame payloads hold more than the sweep's: their own cache entries, same machinery.
-        self.store = (_BatchStore if batched else CorpusStore)(
+        self.store = _BatchStore(
             (cache_dir or default_cache_dir()) if cache else None,
             root,
             fingerprint=code_fingerprint()
@@ -329,9 +420,8 @@ class _Loader:
             raise UsageError(f"unknown engine {engine!r} (choose local or dask)")
         self.engine = engine
 
-    def payloads(self, refs, jobs, bar, scheduler) -> list[dict[str, Any]]:
-        if isinstance(self.store, _BatchStore):
-            self.store.select(refs)
+    def payloads(self, refs, jobs, bar, scheduler, keep=None) -> list[Any]:
+        self.store.select(refs)
         return analyse_payloads(
             self.root,
             refs,
@@ -343,6 +433,7 @@ class _Loader:
             engine=self.engine,
             scheduler=scheduler,
             finish_store=False,
+            keep=keep,
         )
 
     def skip(self, ref: SessionRef) -> dict[str, Any]:
@@ -350,31 +441,46 @@ class _Loader:
 
 
 class _BatchStore(CorpusStore):
-    """The loader's store as `export_corpus` reads it: a batch of sessions at a time.
+    """The loader's store as `load_corpus_frames` and `export_corpus` read it: a batch of
+    sessions at a time.
 
     A `CorpusStore` holds every stored row once it is first looked up in, which for the frames
     store is every session's frame rows. This one holds only what the batch being exported
     needs (`select`): which shards hold its sessions is read once from each shard's session
     column; such a shard is read as an Arrow table (checked against the store's schema, as
-    `CorpusStore` checks it), kept while consecutive batches need it, and only the batch's rows
-    are turned into Python values and validated, by the store's own checks (issue 16: a warm
-    export's memory is that of a batch and a shard, not of the store). Lookups give the same
-    payloads as `CorpusStore`'s: a session's rows come from its shards in the same order. A
-    shard whose table cannot be read, or one of whose rows fails the checks, is refused and
-    removed as `CorpusStore` refuses it, and its sessions from then on are misses.
+    `CorpusStore` checks it), kept while consecutive batches need it (its frame rows as their
+    texts, each let go once its batch is read: `_HeldShard`), and only the batch's rows are
+    turned into Python values and validated, by the store's own checks (issue 16: a warm
+    load's or export's memory is that of a batch and the stored texts, not of every payload).
+    Lookups give the same payloads as `CorpusStore`'s: a session's rows come from its shards
+    in the same order (a second lookup of a miss is a miss, not counted again). A shard whose
+    table cannot be read, or one of whose rows fails the checks, is refused and removed as
+    `CorpusStore` refuses it, and its sessions from then on are misses (the rows of earlier
+    batches passed the same checks one by one).
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._where: dict[str, list[str]] | None = None  # session → shards holding a row of it
-        self._held: dict[str, Any] = {}  # shard name → its Arrow table (None: refused)
+        self._held: dict[str, Any] = {}  # shard name → `_HeldShard` (None: refused)
         self._refused: set[str] = set()
         self._batch: set[str] = set()
+        self._missed: set[str] = set()
 
     def select(self, refs: Iterable[SessionRef]) -> None:
         """The sessions the next lookups are for (the previous batch's rows are let go)."""
         self._batch = {r.log for r in refs}
         self._rows = None
+
+    def lookup(self, ref: SessionRef) -> dict[str, Any] | None:
+        """`CorpusStore.lookup`; a session already missed is a miss again without being
+        counted twice (the loader looks the sessions up before it parses the misses)."""
+        if ref.log in self._missed:
+            return None
+        got = super().lookup(ref)
+        if got is None:
+            self._missed.add(ref.log)
+        return got
 
     def _path(self, name: str) -> str:
         return os.path.join(self.directory, name)  # type: ignore[arg-type]
@@ -410,20 +516,38 @@ class _BatchStore(CorpusStore):
         except Exception:  # noqa: BLE001 — any unreadable shard is a miss, never an error
             return None
 
+    def _hold(self, table: Any) -> _HeldShard | None:
+        if table is None:
+            return None
+        big = ["p_" + name for name in self.lazy]
+        at: dict[bytes, list[int]] = {}
+        for j, session in enumerate(table.column("session").to_pylist()):
+            at.setdefault(session, []).append(j)
+        texts = {c: table.column(c).to_pylist() for c in big}
+        return _HeldShard(table.drop_columns(big), texts, at)
+
     def _batch_rows(self, name: str) -> list[Any]:
         """The validated rows of shard `name` for the batch's sessions (refusing a bad shard)."""
         import pyarrow as pa
-        import pyarrow.compute as pc
 
         from evalkit.corpus import store as store_mod
 
-        table = self._held[name]
-        if table is None:
+        shard = self._held[name]
+        if shard is None:
             return []
-        wanted = pa.array([store_mod._b(log) for log in sorted(self._batch)], pa.binary())
+        taken = [shard.at.pop(store_mod._b(log), ()) for log in self._batch]
+        at = sorted(j for rows in taken for j in rows)  # in the shard's order
+        if not at:
+            return []
         # The batch's rows, validated and built as `CorpusStore._read_shard` builds a shard's.
-        raw = table.filter(pc.is_in(table.column("session"), value_set=wanted)).to_pydict()
-        rows = self._valid_rows(store_mod._shard_columns(raw), raw)
+        raw = shard.table.take(pa.array(at, pa.int64())).to_pydict()
+        for c, values in shard.texts.items():
+            raw[c] = [values[j] for j in at]
+            for j in at:
+                values[j] = None  # a row's text is let go once its batch is read
+        # Held only while the batch is looked up: the frame rows stay as decoded by the checks
+        # (not as their text, decoded again by `lookup`).
+        rows = self._valid_rows(store_mod._shard_columns(raw))
         if rows is None:
             self._held[name] = None
             self._remove(self._path(name))
@@ -441,7 +565,7 @@ class _BatchStore(CorpusStore):
         before, self._held = self._held, {}
         before = {n: t for n, t in before.items() if n in need}  # let the others go first
         for name in need:
-            self._held[name] = before.pop(name) if name in before else self._table(name)
+            self._held[name] = before.pop(name) if name in before else self._hold(self._table(name))
             if self._held[name] is None and name not in self._refused:
                 self._refused.add(name)
                 self._remove(self._path(name))
@@ -449,6 +573,17 @@ class _BatchStore(CorpusStore):
             for r in self._batch_rows(name):
                 found.setdefault(r.session, []).append(r)
         return found
+
+
+class _HeldShard:
+    """A shard `_BatchStore` holds: its table without the large columns (the frame rows),
+    which are held as their texts, each let go once the batch of its session is read, and
+    where each session's rows are (taken out as they are read)."""
+
+    __slots__ = ("table", "texts", "at")
+
+    def __init__(self, table: Any, texts: dict[str, list[Any]], at: dict[bytes, list[int]]):
+        self.table, self.texts, self.at = table, texts, at
 
 
 def _collect(
@@ -527,11 +662,16 @@ class FrameWriter:
 
     def add(self, name: str, rows) -> None:
         """Rows of frame `name` (written once `CHUNK_ROWS` have gathered)."""
-        if not len(rows):
+        if len(rows):
+            self.add_frame(name, build_frame(name, list(rows)))
+
+    def add_frame(self, name: str, df: pd.DataFrame) -> None:
+        """Rows of frame `name` already built as a frame (`build_frame`'s columns)."""
+        if not len(df):
             return
-        self.rows[name] += len(rows)
-        self._pending[name].append(build_frame(name, list(rows)))
-        self._waiting[name] += len(rows)
+        self.rows[name] += len(df)
+        self._pending[name].append(df)
+        self._waiting[name] += len(df)
         while self._waiting[name] >= CHUNK_ROWS:
             self._write(name, self._take(name, CHUNK_ROWS))
 
@@ -632,7 +772,7 @@ def export_corpus(
     Raises:
         UsageError: As `load_corpus_frames` and `FrameWriter`.
     """
-    loader = _Loader(path, layout, profile, jobs, cache, cache_dir, verify, engine, batched=True)
+    loader = _Loader(path, layout, profile, jobs, cache, cache_dir, verify, engine)
     if engine != "dask":
         return _export(loader, out, fmt, jobs, progress, None)
     from evalkit.corpus.dask_engine import client_for
