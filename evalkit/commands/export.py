@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from evalkit.commands import add_engine_options
 from evalkit.errors import UsageError
 
 HELP = """\
@@ -67,17 +68,7 @@ def register(subparsers) -> None:
         "-j", "--jobs", type=int, metavar="N", help="parser processes (default: every core)"
     )
     p.add_argument("--no-cache", action="store_true", help="parse everything, cache nothing")
-    p.add_argument(
-        "--engine",
-        choices=("local", "dask"),
-        default="local",
-        help="where sessions are parsed: local processes (default) or a Dask cluster",
-    )
-    p.add_argument(
-        "--scheduler",
-        metavar="ADDRESS",
-        help="with --engine dask: the scheduler to use (default: start a local cluster)",
-    )
+    add_engine_options(p)
     p.add_argument(
         "--layout",
         metavar="PATTERN",

@@ -7,6 +7,7 @@ import math
 import sys
 from pathlib import Path
 
+from evalkit.commands import add_engine_options
 from evalkit.corpus.discover import natural_key
 from evalkit.errors import UsageError
 from evalkit.formats.detect import FORMATS
@@ -152,17 +153,7 @@ def register(subparsers) -> None:
         action="store_true",
         help="re-hash every file of a stored session instead of trusting its size and times",
     )
-    p.add_argument(
-        "--engine",
-        choices=("local", "dask"),
-        default="local",
-        help="where sessions are parsed: local processes (default) or a Dask cluster",
-    )
-    p.add_argument(
-        "--scheduler",
-        metavar="ADDRESS",
-        help="with --engine dask: the scheduler to use (default: start a local cluster)",
-    )
+    add_engine_options(p)
     p.add_argument(
         "--format",
         choices=("auto", *FORMATS),
