@@ -13,6 +13,7 @@ import evalkit
 from evalkit.corpus import load as load_mod
 from evalkit.corpus.frames import FRAME_NAMES
 from evalkit.corpus.load import export_corpus
+from evalkit.corpus.store import BatchStore
 from evalkit.errors import UsageError
 from tests.sweep_helpers import cited, put
 
@@ -176,13 +177,13 @@ def test_a_warm_export_streams_the_no_cache_files_byte_for_byte(
     export_corpus(root, tmp_path / "none", fmt, jobs=1, cache=False)
     export_corpus(root, tmp_path / "cold", fmt, jobs=1, cache_dir=cache_dir)
     read = []
-    original = load_mod._BatchStore._table
+    original = BatchStore._table
 
     def counted(self, name, columns=None):
         read.append((name, columns))
         return original(self, name, columns)
 
-    monkeypatch.setattr(load_mod._BatchStore, "_table", counted)
+    monkeypatch.setattr(BatchStore, "_table", counted)
     shards = sorted(cache_dir.rglob("shard-*.parquet"))
     warm = export_corpus(root, tmp_path / "warm", fmt, jobs=1, cache_dir=cache_dir)
     assert sorted(cache_dir.rglob("shard-*.parquet")) == shards  # every shard read, none refused
@@ -207,7 +208,7 @@ def test_the_batch_store_looks_up_what_the_store_gives(tmp_path, small_chunks, m
     export_corpus(root, tmp_path / "cold", jobs=1, cache_dir=tmp_path / "cache")
     fingerprint = store_mod.code_fingerprint() + ":frames"
     plain = store_mod.CorpusStore(tmp_path / "cache", root, fingerprint=fingerprint, lazy=["rows"])
-    batched = load_mod._BatchStore(tmp_path / "cache", root, fingerprint=fingerprint, lazy=["rows"])
+    batched = BatchStore(tmp_path / "cache", root, fingerprint=fingerprint, lazy=["rows"])
     refs = discover(root).sessions
     for k in range(0, len(refs), 3):
         batched.select(refs[k : k + 3])

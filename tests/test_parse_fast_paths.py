@@ -31,9 +31,9 @@ def test_a_file_is_read_whole_by_its_size(tmp_path):
     path = tmp_path / "a.jsonl"
     path.write_bytes(b"x" * 100)
     with open(path, "rb") as fh:
-        assert files._read_at_most(fh, 1000) == b"x" * 100
+        assert files.read_at_most(fh, 1000) == b"x" * 100
     with open(path, "rb") as fh:
-        assert files._read_at_most(fh, 40) == b"x" * 40  # the bound still holds
+        assert files.read_at_most(fh, 40) == b"x" * 40  # the bound still holds
 
 
 def test_a_file_that_grew_after_its_size_was_taken_is_read_on_to_the_bound(tmp_path, monkeypatch):
@@ -45,9 +45,9 @@ def test_a_file_that_grew_after_its_size_was_taken_is_read_on_to_the_bound(tmp_p
 
     monkeypatch.setattr(files.os, "fstat", lambda fd: Small)
     with open(path, "rb") as fh:
-        assert files._read_at_most(fh, 1000) == b"y" * 100
+        assert files.read_at_most(fh, 1000) == b"y" * 100
     with open(path, "rb") as fh:
-        assert files._read_at_most(fh, 50) == b"y" * 50
+        assert files.read_at_most(fh, 50) == b"y" * 50
 
 
 # --- remembered answers of globs and families --------------------------------------------------

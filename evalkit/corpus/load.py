@@ -8,7 +8,7 @@ sweep's record and the rows of every frame from that one parse. The rows become 
 (`evalkit.corpus.columns.build_frame`, the one place rows become a frame) `LOAD_BATCH`
 sessions at a time as the payloads arrive, each payload let go once its rows are taken, and
 the pieces are joined in discovery order (`_FrameParts`). A stored corpus is read a batch of
-sessions at a time (`_BatchStore`), so a warm load holds the frames and a batch, not every
+sessions at a time (`BatchStore`), so a warm load holds the frames and a batch, not every
 stored payload (issue 16).
 
 Every file of the tree is accounted for (`accounting()`), and a session that cannot be read is
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -37,7 +36,7 @@ from evalkit.corpus.records import (
     read_ref,
     record_from_payload,
 )
-from evalkit.corpus.store import CorpusStore, code_fingerprint, default_cache_dir
+from evalkit.corpus.store import BatchStore, code_fingerprint, default_cache_dir
 from evalkit.errors import EvalkitError, UsageError
 from evalkit.formats.detect import check_format
 from evalkit.formats.profiles import load_profile
@@ -268,7 +267,7 @@ def load_corpus_frames(
     bar = None if progress is False else Progress(len(loader.wanted), enabled=progress)
     wanted = {r.log for r in loader.wanted}
     todo = []
-    # A stored session's payload is read a batch of sessions at a time (`_BatchStore`) ...
+    # A stored session's payload is read a batch of sessions at a time (`BatchStore`) ...
     for k in range(0, len(found.sessions), LOAD_BATCH):
         batch = found.sessions[k : k + LOAD_BATCH]
         loader.store.select(r for r in batch if r.log in wanted)
@@ -405,7 +404,7 @@ class _Loader:
         ]
         prof = self.profile
         # Frame payloads hold more than the sweep's: their own cache entries, same machinery.
-        self.store = _BatchStore(
+        self.store = BatchStore(
             (cache_dir or default_cache_dir()) if cache else None,
             root,
             fingerprint=code_fingerprint()
@@ -438,152 +437,6 @@ class _Loader:
 
     def skip(self, ref: SessionRef) -> dict[str, Any]:
         return _layout_skip(ref, self.layout or "")
-
-
-class _BatchStore(CorpusStore):
-    """The loader's store as `load_corpus_frames` and `export_corpus` read it: a batch of
-    sessions at a time.
-
-    A `CorpusStore` holds every stored row once it is first looked up in, which for the frames
-    store is every session's frame rows. This one holds only what the batch being exported
-    needs (`select`): which shards hold its sessions is read once from each shard's session
-    column; such a shard is read as an Arrow table (checked against the store's schema, as
-    `CorpusStore` checks it), kept while consecutive batches need it (its frame rows as their
-    texts, each let go once its batch is read: `_HeldShard`), and only the batch's rows are
-    turned into Python values and validated, by the store's own checks (issue 16: a warm
-    load's or export's memory is that of a batch and the stored texts, not of every payload).
-    Lookups give the same payloads as `CorpusStore`'s: a session's rows come from its shards
-    in the same order (a second lookup of a miss is a miss, not counted again). A shard whose
-    table cannot be read, or one of whose rows fails the checks, is refused and removed as
-    `CorpusStore` refuses it, and its sessions from then on are misses (the rows of earlier
-    batches passed the same checks one by one).
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._where: dict[str, list[str]] | None = None  # session → shards holding a row of it
-        self._held: dict[str, Any] = {}  # shard name → `_HeldShard` (None: refused)
-        self._refused: set[str] = set()
-        self._batch: set[str] = set()
-        self._missed: set[str] = set()
-
-    def select(self, refs: Iterable[SessionRef]) -> None:
-        """The sessions the next lookups are for (the previous batch's rows are let go)."""
-        self._batch = {r.log for r in refs}
-        self._rows = None
-
-    def lookup(self, ref: SessionRef) -> dict[str, Any] | None:
-        """`CorpusStore.lookup`; a session already missed is a miss again without being
-        counted twice (the loader looks the sessions up before it parses the misses)."""
-        if ref.log in self._missed:
-            return None
-        got = super().lookup(ref)
-        if got is None:
-            self._missed.add(ref.log)
-        return got
-
-    def _path(self, name: str) -> str:
-        return os.path.join(self.directory, name)  # type: ignore[arg-type]
-
-    def _sessions_by_shard(self) -> dict[str, list[str]]:
-        if self._where is None:
-            from evalkit.corpus import store as store_mod
-
-            where: dict[str, list[str]] = {}
-            for name in self._shard_names():
-                table = self._table(name, ["session"])
-                logs = table.column("session").to_pylist() if table is not None else [b""]
-                for log in logs:  # "" (a table that cannot be read): refused when first needed
-                    where.setdefault(store_mod._s(log), []).append(name)
-            self._where = where
-        return self._where
-
-    def _table(self, name: str, columns: list[str] | None = None) -> Any:
-        """Shard `name` as an Arrow table of the store's schema (None: not a readable shard)."""
-        from evalkit.corpus import store as store_mod
-
-        data = store_mod._read_bounded(self._path(name))
-        if type(data) is not bytes:
-            return None
-        try:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-
-            shard = pq.ParquetFile(pa.BufferReader(data))
-            if not shard.schema_arrow.remove_metadata().equals(store_mod._schema()):
-                return None
-            return shard.read(columns=columns)
-        except Exception:  # noqa: BLE001 — any unreadable shard is a miss, never an error
-            return None
-
-    def _hold(self, table: Any) -> _HeldShard | None:
-        if table is None:
-            return None
-        big = ["p_" + name for name in self.lazy]
-        at: dict[bytes, list[int]] = {}
-        for j, session in enumerate(table.column("session").to_pylist()):
-            at.setdefault(session, []).append(j)
-        texts = {c: table.column(c).to_pylist() for c in big}
-        return _HeldShard(table.drop_columns(big), texts, at)
-
-    def _batch_rows(self, name: str) -> list[Any]:
-        """The validated rows of shard `name` for the batch's sessions (refusing a bad shard)."""
-        import pyarrow as pa
-
-        from evalkit.corpus import store as store_mod
-
-        shard = self._held[name]
-        if shard is None:
-            return []
-        taken = [shard.at.pop(store_mod._b(log), ()) for log in self._batch]
-        at = sorted(j for rows in taken for j in rows)  # in the shard's order
-        if not at:
-            return []
-        # The batch's rows, validated and built as `CorpusStore._read_shard` builds a shard's.
-        raw = shard.table.take(pa.array(at, pa.int64())).to_pydict()
-        for c, values in shard.texts.items():
-            raw[c] = [values[j] for j in at]
-            for j in at:
-                values[j] = None  # a row's text is let go once its batch is read
-        # Held only while the batch is looked up: the frame rows stay as decoded by the checks
-        # (not as their text, decoded again by `lookup`).
-        rows = self._valid_rows(store_mod._shard_columns(raw))
-        if rows is None:
-            self._held[name] = None
-            self._remove(self._path(name))
-            return []
-        return rows
-
-    def _load(self):  # type: ignore[override]
-        if self._rows is not None:
-            return self._rows
-        self._rows = found = {}
-        if self.directory is None:
-            return found
-        where = self._sessions_by_shard()
-        need = sorted({n for log in (*self._batch, "") for n in where.get(log, ())})
-        before, self._held = self._held, {}
-        before = {n: t for n, t in before.items() if n in need}  # let the others go first
-        for name in need:
-            self._held[name] = before.pop(name) if name in before else self._hold(self._table(name))
-            if self._held[name] is None and name not in self._refused:
-                self._refused.add(name)
-                self._remove(self._path(name))
-        for name in need:  # in shard-name order, as `CorpusStore` holds them
-            for r in self._batch_rows(name):
-                found.setdefault(r.session, []).append(r)
-        return found
-
-
-class _HeldShard:
-    """A shard `_BatchStore` holds: its table without the large columns (the frame rows),
-    which are held as their texts, each let go once the batch of its session is read, and
-    where each session's rows are (taken out as they are read)."""
-
-    __slots__ = ("table", "texts", "at")
-
-    def __init__(self, table: Any, texts: dict[str, list[Any]], at: dict[bytes, list[int]]):
-        self.table, self.texts, self.at = table, texts, at
 
 
 def _collect(

@@ -32,6 +32,9 @@ column by column over whole columns (`_rows_of`), which is what keeps a warm swe
 cheap; orjson reads an index whose writer found nothing orjson reads otherwise than Python's
 JSON (an integer past 64 bits), Python's JSON any other.
 
+The corpus loader's store, whose rows hold every frame's rows, is read a batch of sessions at a
+time (`BatchStore`), so a warm load or export never holds every stored row.
+
 Location: `--cache-dir`, else `$XDG_CACHE_HOME/evalkit`, else `~/.cache/evalkit`.
 """
 
@@ -69,8 +72,9 @@ from evalkit.corpus.records import (
     regular_file_digest,
     session_files,
 )
+from evalkit.formats.files import read_at_most
 
-__all__ = ["CorpusStore", "default_cache_dir", "code_fingerprint", "MAX_SHARD_BYTES"]
+__all__ = ["BatchStore", "CorpusStore", "default_cache_dir", "code_fingerprint", "MAX_SHARD_BYTES"]
 
 _SUBDIR = "corpus-store-v1"
 _SHARD = re.compile(r"^shard-[0-9a-f]{16}-[0-9a-f]{32}\.parquet$")
@@ -189,21 +193,23 @@ def _frame_index(body: bytes) -> bytes:
     """A side index file: the document's own digest first, at a fixed place, then the document
     (`_index_body`), so that a damaged index whose values would still pass the checks is a
     miss, never a wrong number. The file is still one JSON object."""
-    return _INDEX_HEAD + hashlib.sha256(body).hexdigest().encode() + b'","index":' + body + b"}"
+    return _INDEX_HEAD + hashlib.sha256(body).hexdigest().encode() + _INDEX_MID + body + b"}"
 
 
-_INDEX_HEAD = b'{"sha256":"'
-_INDEX_BODY_AT = len(_INDEX_HEAD) + 64 + len(b'","index":')
+# `{"sha256":"<64 hex digits>","index":<document>}`
+_INDEX_HEAD, _INDEX_MID = b'{"sha256":"', b'","index":'
+_DIGEST_AT = len(_INDEX_HEAD)
+_BODY_AT = _DIGEST_AT + 64 + len(_INDEX_MID)
 
 
 def _index_body(data: bytes) -> bytes | None:
     """The document of a side index file whose digest matches it, else None."""
-    body = data[_INDEX_BODY_AT:-1]
+    digest, body = data[_DIGEST_AT : _DIGEST_AT + 64], data[_BODY_AT:-1]
     if (
         not data.startswith(_INDEX_HEAD)
-        or data[_INDEX_BODY_AT - 10 : _INDEX_BODY_AT] != b'","index":'
+        or data[_DIGEST_AT + 64 : _BODY_AT] != _INDEX_MID
         or not data.endswith(b"}")
-        or hashlib.sha256(body).hexdigest().encode() != data[len(_INDEX_HEAD) : _INDEX_BODY_AT - 10]
+        or hashlib.sha256(body).hexdigest().encode() != digest
     ):
         return None
     return body
@@ -292,15 +298,7 @@ def _read_bounded(path: str) -> bytes | None | bool:
         if st.st_size > MAX_SHARD_BYTES:
             return None
         with os.fdopen(fd, "rb", closefd=False) as fh:
-            # A buffer of the file's size, not of the bound (a read of the bound asks for
-            # 256 MB each time); a file that grew meanwhile is read on, up to the bound.
-            data = fh.read(st.st_size + 1)
-            if len(data) > st.st_size:
-                pieces, total = [data], len(data)
-                while total <= MAX_SHARD_BYTES and (piece := fh.read(1 << 20)):
-                    pieces.append(piece)
-                    total += len(piece)
-                data = b"".join(pieces)
+            data = read_at_most(fh, MAX_SHARD_BYTES + 1)  # not a 256 MB buffer each time
     except OSError:
         return False
     finally:
@@ -901,6 +899,147 @@ class CorpusStore:
             ref = SessionRef(r.session, ())
             out.append(self._row(ref, r.payload, m))
         return out
+
+
+class BatchStore(CorpusStore):
+    """The corpus loader's store (`evalkit.corpus.load`: `load_corpus_frames`, `export_corpus`),
+    read a batch of sessions at a time.
+
+    A `CorpusStore` holds every stored row once it is first looked up in, which for the frames
+    store is every session's frame rows. This one holds only what the batch being exported
+    needs (`select`): which shards hold its sessions is read once from each shard's session
+    column; such a shard is read as an Arrow table (checked against the store's schema, as
+    `CorpusStore` checks it), kept while consecutive batches need it (its frame rows as their
+    texts, each let go once its batch is read: `_HeldShard`), and only the batch's rows are
+    turned into Python values and validated, by the store's own checks (issue 16: a warm
+    load's or export's memory is that of a batch and the stored texts, not of every payload).
+    Lookups give the same payloads as `CorpusStore`'s: a session's rows come from its shards
+    in the same order (a second lookup of a miss is a miss, not counted again). A shard whose
+    table cannot be read, or one of whose rows fails the checks, is refused and removed as
+    `CorpusStore` refuses it, and its sessions from then on are misses (the rows of earlier
+    batches passed the same checks one by one).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._where: dict[str, list[str]] | None = None  # session → shards holding a row of it
+        self._held: dict[str, Any] = {}  # shard name → `_HeldShard` (None: refused)
+        self._refused: set[str] = set()
+        self._batch: set[str] = set()
+        self._missed: set[str] = set()
+
+    def select(self, refs: Iterable[SessionRef]) -> None:
+        """The sessions the next lookups are for (the previous batch's rows are let go)."""
+        self._batch = {r.log for r in refs}
+        self._rows = None
+
+    def lookup(self, ref: SessionRef) -> dict[str, Any] | None:
+        """`CorpusStore.lookup`; a session already missed is a miss again without being
+        counted twice (the loader looks the sessions up before it parses the misses)."""
+        if ref.log in self._missed:
+            return None
+        got = super().lookup(ref)
+        if got is None:
+            self._missed.add(ref.log)
+        return got
+
+    def _path(self, name: str) -> str:
+        return os.path.join(self.directory, name)  # type: ignore[arg-type]
+
+    def _sessions_by_shard(self) -> dict[str, list[str]]:
+        if self._where is None:
+            where: dict[str, list[str]] = {}
+            for name in self._shard_names():
+                table = self._table(name, ["session"])
+                logs = table.column("session").to_pylist() if table is not None else [b""]
+                for log in logs:  # "" (a table that cannot be read): refused when first needed
+                    where.setdefault(_s(log), []).append(name)
+            self._where = where
+        return self._where
+
+    def _table(self, name: str, columns: list[str] | None = None) -> Any:
+        """Shard `name` as an Arrow table of the store's schema (None: not a readable shard)."""
+
+        data = _read_bounded(self._path(name))
+        if type(data) is not bytes:
+            return None
+        try:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            shard = pq.ParquetFile(pa.BufferReader(data))
+            if not shard.schema_arrow.remove_metadata().equals(_schema()):
+                return None
+            return shard.read(columns=columns)
+        except Exception:  # noqa: BLE001 — any unreadable shard is a miss, never an error
+            return None
+
+    def _hold(self, table: Any) -> _HeldShard | None:
+        if table is None:
+            return None
+        big = ["p_" + name for name in self.lazy]
+        at: dict[bytes, list[int]] = {}
+        for j, session in enumerate(table.column("session").to_pylist()):
+            at.setdefault(session, []).append(j)
+        texts = {c: table.column(c).to_pylist() for c in big}
+        return _HeldShard(table.drop_columns(big), texts, at)
+
+    def _batch_rows(self, name: str) -> list[Any]:
+        """The validated rows of shard `name` for the batch's sessions (refusing a bad shard)."""
+        import pyarrow as pa
+
+        shard = self._held[name]
+        if shard is None:
+            return []
+        taken = [shard.at.pop(_b(log), ()) for log in self._batch]
+        at = sorted(j for rows in taken for j in rows)  # in the shard's order
+        if not at:
+            return []
+        # The batch's rows, validated and built as `CorpusStore._read_shard` builds a shard's.
+        raw = shard.table.take(pa.array(at, pa.int64())).to_pydict()
+        for c, values in shard.texts.items():
+            raw[c] = [values[j] for j in at]
+            for j in at:
+                values[j] = None  # a row's text is let go once its batch is read
+        # Held only while the batch is looked up: the frame rows stay as decoded by the checks
+        # (not as their text, decoded again by `lookup`).
+        rows = self._valid_rows(_shard_columns(raw))
+        if rows is None:
+            self._held[name] = None
+            self._remove(self._path(name))
+            return []
+        return rows
+
+    def _load(self):  # type: ignore[override]
+        if self._rows is not None:
+            return self._rows
+        self._rows = found = {}
+        if self.directory is None:
+            return found
+        where = self._sessions_by_shard()
+        need = sorted({n for log in (*self._batch, "") for n in where.get(log, ())})
+        before, self._held = self._held, {}
+        before = {n: t for n, t in before.items() if n in need}  # let the others go first
+        for name in need:
+            self._held[name] = before.pop(name) if name in before else self._hold(self._table(name))
+            if self._held[name] is None and name not in self._refused:
+                self._refused.add(name)
+                self._remove(self._path(name))
+        for name in need:  # in shard-name order, as `CorpusStore` holds them
+            for r in self._batch_rows(name):
+                found.setdefault(r.session, []).append(r)
+        return found
+
+
+class _HeldShard:
+    """A shard `BatchStore` holds: its table without the large columns (the frame rows),
+    which are held as their texts, each let go once the batch of its session is read, and
+    where each session's rows are (taken out as they are read)."""
+
+    __slots__ = ("table", "texts", "at")
+
+    def __init__(self, table: Any, texts: dict[str, list[Any]], at: dict[bytes, list[int]]):
+        self.table, self.texts, self.at = table, texts, at
 
 
 # --- what a store directory is for -------------------------------------------------------------

@@ -20,7 +20,7 @@ from typing import BinaryIO
 
 from evalkit.errors import TranscriptError
 
-__all__ = ["OVER_BUDGET", "ReadLimits", "content_digest", "read_file_bytes"]
+__all__ = ["OVER_BUDGET", "ReadLimits", "content_digest", "read_at_most", "read_file_bytes"]
 
 _MB = 1024 * 1024
 OVER_BUDGET = "session over the memory budget (see EVALKIT_MAX_SESSION_MB)"
@@ -92,7 +92,7 @@ def content_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _read_at_most(fh: BinaryIO, limit: int) -> bytes:
+def read_at_most(fh: BinaryIO, limit: int) -> bytes:
     """`fh.read(limit)`, without asking for a buffer of `limit` bytes up front: the file's
     size (plus one byte, to see growth) is read first, and only a file that grew meanwhile
     is read on, still bounded by `limit`."""
@@ -118,7 +118,7 @@ def read_file_bytes(path: str, limits: ReadLimits | None = None) -> tuple[bytes,
     _check_regular_file(path)
     try:
         with open(path, "rb") as fh:
-            data = _read_at_most(fh, limits.session_bytes + 1)
+            data = read_at_most(fh, limits.session_bytes + 1)
     except OSError as exc:
         raise TranscriptError(path, f"cannot read: {exc.strerror or exc}") from None
     if len(data) > limits.session_bytes:
