@@ -431,22 +431,7 @@ def _json_parts(result: SweepResult) -> list[tuple[str, Any]]:
         ("calls", c.calls),
         ("sections", c.sections),
         ("crashes", c.crashes),
-        (
-            "slices",
-            [
-                {
-                    "slice": s.slice,
-                    "n": s.n,
-                    "pooled": s.pooled,
-                    "median": s.median,
-                    "p25": s.p25,
-                    "p75": s.p75,
-                    "min": s.min,
-                    "path_cited": s.path_cited,
-                }
-                for s in result.slices
-            ],
-        ),
+        ("slices", [s.to_dict() for s in result.slices]),
         ("per_call", {"median": result.per_call.median, "p25": result.per_call.p25}),
         (
             "arms",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalkit.corpus.discover import identity, natural_key
 from evalkit.corpus.records import CallRecord, SessionRecord
@@ -61,6 +61,10 @@ class CorpusCounts:
     no_explore: int
 
 
+# The columns of a slice row, in the order `--json` and `slices_frame` give them.
+SLICE_COLUMNS = ("slice", "n", "pooled", "median", "p25", "p75", "min", "path_cited")
+
+
 @dataclass(frozen=True)
 class SliceRow:
     """One row of the baseline slice table (§8.2 step 4). Fractions; None when `n` is 0.
@@ -85,6 +89,10 @@ class SliceRow:
     min: float | None
     path_cited: float | None
     turns: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row as the sweep's `--json` and `slices_frame` give it (no `turns`)."""
+        return {c: getattr(self, c) for c in SLICE_COLUMNS}
 
 
 @dataclass(frozen=True)
@@ -374,22 +382,7 @@ def calls_frame(records: Sequence[SessionRecord]) -> pd.DataFrame:
 def slices_frame(rows: Sequence[SliceRow]) -> pd.DataFrame:
     import pandas as pd
 
-    return pd.DataFrame(
-        [
-            {
-                "slice": s.slice,
-                "n": s.n,
-                "pooled": s.pooled,
-                "median": s.median,
-                "p25": s.p25,
-                "p75": s.p75,
-                "min": s.min,
-                "path_cited": s.path_cited,
-            }
-            for s in rows
-        ],
-        columns=["slice", "n", "pooled", "median", "p25", "p75", "min", "path_cited"],
-    )
+    return pd.DataFrame([s.to_dict() for s in rows], columns=list(SLICE_COLUMNS))
 
 
 def arm_frame(rows: Sequence[ArmRow], *, per_run: bool = False) -> pd.DataFrame:
