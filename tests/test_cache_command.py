@@ -158,6 +158,7 @@ def test_kinds_and_forced_formats_are_recorded(tmp_path, capsys):
         "kind": "frames",
         "format": "codex-exec",
         "profile": "0123456789abcdef",
+        "limits": None,
     }
     assert fingerprint_parts("abc:trials:0123")["kind"] == "trials"
 

@@ -357,3 +357,31 @@ def test_a_shard_that_grew_while_read_is_read_on_up_to_the_bound(tmp_path, monke
     assert store_mod._read_bounded(str(f)) == b"a" * 5000
     monkeypatch.setattr(store_mod, "MAX_SHARD_BYTES", 1000)
     assert store_mod._read_bounded(str(f)) is None
+
+
+def test_reading_limits_are_part_of_the_key(tmp_path, monkeypatch):
+    # A session refused under a low limit must be parsed again once the limit is lifted (and
+    # the other way round): the limits change what the parse gives, so they key the store.
+    root = corpus(tmp_path / "c")
+    cache_dir = tmp_path / "cache"
+    monkeypatch.setenv("EVALKIT_MAX_SESSION_MB", "0.0001")
+    low = run_sweep(root, cache_dir=cache_dir, jobs=1)
+    assert low.record("cg22/ab-express/run-new-1.jsonl").status == "crash"
+    assert run_sweep(root, cache_dir=cache_dir, jobs=1).cache_hits == 4
+    monkeypatch.delenv("EVALKIT_MAX_SESSION_MB")
+    lifted = run_sweep(root, cache_dir=cache_dir, jobs=1)
+    assert lifted.cache_hits == 0
+    assert lifted.record("cg22/ab-express/run-new-1.jsonl").status == "parsed"
+    assert to_json_dict(lifted) == to_json_dict(run_sweep(root, cache=False, jobs=1))
+    assert run_sweep(root, cache_dir=cache_dir, jobs=1).cache_hits == 4
+
+
+def test_limits_suffix_names_only_set_limits():
+    assert store_mod.limits_suffix({}) == ""
+    assert store_mod.limits_suffix({"EVALKIT_MAX_LINE_MB": ""}) == ""
+    one = store_mod.limits_suffix({"EVALKIT_MAX_LINE_MB": "1"})
+    assert one.startswith(":limits:") and one != store_mod.limits_suffix(
+        {"EVALKIT_MAX_LINE_MB": "2"}
+    )
+    parts = store_mod.fingerprint_parts("c0de" + one + ":format:codex-exec")
+    assert parts["limits"] == one.split(":")[2] and parts["format"] == "codex-exec"

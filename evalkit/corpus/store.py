@@ -72,7 +72,7 @@ from evalkit.corpus.records import (
     regular_file_digest,
     session_files,
 )
-from evalkit.formats.files import read_at_most
+from evalkit.formats.files import LIMIT_VARS, read_at_most
 
 __all__ = ["BatchStore", "CorpusStore", "default_cache_dir", "code_fingerprint", "MAX_SHARD_BYTES"]
 
@@ -112,6 +112,21 @@ def code_fingerprint() -> str:
         with open(path, "rb") as fh:
             h.update(fh.read() + b"\0")
     return h.hexdigest()
+
+
+def limits_suffix(environ: os._Environ[str] | dict[str, str] | None = None) -> str:
+    """What the reading limits set in the environment add to a store's fingerprint.
+
+    A limit changes what a session's parse gives (a line or a session refused), so sessions
+    read under other limits never share a store: `:limits:<digest>` of the variables' raw
+    values when any is set, nothing when none is (the defaults).
+    """
+    env = os.environ if environ is None else environ
+    raw = [env.get(var) or "" for var in LIMIT_VARS.values()]
+    if not any(raw):
+        return ""
+    digest = hashlib.sha256("\0".join(raw).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f":limits:{digest}"
 
 
 # --- text in and out of Arrow ------------------------------------------------------------------
@@ -620,7 +635,9 @@ class CorpusStore:
     ) -> None:
         self.side_index = side_index
         self.lazy = tuple(lazy)
-        self.fingerprint = fingerprint if fingerprint is not None else code_fingerprint()
+        self.fingerprint = (
+            fingerprint if fingerprint is not None else code_fingerprint()
+        ) + limits_suffix()
         self.root = os.fspath(root)
         self._prefix = os.path.join(self.root, "")
         self.verify = verify
@@ -1063,16 +1080,23 @@ def fingerprint_parts(fingerprint: str) -> dict[str, str | None]:
     """The code digest, store kind, forced format and profile digest a store fingerprint holds.
 
     The sweep's fingerprint is the code digest alone, or `…:format:NAME` with a forced reader;
-    the corpus loader's `…:frames[:PROFILE][:format:NAME]`; the trial sweep's `…:trials:PROFILE`.
+    the corpus loader's `…:frames[:PROFILE][:format:NAME]`; the trial sweep's `…:trials:PROFILE`;
+    any of them `…:limits:DIGEST` when reading limits are set (`limits_suffix`).
     """
     code, *rest = fingerprint.split(":")
-    parts: dict[str, str | None] = {"code": code, "kind": "sweep", "format": None, "profile": None}
+    parts: dict[str, str | None] = {
+        "code": code,
+        "kind": "sweep",
+        "format": None,
+        "profile": None,
+        "limits": None,
+    }
     i = 0
     while i < len(rest):
         if rest[i] in ("frames", "trials"):
             parts["kind"] = rest[i]
-        elif rest[i] == "format" and i + 1 < len(rest):
-            parts["format"] = rest[i + 1]
+        elif rest[i] in ("format", "limits") and i + 1 < len(rest):
+            parts[rest[i]] = rest[i + 1]
             i += 1
         else:
             parts["profile"] = rest[i]

@@ -20,7 +20,14 @@ from typing import BinaryIO
 
 from evalkit.errors import TranscriptError
 
-__all__ = ["OVER_BUDGET", "ReadLimits", "content_digest", "read_at_most", "read_file_bytes"]
+__all__ = [
+    "OVER_BUDGET",
+    "LIMIT_VARS",
+    "ReadLimits",
+    "content_digest",
+    "read_at_most",
+    "read_file_bytes",
+]
 
 _MB = 1024 * 1024
 OVER_BUDGET = "session over the memory budget (see EVALKIT_MAX_SESSION_MB)"
@@ -51,7 +58,7 @@ class ReadLimits:
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ReadLimits:
         env = os.environ if environ is None else environ
         values = {}
-        for field_name, var in _LIMIT_VARS.items():
+        for field_name, var in LIMIT_VARS.items():
             raw = env.get(var)
             if raw:
                 try:
@@ -64,7 +71,9 @@ class ReadLimits:
         return cls(**values)
 
 
-_LIMIT_VARS = {
+# The environment variables that bound reading; what a session's numbers depend on beyond its
+# bytes (the corpus store keys its rows on them: `evalkit.corpus.store.CorpusStore`).
+LIMIT_VARS = {
     "decompressed_bytes": "EVALKIT_MAX_DECOMPRESSED_MB",
     "line_bytes": "EVALKIT_MAX_LINE_MB",
     "session_bytes": "EVALKIT_MAX_SESSION_MB",
