@@ -59,11 +59,17 @@ from pathlib import Path
 from typing import Any
 
 import evalkit
+from evalkit.corpus.cache_keys import (
+    STORE_SUBDIR,
+    code_fingerprint,
+    default_cache_dir,
+    limits_suffix,
+    store_directory,
+)
 from evalkit.corpus.discover import SessionRef
 from evalkit.corpus.records import (
     CALL_FIELDS,
     PAYLOAD_FIELDS,
-    PAYLOAD_VERSION,
     RACY_NS,
     STATUSES,
     FileManifest,
@@ -72,11 +78,18 @@ from evalkit.corpus.records import (
     regular_file_digest,
     session_files,
 )
-from evalkit.formats.files import LIMIT_VARS, read_at_most
+from evalkit.formats.files import read_at_most
 
-__all__ = ["BatchStore", "CorpusStore", "default_cache_dir", "code_fingerprint", "MAX_SHARD_BYTES"]
+__all__ = [
+    "BatchStore",
+    "CorpusStore",
+    "default_cache_dir",
+    "code_fingerprint",
+    "limits_suffix",
+    "MAX_SHARD_BYTES",
+]
 
-_SUBDIR = "corpus-store-v1"
+_SUBDIR = STORE_SUBDIR
 _SHARD = re.compile(r"^shard-[0-9a-f]{16}-[0-9a-f]{32}\.parquet$")
 MAX_SHARD_BYTES = 256 * 1024 * 1024  # a larger file is not one of ours: refused and removed
 _ROWS_PER_SHARD = 20_000  # merged shards are cut at this many rows
@@ -85,48 +98,6 @@ _MERGE_AT = 8  # merge a directory's shards when there are more than this many
 FLUSH_ROWS = 1024  # rows gathered before a shard is written
 _INDEX_SUFFIX = ".index.json"
 _INDEX_VERSION = 3  # 2: JSON values as themselves; 3: a digest of the document
-
-
-def default_cache_dir() -> Path:
-    """`$XDG_CACHE_HOME/evalkit`, or `~/.cache/evalkit` when that is unset or not absolute."""
-    xdg = os.environ.get("XDG_CACHE_HOME", "")
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
-    return base / "evalkit"
-
-
-@lru_cache(maxsize=1)
-def code_fingerprint() -> str:
-    """evalkit's version plus a digest of every `.py` file of the package.
-
-    The version alone would keep stale entries across edits made between releases.
-    """
-    pkg = os.path.dirname(os.path.realpath(evalkit.__file__))
-    h = hashlib.sha256(f"evalkit {evalkit.__version__} payload {PAYLOAD_VERSION}\n".encode())
-    found = []  # (path parts relative to the package, path): sorted as `Path`s sort
-    for dirpath, _, filenames in os.walk(pkg):
-        rel = os.path.relpath(dirpath, pkg).replace(os.sep, "/")
-        parts = () if rel == "." else tuple(rel.split("/"))
-        found += [((*parts, n), os.path.join(dirpath, n)) for n in filenames if n.endswith(".py")]
-    for parts, path in sorted(found):
-        h.update("/".join(parts).encode() + b"\0")
-        with open(path, "rb") as fh:
-            h.update(fh.read() + b"\0")
-    return h.hexdigest()
-
-
-def limits_suffix(environ: os._Environ[str] | dict[str, str] | None = None) -> str:
-    """What the reading limits set in the environment add to a store's fingerprint.
-
-    A limit changes what a session's parse gives (a line or a session refused), so sessions
-    read under other limits never share a store: `:limits:<digest>` of the variables' raw
-    values when any is set, nothing when none is (the defaults).
-    """
-    env = os.environ if environ is None else environ
-    raw = [env.get(var) or "" for var in LIMIT_VARS.values()]
-    if not any(raw):
-        return ""
-    digest = hashlib.sha256("\0".join(raw).encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return f":limits:{digest}"
 
 
 # --- text in and out of Arrow ------------------------------------------------------------------
@@ -646,9 +617,7 @@ class CorpusStore:
         self.removed = 0  # shards refused and removed on read
         self.directory: Path | None = None
         if directory is not None:
-            code = hashlib.sha256(self.fingerprint.encode()).hexdigest()
-            where = hashlib.sha256(os.fsencode(os.path.realpath(self.root))).hexdigest()
-            self.directory = Path(directory) / _SUBDIR / code[:20] / where[:20]
+            self.directory = store_directory(directory, self.fingerprint, self.root)
         self._rows: dict[str, list[_Row]] | None = None
         self._shards: list[str] = []
         self._written: list[str] = []

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from evalkit.errors import TranscriptError
+from evalkit.formats.limits import LIMIT_VARS
 
 __all__ = [
     "OVER_BUDGET",
@@ -69,15 +70,6 @@ class ReadLimits:
                     raise TranscriptError(var, f"must be a positive number of MB, not {raw!r}")
                 values[field_name] = int(mb * _MB)
         return cls(**values)
-
-
-# The environment variables that bound reading; what a session's numbers depend on beyond its
-# bytes (the corpus store keys its rows on them: `evalkit.corpus.store.CorpusStore`).
-LIMIT_VARS = {
-    "decompressed_bytes": "EVALKIT_MAX_DECOMPRESSED_MB",
-    "line_bytes": "EVALKIT_MAX_LINE_MB",
-    "session_bytes": "EVALKIT_MAX_SESSION_MB",
-}
 
 
 def _check_regular_file(path: str) -> None:
