@@ -6,8 +6,6 @@ CLI can print it on stderr and exit with status 2 instead of a traceback.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 __all__ = [
     "EvalkitError",
     "TranscriptError",
@@ -23,9 +21,12 @@ class EvalkitError(Exception):
     """Base class of every error evalkit raises deliberately."""
 
 
-@dataclass
 class TranscriptError(EvalkitError):
     """A transcript file could not be read, or holds input the reference harness crashes on.
+
+    Compared, printed and pickled by its three attributes, as a dataclass would be (this module
+    is imported by every command, so it does without `dataclasses`, whose import costs a warm
+    sweep more than the rest of its start).
 
     Attributes:
         path: The file, as the caller named it.
@@ -33,13 +34,38 @@ class TranscriptError(EvalkitError):
         line: 1-based line number when the problem is on one line, else None.
     """
 
-    path: str
-    reason: str
-    line: int | None = None
+    __hash__ = None  # type: ignore[assignment] — compared by value, as before
+
+    def __init__(self, path: str, reason: str, line: int | None = None) -> None:
+        self.path = path
+        self.reason = reason
+        self.line = line
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.path, self.reason, self.line) == (other.path, other.reason, other.line)  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__qualname__}(path={self.path!r}, reason={self.reason!r}, "
+            f"line={self.line!r})"
+        )
+
+    def __reduce__(self):
+        # By its attributes, however it was made (a subclass's own arguments, keywords).
+        return (_restore, (type(self), self.path, self.reason, self.line))
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line is not None else self.path
         return one_line(f"{where}: {self.reason}")  # a name with a newline stays one line
+
+
+def _restore(cls: type[TranscriptError], path: str, reason: str, line: int | None):
+    err = cls.__new__(cls)
+    err.args = (path, reason) if line is None else (path, reason, line)
+    err.path, err.reason, err.line = path, reason, line
+    return err
 
 
 NOT_A_TRANSCRIPT = "not a Claude Code transcript"

@@ -8,9 +8,8 @@ import sys
 from pathlib import Path
 
 from evalkit.commands import add_engine_options
-from evalkit.corpus.discover import natural_key
 from evalkit.errors import UsageError
-from evalkit.formats.detect import FORMATS
+from evalkit.formats.names import FORMATS
 from evalkit.outputs import caveats
 
 DESCRIPTION = """\
@@ -238,9 +237,6 @@ def _run_trials(args, arms) -> int:
 
 
 def _run(args) -> int:
-    from evalkit.outputs.sweep_text import render_json, render_markdown, render_text, write_json
-    from evalkit.tables.sweep import run_sweep
-
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
     if args.scheduler is not None and args.engine != "dask":
@@ -263,7 +259,28 @@ def _run(args) -> int:
                 "which reads Claude Code runs"
             )
         return _run_trials(args, arms)
+    snap = _snapshot(args, arms)
+    if snap is not None and not args.verify:
+        parts = snap.read()
+        if parts is not None and len(parts) == 1 + (args.markdown is not None):
+            return _replay(args, snap, parts)
+    writer = snap.writer() if snap is not None else None
+    try:
+        code = _sweep(args, arms, writer)
+        if writer is not None:
+            writer.commit()
+        return code
+    finally:
+        if writer is not None:
+            writer.discard()  # a no-op once committed
+
+
+def _sweep(args, arms, writer) -> int:
+    """Run the sweep and print it; what is printed also goes to `writer`, a snapshot being
+    written (None: none)."""
+    from evalkit.outputs.sweep_text import render_json, render_markdown, render_text, write_json
     from evalkit.tables.compare import parse_exclude
+    from evalkit.tables.sweep import run_sweep
 
     exclude = parse_exclude(args.exclude)
     result = run_sweep(
@@ -280,6 +297,8 @@ def _run(args) -> int:
         format=args.format,
     )
     if arms is not None:
+        from evalkit.corpus.discover import natural_key
+
         present = sorted(
             {r.arm for r in result.records if r.arm and r.status not in ("crash", "skipped")},
             key=natural_key,
@@ -290,24 +309,99 @@ def _run(args) -> int:
                 f"--arms: no session is in arm {', '.join(missing)}; arms found: "
                 + (", ".join(present) if present else "none (no file name gives an arm)")
             )
+    out = sys.stdout if writer is None else _Tee(sys.stdout, writer)
     if args.markdown is not None:
-        try:
-            args.markdown.write_text(render_markdown(result, tail=args.tail), encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"--markdown {args.markdown}: cannot write ({exc.strerror})") from None
+        text = render_markdown(result, tail=args.tail)
+        _write_markdown(args.markdown, text)
+        if writer is not None:
+            writer.write(text)
+            writer.end_part()
     if args.json:
-        if result.bundled:
-            print(f"note: {caveats.SYNTHETIC_CORPUS}", file=sys.stderr)
+        _json_note(result.bundled)
         if _writes_any_text(sys.stdout):
-            write_json(result, sys.stdout)  # piece by piece: never the whole text in memory
+            write_json(result, out)  # piece by piece: never the whole text in memory
         else:
             # An output that cannot show every character gets the text whole or not at all,
             # never a JSON document cut off where the first such character stood.
-            sys.stdout.write(render_json(result))
+            out.write(render_json(result))
     else:
-        sys.stdout.write(
-            render_text(result, tail=args.tail, every_file=args.list_files, full=args.full)
-        )
+        out.write(render_text(result, tail=args.tail, every_file=args.list_files, full=args.full))
+    return 0
+
+
+def _write_markdown(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"--markdown {path}: cannot write ({exc.strerror})") from None
+
+
+def _json_note(bundled: bool) -> None:
+    if bundled:
+        print(f"note: {caveats.SYNTHETIC_CORPUS}", file=sys.stderr)
+
+
+class _Tee:
+    """A text stream writing to standard output and to a snapshot being written."""
+
+    def __init__(self, out, writer) -> None:
+        self.out, self.writer = out, writer
+
+    def write(self, text: str) -> int:
+        self.out.write(text)
+        self.writer.write(text)
+        return len(text)
+
+
+def _snapshot(args, arms):
+    """The snapshot of this command's output (`evalkit.corpus.snapshot`), or None when the
+    command uses no store (`--no-cache`) or standard output cannot show every character (the
+    output then depends on which characters it holds)."""
+    if args.no_cache or not _writes_any_text(sys.stdout):
+        return None
+    import os
+
+    from evalkit.corpus.cache_keys import (
+        default_cache_dir,
+        limits_suffix,
+        store_directory,
+        sweep_fingerprint,
+    )
+    from evalkit.corpus.snapshot import Snapshot
+    from evalkit.paths import bundled_corpus
+
+    root = os.fspath(args.dir if args.dir is not None else bundled_corpus())
+    if not os.path.isdir(root):
+        return None  # the sweep says what is wrong with it
+    fmt = None if args.format == "auto" else args.format
+    resolved = os.path.realpath(root)
+    options = {
+        "command": "sweep",
+        "dir": args.dir,
+        "resolved": resolved,
+        "bundled": resolved == os.path.realpath(bundled_corpus()),
+        "json": args.json,
+        "markdown": args.markdown is not None,
+        "arms": None if arms is None else list(arms),
+        "full": args.full,
+        "exclude": args.exclude,
+        "tail": args.tail,
+        "list_files": args.list_files,
+        "format": fmt,
+    }
+    store = store_directory(
+        args.cache_dir or default_cache_dir(), sweep_fingerprint(fmt) + limits_suffix(), root
+    )
+    return Snapshot(store, root, options)
+
+
+def _replay(args, snap, parts: list[str]) -> int:
+    """Print a stored output exactly as the sweep that stored it did."""
+    if args.markdown is not None:
+        _write_markdown(args.markdown, parts[0])
+    if args.json:
+        _json_note(snap.options["bundled"])
+    sys.stdout.write(parts[-1])
     return 0
 
 

@@ -5,7 +5,9 @@ What evalkit writes under the cache directory (`store.default_cache_dir()` or `-
     corpus-store-v1/<code digest[:20]>/<corpus digest[:20]>/    a store directory (`store.py`)
         shard-<16 hex>-<32 hex>.parquet, shard-….index.json      the stored sessions
         store.json                                              what the store is for
-        .tmp-<8 chars>.parquet / .json                          a write in progress
+        snapshot-<32 hex>.out                                   a sweep's stored output
+                                                                (`snapshot.py`)
+        .tmp-<8 chars>.parquet / .json / .out                   a write in progress
     sweep/<key[:2]>/<key>.json  (key: 64 hex digits)             older evalkit's cache: one JSON
         .tmp-<8 chars>.json                                      file per session, never read now
 

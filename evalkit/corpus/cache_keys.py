@@ -21,6 +21,7 @@ __all__ = [
     "default_cache_dir",
     "code_fingerprint",
     "limits_suffix",
+    "sweep_fingerprint",
     "store_directory",
 ]
 
@@ -69,6 +70,13 @@ def limits_suffix(environ: os._Environ[str] | dict[str, str] | None = None) -> s
         return ""
     digest = hashlib.sha256("\0".join(raw).encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return f":limits:{digest}"
+
+
+def sweep_fingerprint(fmt: str | None = None) -> str:
+    """The fingerprint of the sweep's store without its limits (`CorpusStore` adds them): the
+    code digest, and `:format:NAME` when one reader is forced on every session (its payloads
+    differ for the same files)."""
+    return code_fingerprint() if fmt is None else f"{code_fingerprint()}:format:{fmt}"
 
 
 def store_directory(

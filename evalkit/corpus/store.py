@@ -1038,10 +1038,12 @@ RECORD_VERSION = 1
 # and temporary files (`tempfile.mkstemp`: `.tmp-` and 8 characters) of writes in progress.
 # `evalkit cache prune` and `clear` remove only files with these names: a new kind of file
 # written here must be named here.
-TEMP_FILE = re.compile(r"^\.tmp-[a-z0-9_]{8}\.(?:parquet|json)\Z")
+# The names evalkit writes in a store directory: shards and their side indexes, the record, the
+# sweep's output snapshots (`evalkit.corpus.snapshot`), and their temporary files.
+TEMP_FILE = re.compile(r"^\.tmp-[a-z0-9_]{8}\.(?:parquet|json|out)\Z")
 STORE_FILE = re.compile(
     r"^(?:shard-[0-9a-f]{16}-[0-9a-f]{32}(?:\.parquet|\.index\.json)"
-    r"|store\.json|\.tmp-[a-z0-9_]{8}\.(?:parquet|json))\Z"
+    r"|store\.json|snapshot-[0-9a-f]{32}\.out|\.tmp-[a-z0-9_]{8}\.(?:parquet|json|out))\Z"
 )
 
 

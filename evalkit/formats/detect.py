@@ -25,9 +25,10 @@ import stat
 import zipfile
 import zlib
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from evalkit.errors import TranscriptError, UsageError
+from evalkit.formats.names import FORMATS, Format
 
 # The readers are imported when a file is read (or its head sniffed), not with this module: a
 # command that reads no file of another agent (a warm sweep) does not pay for their imports.
@@ -44,8 +45,6 @@ __all__ = [
     "read_agent_file",
 ]
 
-Format = Literal["claude-code", "codex-rollout", "codex-exec", "inspect"]
-FORMATS: tuple[Format, ...] = ("claude-code", "codex-rollout", "codex-exec", "inspect")
 # The `agent` identity column of each format.
 AGENT_OF: dict[str, str] = {
     "claude-code": "claude-code",

@@ -25,6 +25,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evalkit.corpus.cache_keys import sweep_fingerprint
 from evalkit.corpus.discover import Discovery, FileEntry, SessionRef, discover, force_format
 from evalkit.corpus.parse import Progress, analyse_sessions
 from evalkit.corpus.records import (
@@ -34,7 +35,7 @@ from evalkit.corpus.records import (
     account_files,
     read_ref,
 )
-from evalkit.corpus.store import CorpusStore, code_fingerprint, default_cache_dir
+from evalkit.corpus.store import CorpusStore, default_cache_dir
 from evalkit.errors import UsageError
 from evalkit.formats.detect import check_format
 from evalkit.paths import bundled_corpus
@@ -306,7 +307,7 @@ def run_sweep(
         (cache_dir or default_cache_dir()) if cache else None,
         root,
         verify=verify,
-        fingerprint=None if fmt is None else f"{code_fingerprint()}:format:{fmt}",
+        fingerprint=sweep_fingerprint(fmt),
     )
     bar = None if progress is False else Progress(len(found.sessions), enabled=progress)
     records = tuple(

@@ -1,0 +1,286 @@
+"""A sweep's output stored against the state of its whole tree: a warm `evalkit sweep` that parses,
+loads and computes nothing (issue 16).
+
+The corpus store keeps each session's numbers, so a warm sweep reads no transcript; it still
+discovers the sessions, loads every stored row and computes the tables. A *snapshot* keeps the
+command's finished output instead, beside the store (`<store directory>/snapshot-<32 hex>.out`,
+one per set of output options), with the state of every entry of the tree it was computed
+from. A later sweep with the same options walks the tree once (`os.scandir` and `lstat`, no
+file is opened) and, when every entry has exactly the recorded state, prints the stored output.
+
+What the state covers, so that an equal state means an equal output:
+
+* every directory and file name under the root, hidden directories and target copies included
+  (discovery counts their files), symbolic links to directories as links (discovery does not
+  follow them);
+* for every file its type, size, modification and status-change times in nanoseconds, inode and
+  device; for a symbolic link also what it points to, followed (the sweep reads the target);
+* a directory that cannot be listed, with its error.
+
+The snapshot's name holds everything else the output depends on: evalkit's code digest and the
+reading limits (through the store directory: `cache_keys`), the Python version, the directory
+as given and resolved, and every option that changes the output (`sweep_options`).
+
+A snapshot is written only when no entry changed in the two seconds before the walk (as the
+store treats a file modified within two seconds of being read: a second edit in the same clock
+tick could keep the same times), and only after the whole output was produced. The status-change
+time cannot be set by a user, so an edit after the walk always shows. Like the store's side
+index, a snapshot carries the SHA-256 of its own bytes: a damaged or cut file is a miss, never a
+wrong output. `--verify` never reads one; `--no-cache` neither reads nor writes one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import marshal
+import os
+import re
+import stat
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "SNAPSHOT_FILE",
+    "TreeState",
+    "tree_state",
+    "Snapshot",
+]
+
+_MAGIC = b"evalkit sweep snapshot 1\n"
+SNAPSHOT_FILE = re.compile(r"^snapshot-[0-9a-f]{32}\.out\Z")
+RACY_NS = 2_000_000_000  # as `evalkit.corpus.records.RACY_NS`: the store's "too recent to trust"
+_MAX_BYTES = 1 << 31  # a larger file is not one of ours
+
+
+class TreeState:
+    """The state of every entry under a directory (see the module docstring).
+
+    Attributes:
+        digest: SHA-256 (hex) of every entry's name and state, in a fixed order.
+        newest_ns: The latest modification or status-change time of any file (0 when none).
+        entries: How many entries were seen.
+    """
+
+    __slots__ = ("digest", "newest_ns", "entries")
+
+    def __init__(self, digest: str, newest_ns: int, entries: int) -> None:
+        self.digest = digest
+        self.newest_ns = newest_ns
+        self.entries = entries
+
+
+def tree_state(root: str) -> TreeState:
+    """Walk `root` once and return the state of everything under it.
+
+    Never raises for what is under the root: an entry that cannot be read is recorded with its
+    error, as discovery reports it. Entries are taken in the order the file system lists them:
+    another order of the same entries is another digest, which costs a miss and never gives a
+    wrong hit.
+    """
+    items: list[Any] = []
+    newest = 0
+    n = 0
+    isdir, islnk = stat.S_ISDIR, stat.S_ISLNK
+    stack = [("", root)]
+    while stack:
+        rel, path = stack.pop()
+        try:
+            with os.scandir(path) as it:
+                listed = list(it)
+        except OSError as exc:
+            items.append((rel, "unlisted", exc.errno))
+            continue
+        n += len(listed)
+        items.append(rel)
+        for entry in listed:
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError as exc:
+                items.append((entry.name, "unstat", exc.errno))
+                continue
+            mode = st.st_mode
+            if isdir(mode):
+                items.append((entry.name, mode))
+                stack.append((f"{rel}/{entry.name}", entry.path))
+                continue
+            m, c = st.st_mtime_ns, st.st_ctime_ns
+            items.append((entry.name, mode, st.st_size, m, c, st.st_ino, st.st_dev))
+            if m > newest or c > newest:
+                newest = m if m > c else c
+            if islnk(mode):
+                try:
+                    t = os.stat(entry.path)
+                except OSError as exc:
+                    items.append(("->", exc.errno))
+                else:
+                    m, c = t.st_mtime_ns, t.st_ctime_ns
+                    items.append(("->", t.st_mode, t.st_size, m, c, t.st_ino, t.st_dev))
+                    if m > newest or c > newest:
+                        newest = m if m > c else c
+    # marshal: a byte string for exactly these values (the Python version is in the key).
+    return TreeState(hashlib.sha256(marshal.dumps(items)).hexdigest(), newest, n)
+
+
+class Snapshot:
+    """The stored output of one sweep command: read it (`read`), or write it (`writer`).
+
+    Args:
+        store_dir: The sweep's store directory (`cache_keys.store_directory`).
+        root: The swept directory.
+        options: Everything but the tree the output depends on (JSON-able).
+    """
+
+    def __init__(self, store_dir: Path, root: str, options: dict[str, Any]) -> None:
+        self.options = {**options, "python": sys.version}
+        self.root = root
+        text = json.dumps(self.options, sort_keys=True, ensure_ascii=True)
+        self.path = store_dir / f"snapshot-{hashlib.sha256(text.encode()).hexdigest()[:32]}.out"
+        self.started_ns = time.time_ns()
+        self.tree = tree_state(root)
+
+    # --- reading -------------------------------------------------------------------------------
+
+    def read(self) -> list[str] | None:
+        """The stored output parts, when the snapshot is intact and of exactly this tree's
+        state and these options; else None."""
+        data = _read_regular(self.path)
+        if data is None or not data.startswith(_MAGIC):
+            return None
+        end = data.rfind(b"\n", 0, len(data) - 1)
+        head_end = data.find(b"\n", len(_MAGIC))
+        if not data.endswith(b"\n") or end < 0 or head_end < 0 or head_end > end:
+            return None
+        try:
+            trailer = json.loads(data[end + 1 :])
+            header = json.loads(data[len(_MAGIC) : head_end])
+            sizes = trailer["parts"]
+            if hashlib.sha256(data[: end + 1]).hexdigest() != trailer["sha256"]:
+                return None
+            if header.get("tree") != self.tree.digest or header.get("options") != self.options:
+                return None
+            body = data[head_end + 1 : end + 1]
+            if type(sizes) is not list or sum(sizes) != len(body) or not sizes:
+                return None
+            parts, at = [], 0
+            for size in sizes:
+                parts.append(body[at : at + size].decode("utf-8", "surrogatepass"))
+                at += size
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+            return None
+        return parts
+
+    # --- writing -------------------------------------------------------------------------------
+
+    @property
+    def recent(self) -> bool:
+        """An entry changed within two seconds of the walk: its times cannot be trusted yet."""
+        return self.tree.newest_ns >= self.started_ns - RACY_NS
+
+    def writer(self) -> _Writer | None:
+        """A writer of this snapshot, or None when none may or can be written (a recent change,
+        no usable store directory)."""
+        if self.recent:
+            return None
+        return _Writer(self)
+
+
+class _Writer:
+    """Writes a snapshot as its parts are produced, to a temporary file renamed into place by
+    `commit` (nothing is left by `discard` or by a failure)."""
+
+    def __init__(self, snap: Snapshot) -> None:
+        self.snap = snap
+        self._fh = None
+        self._tmp: str | None = None
+        self._sizes: list[int] = []
+        self._hash = hashlib.sha256()
+        self._current = 0
+        try:
+            import tempfile
+
+            snap.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, self._tmp = tempfile.mkstemp(dir=snap.path.parent, prefix=".tmp-", suffix=".out")
+            self._fh = os.fdopen(fd, "wb")
+            header = {"tree": snap.tree.digest, "options": snap.options, "corpus": snap.root}
+            self._raw(_MAGIC + json.dumps(header, ensure_ascii=True).encode() + b"\n")
+        except OSError:
+            self.discard()
+
+    def _raw(self, data: bytes) -> None:
+        if self._fh is not None:
+            try:
+                self._fh.write(data)
+            except OSError:
+                self.discard()
+                return
+            self._hash.update(data)
+
+    def write(self, text: str) -> None:
+        """Add `text` to the current part."""
+        data = text.encode("utf-8", "surrogatepass")
+        self._current += len(data)
+        self._raw(data)
+
+    def end_part(self) -> None:
+        self._sizes.append(self._current)
+        self._current = 0
+
+    def commit(self) -> None:
+        """End the last part and put the snapshot in place (a failure only costs the next
+        sweep its speed)."""
+        if self._fh is None:
+            return
+        if self._current or not self._sizes:
+            self.end_part()
+        end = self._hash.copy()
+        trailer = {"parts": self._sizes}
+        try:
+            # The digest covers everything before the trailer line.
+            trailer["sha256"] = end.hexdigest()  # type: ignore[assignment]
+            self._fh.write(json.dumps(trailer).encode() + b"\n")
+            self._fh.close()
+            self._fh = None
+            os.replace(self._tmp, self.snap.path)  # type: ignore[arg-type]
+            self._tmp = None
+        except OSError:
+            self.discard()
+
+    def discard(self) -> None:
+        if self._fh is not None:
+            with contextlib.suppress(OSError):
+                self._fh.close()
+            self._fh = None
+        if self._tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self._tmp)
+            self._tmp = None
+
+
+def _read_regular(path: Path) -> bytes | None:
+    """The bytes of `path` when it is a regular file (never through a symbolic link) of a
+    snapshot's size; None otherwise."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_BYTES:
+            return None
+        chunks, left = [], st.st_size
+        while left > 0:
+            chunk = os.read(fd, left)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)

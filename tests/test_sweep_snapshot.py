@@ -1,0 +1,264 @@
+"""The sweep's output snapshot (evalkit/corpus/snapshot.py): a warm `evalkit sweep` prints the
+stored output only when nothing it depends on changed, and is otherwise the sweep it always was."""
+
+from __future__ import annotations
+
+import io
+import os
+
+import pytest
+
+from evalkit.cli import main
+from evalkit.corpus import snapshot as snapshot_mod
+from evalkit.corpus.snapshot import tree_state
+from evalkit.tables import sweep as sweep_mod
+from tests.sweep_helpers import cited, put
+
+HOUR_AGO = 3600
+
+
+def corpus(root):
+    cited(root, "cg22/ab-express/run-baseline-1.jsonl", 700, 300)
+    cited(root, "cg22/ab-express/run-new-1.jsonl", 900, 100, calls=2)
+    cited(root, "cg22/ab-express/run-new-2.jsonl", 400, 600)
+    put(root, "broken.jsonl", text="null\n")  # a crash, reported
+    put(root, "notes.txt", text="not a transcript\n")
+    return root
+
+
+@pytest.fixture
+def trusted(monkeypatch):
+    """Files made by the test a moment ago count as old enough to trust by their times (the
+    two-second rule is tested on its own below)."""
+    monkeypatch.setattr(snapshot_mod, "RACY_NS", 0)
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """How many times the sweep itself ran (a snapshot hit runs none)."""
+    calls = []
+    real = sweep_mod.run_sweep
+
+    def run_sweep(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sweep_mod, "run_sweep", run_sweep)
+    return calls
+
+
+def sweep(capsys, *argv):
+    code = main(["sweep", *map(str, argv)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def snapshots(cache):
+    return sorted(p.name for p in cache.rglob("snapshot-*.out"))
+
+
+@pytest.mark.parametrize(
+    "options",
+    [(), ("--json",), ("--full",), ("--list-files",), ("--tail", "1"), ("--arms", "new,baseline")],
+)
+def test_a_hit_prints_exactly_what_the_sweep_printed(tmp_path, capsys, trusted, counted, options):
+    root = corpus(tmp_path / "c")
+    cache = tmp_path / "cache"
+    fresh = sweep(capsys, root, "--no-cache", *options)
+    first = sweep(capsys, root, "--cache-dir", cache, *options)
+    assert len(counted) == 2 and len(snapshots(cache)) == 1
+    again = sweep(capsys, root, "--cache-dir", cache, *options)
+    assert len(counted) == 2  # printed from the snapshot: no sweep ran
+    assert fresh == first == again
+
+
+def test_markdown_is_stored_and_written_again(tmp_path, capsys, trusted, counted):
+    root = corpus(tmp_path / "c")
+    cache = tmp_path / "cache"
+    md1, md2 = tmp_path / "one.md", tmp_path / "two.md"
+    first = sweep(capsys, root, "--cache-dir", cache, "--markdown", md1)
+    again = sweep(capsys, root, "--cache-dir", cache, "--markdown", md2)
+    assert len(counted) == 1 and first == again
+    assert md2.read_bytes() == md1.read_bytes() and "| " in md1.read_text(encoding="utf-8")
+    # Without --markdown the output is another snapshot: the sweep runs.
+    sweep(capsys, root, "--cache-dir", cache)
+    assert len(counted) == 2
+
+
+def test_the_bundled_corpus_note_is_printed_on_a_hit(capsys, trusted, counted, tmp_path):
+    cache = tmp_path / "cache"
+    first = sweep(capsys, "--json", "--cache-dir", cache)
+    again = sweep(capsys, "--json", "--cache-dir", cache)
+    assert len(counted) == 1
+    assert first == again and "synthetic" in again[2]
+
+
+def edit_keeping_size_and_times(path):
+    # The same size and modification time: only the status-change time tells.
+    st = os.stat(path)
+    data = path.read_bytes()
+    changed = data.replace(b'"q"', b'"z"', 1)
+    assert changed != data and len(changed) == len(data)
+    path.write_bytes(changed)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert os.stat(path).st_mtime_ns == st.st_mtime_ns
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "content",
+        "same-size-and-time",
+        "new-file",
+        "removed-file",
+        "renamed",
+        "hidden-dir-file",
+        "new-directory",
+    ],
+)
+def test_any_change_under_the_root_is_a_miss(tmp_path, capsys, trusted, counted, change):
+    root = corpus(tmp_path / "c")
+    cache = tmp_path / "cache"
+    sweep(capsys, root, "--cache-dir", cache, "--list-files")
+    run = root / "cg22/ab-express/run-new-2.jsonl"
+    if change == "content":
+        cited(root, "cg22/ab-express/run-new-2.jsonl", 100, 900)
+    elif change == "same-size-and-time":
+        edit_keeping_size_and_times(run)
+    elif change == "new-file":
+        cited(root, "cg22/ab-express/run-new-3.jsonl", 50, 950)
+    elif change == "removed-file":
+        run.unlink()
+    elif change == "renamed":
+        run.rename(root / "cg22/ab-express/run-new-7.jsonl")
+    elif change == "hidden-dir-file":
+        put(root, ".git/objects/x", text="x")  # discovery counts a hidden directory's files
+    else:
+        (root / "empty").mkdir()
+    got = sweep(capsys, root, "--cache-dir", cache, "--list-files")
+    assert len(counted) == 2
+    assert got == sweep(capsys, root, "--no-cache", "--list-files")
+    sweep(capsys, root, "--cache-dir", cache, "--list-files")
+    assert len(counted) == 3  # the changed tree's output is stored: the next run is a hit
+
+
+def test_a_symbolic_links_target_is_part_of_the_state(tmp_path, capsys, trusted, counted):
+    root = corpus(tmp_path / "c")
+    outside = cited(tmp_path / "elsewhere", "run.jsonl", 300, 700)
+    (root / "cg22/ab-express/run-baseline-2.jsonl").symlink_to(outside)
+    cache = tmp_path / "cache"
+    sweep(capsys, root, "--cache-dir", cache)
+    sweep(capsys, root, "--cache-dir", cache)
+    assert len(counted) == 1
+    cited(tmp_path / "elsewhere", "run.jsonl", 950, 50)  # the link is unchanged, its target not
+    got = sweep(capsys, root, "--cache-dir", cache)
+    assert len(counted) == 2 and got == sweep(capsys, root, "--no-cache")
+
+
+def test_reading_limits_and_options_key_the_snapshot(
+    tmp_path, capsys, trusted, counted, monkeypatch
+):
+    root = corpus(tmp_path / "c")
+    cache = tmp_path / "cache"
+    sweep(capsys, root, "--cache-dir", cache)
+    monkeypatch.setenv("EVALKIT_MAX_SESSION_MB", "0.0001")
+    low = sweep(capsys, root, "--cache-dir", cache)
+    assert len(counted) == 2 and "0 sessions with at least one answered explore" in low[1]
+    monkeypatch.delenv("EVALKIT_MAX_SESSION_MB")
+    for options in (("--tail", "2"), ("--exclude", "raced"), ("--format", "claude-code")):
+        sweep(capsys, root, "--cache-dir", cache, *options)
+    assert len(counted) == 5
+    sweep(capsys, root, "--cache-dir", cache)
+    assert len(counted) == 5  # the first snapshot is still there, and still right
+
+
+def test_verify_and_no_cache_never_read_one(tmp_path, capsys, trusted, counted):
+    root = corpus(tmp_path / "c")
+    cache = tmp_path / "cache"
+    first = sweep(capsys, root, "--cache-dir", cache)
+    assert sweep(capsys, root, "--cache-dir", cache, "--verify") == first
+    assert len(counted) == 2
+    sweep(capsys, root, "--no-cache", "--cache-dir", tmp_path / "other")
+    assert len(counted) == 3 and not (tmp_path / "other").exists()
+
+
+def test_a_tree_changed_within_two_seconds_gets_no_snapshot(tmp_path, capsys, counted):
+    root = corpus(tmp_path / "c")  # just written: its times are too recent to trust
+    cache = tmp_path / "cache"
+    first = sweep(capsys, root, "--cache-dir", cache)
+    assert snapshots(cache) == []
+    assert sweep(capsys, root, "--cache-dir", cache) == first
+    assert len(counted) == 2
+
+
+def test_a_recent_status_change_counts_though_the_modification_time_is_old(tmp_path):
+    root = corpus(tmp_path / "c")
+    for path in root.rglob("*.jsonl"):
+        os.utime(path, (1, 1))  # an old modification time; the status change is now
+    state = tree_state(str(root))
+    assert state.newest_ns > 10**18  # the status-change time, not the year 1970
+
+
+@pytest.mark.parametrize("damage", ["cut", "flipped", "empty", "foreign-tree", "symlink"])
+def test_a_damaged_snapshot_is_a_miss_then_replaced(tmp_path, capsys, trusted, counted, damage):
+    root = corpus(tmp_path / "c")
+    cache = tmp_path / "cache"
+    first = sweep(capsys, root, "--cache-dir", cache, "--json")
+    (path,) = cache.rglob("snapshot-*.out")
+    data = path.read_bytes()
+    if damage == "cut":
+        path.write_bytes(data[: len(data) // 2])
+    elif damage == "flipped":
+        i = data.index(b'"sessions"')
+        path.write_bytes(data[:i] + b'"sessionz"' + data[i + 10 :])
+    elif damage == "empty":
+        path.write_bytes(b"")
+    elif damage == "foreign-tree":
+        other = corpus(tmp_path / "d")
+        cited(other, "cg22/ab-express/run-new-2.jsonl", 10, 990)
+        sweep(capsys, other, "--cache-dir", tmp_path / "cache2", "--json")
+        (theirs,) = (tmp_path / "cache2").rglob("snapshot-*.out")
+        path.write_bytes(theirs.read_bytes())  # intact, but of another tree's state
+    else:
+        target = tmp_path / "target.out"
+        target.write_bytes(data)
+        path.unlink()
+        path.symlink_to(target)
+    got = sweep(capsys, root, "--cache-dir", cache, "--json")
+    assert got == first
+    assert len(counted) == (3 if damage == "foreign-tree" else 2)
+    assert path.is_file() and not path.is_symlink() and path.read_bytes() == data
+    if damage == "symlink":
+        assert (tmp_path / "target.out").read_bytes() == data  # what the link pointed to is kept
+
+
+def test_an_output_that_cannot_show_every_character_gets_no_snapshot(
+    tmp_path, capsys, trusted, counted, monkeypatch
+):
+    root = corpus(tmp_path / "c")
+    cache = tmp_path / "cache"
+    monkeypatch.setattr("sys.stdout", io.TextIOWrapper(io.BytesIO(), encoding="cp1252"))
+    codes = [main(["sweep", str(root), "--cache-dir", str(cache)]) for _ in range(2)]
+    assert codes[0] == codes[1] and len(counted) == 2 and snapshots(cache) == []
+
+
+def test_a_failed_sweep_stores_nothing(tmp_path, capsys, trusted, counted):
+    root = corpus(tmp_path / "c")
+    cache = tmp_path / "cache"
+    code, _, err = sweep(capsys, root, "--cache-dir", cache, "--arms", "nosuch")
+    assert code == 2 and "no session is in arm nosuch" in err
+    assert snapshots(cache) == []
+    assert not list(cache.rglob(".tmp-*"))
+
+
+def test_cache_info_counts_snapshots_as_evalkits_files(tmp_path, capsys, trusted):
+    root = corpus(tmp_path / "c")
+    cache = tmp_path / "cache"
+    sweep(capsys, root, "--cache-dir", cache)
+    assert snapshots(cache)
+    assert main(["cache", "--cache-dir", str(cache), "--json"]) == 0
+    out = capsys.readouterr().out
+    assert "snapshot" not in out  # not listed as a foreign file
+    assert main(["cache", "clear", "--cache-dir", str(cache)]) == 0
+    capsys.readouterr()
+    assert snapshots(cache) == []
