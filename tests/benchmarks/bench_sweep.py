@@ -10,8 +10,12 @@ contenders interleaved (so a busy machine slows each of them alike), the best wa
 
 * cold: `evalkit sweep DIR --json` with an empty store (every session parsed, over the cores);
 * warm: the same again on that store (nothing parsed, no transcript read), and "warm command":
-  `evalkit sweep DIR --json --cache-dir STORE` as a user types it on that store (the CLI's
-  imports included: it reads the store's side index and imports neither pyarrow nor numpy);
+  `evalkit sweep DIR --json --cache-dir STORE` as a user types it on that store with no stored
+  output (the CLI's imports included: it reads the store's side index and imports neither
+  pyarrow nor numpy);
+* snapshot command: that command once more, which prints the output the previous one stored
+  (the tree unchanged: `evalkit.corpus.snapshot`), against "cold command", the same command on
+  an empty store: the warm ÷ cold of a user's two runs;
 * serial: `--no-cache -j 1` (one process, nothing stored), and parallel: `--no-cache`;
 * frames: `load_corpus(DIR)` with every frame built (cold, warm on the same store, and with no
   store in one process — the last against the serial sweep);
@@ -196,10 +200,26 @@ def contenders(corpus: Path, jobs: int, reference: str | None, tmp: Path) -> dic
         contenders.last_store = store  # type: ignore[attr-defined]
         return t, rss, doc, err.split()[-2:]
 
+    command = [sys.executable, "-m", "evalkit", "sweep", str(corpus), "--json", "--cache-dir"]
+
+    def cold_command():
+        store = tempfile.mkdtemp(prefix="store-cmd-", dir=tmp)
+        t, rss, doc, _ = run([*command, store])
+        shutil.rmtree(store, ignore_errors=True)
+        return t, rss, doc, None
+
     def warm_command():
+        # The store's path: its sessions, with no snapshot of the output to print instead.
         store = getattr(contenders, "last_store", None)
-        argv = [sys.executable, "-m", "evalkit", "sweep", str(corpus), "--json"]
-        t, rss, doc, _ = run([*argv, "--cache-dir", store])
+        for snap in Path(store).rglob("snapshot-*.out"):
+            snap.unlink()
+        t, rss, doc, _ = run([*command, store])
+        return t, rss, doc, None
+
+    def snapshot_command():
+        # The command again: the previous one stored its output, and the tree is unchanged.
+        store = getattr(contenders, "last_store", None)
+        t, rss, doc, _ = run([*command, store])
         return t, rss, doc, None
 
     def warm():
@@ -220,6 +240,8 @@ def contenders(corpus: Path, jobs: int, reference: str | None, tmp: Path) -> dic
 
     out["cold"] = cold
     out["warm command"] = warm_command
+    out["snapshot command"] = snapshot_command
+    out["cold command"] = cold_command
     out["warm"] = warm
     out["serial"] = lambda: run(py(_SWEEP, str(corpus), "-", "1"))[:3] + (None,)
     out["parallel"] = lambda: run(py(_SWEEP, str(corpus), "-", j))[:3] + (None,)
@@ -397,7 +419,8 @@ def main() -> int:
     print("\nratios (lower is better)")
     print(
         "  scale  cold/ref  cold/floor  serial/floor  warm/cold  parallel/serial  "
-        "frames/sweep serial  frames warm/cold  warm command/cold  in-process warm/cold"
+        "frames/sweep serial  frames warm/cold  warm command/cold  in-process warm/cold  "
+        "snapshot/cold command"
     )
     for k, _, t, _ in results:
         print(
@@ -409,7 +432,8 @@ def main() -> int:
             f"{ratio(t.get('frames serial'), t.get('serial'))}             "
             f"{ratio(t.get('frames warm'), t.get('frames cold'))}            "
             f"{ratio(t.get('warm command'), t.get('cold'))}             "
-            f"{ratio(t.get('in-process warm'), t.get('in-process cold'))}"
+            f"{ratio(t.get('in-process warm'), t.get('in-process cold'))}                "
+            f"{ratio(t.get('snapshot command'), t.get('cold command'))}"
         )
     print("  (floor = JSON-decoding every line once with Python's json, in a fresh interpreter)")
     if len(results) > 1:
@@ -418,7 +442,7 @@ def main() -> int:
             e = exponent([(n, t[label]) for _, n, t, _ in results if label in t])
             print(f"  {label:<12} {e:.2f}" if e is not None else f"  {label:<12} -")
         first, last = results[0], results[-1]
-        for label in ("cold", "serial", "parallel", "warm command", "export"):
+        for label in ("cold", "serial", "parallel", "warm command", "snapshot command", "export"):
             a, b = first[3].get(label), last[3].get(label)
             if a and b:
                 print(f"  peak RSS {label} at {last[0]}x / {first[0]}x: {b / a:.2f}")
