@@ -84,7 +84,7 @@ def tree_state(root: str) -> TreeState:
     items: list[Any] = []
     newest = 0
     n = 0
-    isdir, islnk = stat.S_ISDIR, stat.S_ISLNK
+    islnk = stat.S_ISLNK
     stack = [("", root)]
     while stack:
         rel, path = stack.pop()
@@ -98,15 +98,15 @@ def tree_state(root: str) -> TreeState:
         items.append(rel)
         for entry in listed:
             try:
+                if entry.is_dir(follow_symlinks=False):  # from the listing: no system call
+                    items.append((entry.name, "dir"))
+                    stack.append((f"{rel}/{entry.name}", entry.path))
+                    continue
                 st = entry.stat(follow_symlinks=False)
             except OSError as exc:
                 items.append((entry.name, "unstat", exc.errno))
                 continue
             mode = st.st_mode
-            if isdir(mode):
-                items.append((entry.name, mode))
-                stack.append((f"{rel}/{entry.name}", entry.path))
-                continue
             m, c = st.st_mtime_ns, st.st_ctime_ns
             items.append((entry.name, mode, st.st_size, m, c, st.st_ino, st.st_dev))
             if m > newest or c > newest:
