@@ -72,7 +72,9 @@ Parsed sessions are kept in a store (default $XDG_CACHE_HOME/evalkit or
 ~/.cache/evalkit), keyed by the content of each file and evalkit's own code; it
 never changes a number. A later sweep trusts a file whose size, modification
 time and inode are unchanged and reads nothing from it; --verify re-reads and
-re-hashes every file instead. `evalkit cache` shows what the store holds and
+re-hashes every file instead. The output is stored too: the same command on a
+tree where no file or folder changed prints it again without computing
+anything (any change, and the sweep runs as before). `evalkit cache` shows what the store holds and
 `evalkit cache prune` removes what no sweep will read again. A progress bar is
 drawn on stderr when stderr is a terminal.
 
