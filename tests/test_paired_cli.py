@@ -153,3 +153,16 @@ def test_python_dash_m_evalkit_paired():
     )
     assert proc.returncode == 1
     assert "verdict: unverifiable" in proc.stdout
+
+
+@pytest.mark.parametrize("text", ["[]", '{"schema_version": 1}'])
+def test_a_structural_error_names_the_file(capsys, tmp_path, text):
+    path = tmp_path / "evidence.json"
+    path.write_text(text, encoding="utf-8")
+    for run in (
+        lambda: main(["pairs", "check", str(path)]),
+        lambda: paired_main(["report", str(path)]),
+    ):
+        assert run() == 2
+        err = capsys.readouterr().err
+        assert err.count(str(path)) == 1 and len(err.splitlines()) == 1

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from evalkit.errors import EvalkitError, UsageError, one_line, unexpected_error
 from evalkit.paired._json import is_commit_hex, is_sha256_hex
 from evalkit.paired.driver import DEFAULT_TIME_LIMIT
+from evalkit.paired.errors import EvidenceError
 from evalkit.paired.gate import Expected, strict_check
 from evalkit.paired.manifest import load_cases
 from evalkit.paired.report import build_report
@@ -265,10 +266,21 @@ def _expected(args: argparse.Namespace) -> Expected:
     return Expected(digest, args.expect_base_revision, args.expect_fixture_revision)
 
 
+def _load(path: str, manifest):
+    """`load_evidence`, its error naming the file when the message does not already (the
+    message itself is the specification's, word for word)."""
+    try:
+        return load_evidence(path, manifest=manifest)
+    except EvidenceError as exc:
+        if str(path) in str(exc):
+            raise
+        raise EvidenceError(f"{path}: {exc}") from None
+
+
 def run_check(args: argparse.Namespace) -> int:
     expected = _expected(args)
     manifest = load_cases(args.case_manifest)
-    evidence = load_evidence(args.file, manifest=manifest)
+    evidence = _load(args.file, manifest)
     result = strict_check(evidence, manifest=manifest, expected=expected)
     if args.json:
         from evalkit.paired._json import canonical_dumps
@@ -290,7 +302,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_report(args: argparse.Namespace) -> int:
     manifest = load_cases(args.case_manifest)
-    evidence = load_evidence(args.file, manifest=manifest)
+    evidence = _load(args.file, manifest)
     report = build_report(evidence, manifest=manifest)
     sys.stdout.write(report.to_json() if args.json else report.render_text())
     return 0
