@@ -262,3 +262,29 @@ def test_cache_info_counts_snapshots_as_evalkits_files(tmp_path, capsys, trusted
     assert main(["cache", "clear", "--cache-dir", str(cache)]) == 0
     capsys.readouterr()
     assert snapshots(cache) == []
+
+
+def test_a_file_made_and_removed_while_the_sweep_ran_is_a_change(
+    tmp_path, capsys, trusted, monkeypatch
+):
+    # The walk ran before the file was made and the next walk runs after it was removed: the
+    # names are the same both times, the directory's times are not.
+    root = corpus(tmp_path / "c")
+    cache = tmp_path / "cache"
+    real = sweep_mod.run_sweep
+    extra = root / "cg22/ab-express/run-new-3.jsonl"
+
+    def run_sweep(*args, **kwargs):
+        cited(root, "cg22/ab-express/run-new-3.jsonl", 10, 990)
+        try:
+            return real(*args, **kwargs)
+        finally:
+            extra.unlink()
+
+    monkeypatch.setattr(sweep_mod, "run_sweep", run_sweep)
+    during = sweep(capsys, root, "--cache-dir", cache, "--list-files")
+    assert "run-new-3.jsonl" in during[1]
+    monkeypatch.setattr(sweep_mod, "run_sweep", real)
+    after = sweep(capsys, root, "--cache-dir", cache, "--list-files")
+    assert "run-new-3.jsonl" not in after[1]
+    assert after == sweep(capsys, root, "--no-cache", "--list-files")

@@ -12,7 +12,8 @@ What the state covers, so that an equal state means an equal output:
 
 * every directory and file name under the root, hidden directories and target copies included
   (discovery counts their files), symbolic links to directories as links (discovery does not
-  follow them);
+  follow them); each directory's modification and status-change times (the root's too), so an
+  entry made and removed again while a sweep ran is a change;
 * for every file its type, size, modification and status-change times in nanoseconds, inode and
   device; for a symbolic link also what it points to, followed (the sweep reads the target);
 * a directory that cannot be listed, with its error.
@@ -35,6 +36,7 @@ import contextlib
 import hashlib
 import json
 import marshal
+import operator
 import os
 import re
 import stat
@@ -52,6 +54,7 @@ __all__ = [
 
 _MAGIC = b"evalkit sweep snapshot 1\n"
 SNAPSHOT_FILE = re.compile(r"^snapshot-[0-9a-f]{32}\.out\Z")
+_NAME = operator.attrgetter("name")
 RACY_NS = 2_000_000_000  # as `evalkit.corpus.records.RACY_NS`: the store's "too recent to trust"
 _MAX_BYTES = 1 << 31  # a larger file is not one of ours
 
@@ -77,20 +80,26 @@ def tree_state(root: str) -> TreeState:
     """Walk `root` once and return the state of everything under it.
 
     Never raises for what is under the root: an entry that cannot be read is recorded with its
-    error, as discovery reports it. Entries are taken in the order the file system lists them:
-    another order of the same entries is another digest, which costs a miss and never gives a
-    wrong hit.
+    error, as discovery reports it. Entries are taken in name order, so the digest does not
+    depend on the order the file system lists them in.
     """
     items: list[Any] = []
     newest = 0
     n = 0
-    islnk = stat.S_ISLNK
+    isdir, islnk = stat.S_ISDIR, stat.S_ISLNK
+    try:
+        top = os.stat(root)
+    except OSError as exc:
+        items.append(("", "unstat", exc.errno))
+    else:
+        items.append(("", top.st_mode, top.st_mtime_ns, top.st_ctime_ns, top.st_ino, top.st_dev))
+        newest = max(top.st_mtime_ns, top.st_ctime_ns)
     stack = [("", root)]
     while stack:
         rel, path = stack.pop()
         try:
             with os.scandir(path) as it:
-                listed = list(it)
+                listed = sorted(it, key=_NAME)
         except OSError as exc:
             items.append((rel, "unlisted", exc.errno))
             continue
@@ -98,16 +107,19 @@ def tree_state(root: str) -> TreeState:
         items.append(rel)
         for entry in listed:
             try:
-                if entry.is_dir(follow_symlinks=False):  # from the listing: no system call
-                    items.append((entry.name, "dir"))
-                    stack.append((f"{rel}/{entry.name}", entry.path))
-                    continue
                 st = entry.stat(follow_symlinks=False)
             except OSError as exc:
                 items.append((entry.name, "unstat", exc.errno))
                 continue
             mode = st.st_mode
             m, c = st.st_mtime_ns, st.st_ctime_ns
+            if isdir(mode):
+                # Its times too: an entry made and removed again while a sweep ran shows there.
+                items.append((entry.name, mode, m, c, st.st_ino, st.st_dev))
+                stack.append((f"{rel}/{entry.name}", entry.path))
+                if m > newest or c > newest:
+                    newest = m if m > c else c
+                continue
             items.append((entry.name, mode, st.st_size, m, c, st.st_ino, st.st_dev))
             if m > newest or c > newest:
                 newest = m if m > c else c
@@ -121,8 +133,10 @@ def tree_state(root: str) -> TreeState:
                     items.append(("->", t.st_mode, t.st_size, m, c, t.st_ino, t.st_dev))
                     if m > newest or c > newest:
                         newest = m if m > c else c
-    # marshal: a byte string for exactly these values (the Python version is in the key).
-    return TreeState(hashlib.sha256(marshal.dumps(items)).hexdigest(), newest, n)
+    # marshal version 2: bytes of exactly these values (the Python version is in the key).
+    # Later versions write a repeated object as a reference to its first occurrence, so equal
+    # values could give other bytes as objects happen to be shared or not.
+    return TreeState(hashlib.sha256(marshal.dumps(items, 2)).hexdigest(), newest, n)
 
 
 class Snapshot:
