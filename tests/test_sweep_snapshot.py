@@ -288,3 +288,18 @@ def test_a_file_made_and_removed_while_the_sweep_ran_is_a_change(
     after = sweep(capsys, root, "--cache-dir", cache, "--list-files")
     assert "run-new-3.jsonl" not in after[1]
     assert after == sweep(capsys, root, "--no-cache", "--list-files")
+
+
+@pytest.mark.parametrize("parts", [[""], ["no newline at the end"], ["a\n", "b"], ["\udcff", ""]])
+def test_parts_come_back_as_written(tmp_path, trusted, parts):
+    root = corpus(tmp_path / "c")
+    snap = snapshot_mod.Snapshot(tmp_path / "store", str(root), {"case": len(parts)})
+    writer = snap.writer()
+    for part in parts:
+        writer.write(part)
+        writer.end_part()
+    writer.commit()
+    again = snapshot_mod.Snapshot(tmp_path / "store", str(root), {"case": len(parts)})
+    assert again.read() == parts
+    other = snapshot_mod.Snapshot(tmp_path / "store", str(root), {"case": -1})
+    assert other.read() is None  # another name, nothing there

@@ -28,6 +28,11 @@ tick could keep the same times), and only after the whole output was produced. T
 time cannot be set by a user, so an edit after the walk always shows. Like the store's side
 index, a snapshot carries the SHA-256 of its own bytes: a damaged or cut file is a miss, never a
 wrong output. `--verify` never reads one; `--no-cache` neither reads nor writes one.
+
+A snapshot file: a first line naming it, a line of JSON (the tree's digest, the options, the
+corpus), the bytes of each output part (the markdown file's text when `--markdown` was given,
+then standard output's), a newline, and a last line of JSON with the parts' sizes and the
+SHA-256 of everything before it.
 """
 
 from __future__ import annotations
@@ -166,7 +171,7 @@ class Snapshot:
             return None
         end = data.rfind(b"\n", 0, len(data) - 1)
         head_end = data.find(b"\n", len(_MAGIC))
-        if not data.endswith(b"\n") or end < 0 or head_end < 0 or head_end > end:
+        if not data.endswith(b"\n") or end < 0 or head_end < 0 or head_end >= end:
             return None
         try:
             trailer = json.loads(data[end + 1 :])
@@ -176,7 +181,7 @@ class Snapshot:
                 return None
             if header.get("tree") != self.tree.digest or header.get("options") != self.options:
                 return None
-            body = data[head_end + 1 : end + 1]
+            body = data[head_end + 1 : end]  # the newline before the trailer is not the body's
             if type(sizes) is not list or sum(sizes) != len(body) or not sizes:
                 return None
             parts, at = [], 0
@@ -250,11 +255,11 @@ class _Writer:
             return
         if self._current or not self._sizes:
             self.end_part()
-        end = self._hash.copy()
-        trailer = {"parts": self._sizes}
+        self._raw(b"\n")  # the trailer is a line of its own, whatever the last part ends with
+        if self._fh is None:
+            return
+        trailer = {"parts": self._sizes, "sha256": self._hash.hexdigest()}  # of all before it
         try:
-            # The digest covers everything before the trailer line.
-            trailer["sha256"] = end.hexdigest()  # type: ignore[assignment]
             self._fh.write(json.dumps(trailer).encode() + b"\n")
             self._fh.close()
             self._fh = None
