@@ -303,3 +303,67 @@ def test_parts_come_back_as_written(tmp_path, trusted, parts):
     assert again.read() == parts
     other = snapshot_mod.Snapshot(tmp_path / "store", str(root), {"case": -1})
     assert other.read() is None  # another name, nothing there
+
+
+# --- the trial sweep (--layout, --profile, --outcomes) ----------------------------------------
+
+
+@pytest.fixture
+def trial_runs(monkeypatch):
+    from evalkit.tables import trials
+
+    calls = []
+    real = trials.run_trial_sweep
+
+    def run_trial_sweep(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(trials, "run_trial_sweep", run_trial_sweep)
+    return calls
+
+
+PROFILE = """\
+name = "mine"
+
+[tool_under_test]
+label = "sg"
+tools = ["mcp__sourcegraph__*"]
+"""
+
+
+@pytest.mark.parametrize("options", [(), ("--json",), ("--list-files",)])
+def test_a_trial_sweep_hit_prints_what_it_printed(tmp_path, capsys, trusted, trial_runs, options):
+    from tests.harbor_helpers import build_harbor_corpus
+
+    root = tmp_path / "runs"
+    csv = build_harbor_corpus(root)
+    argv = (root, "--layout", "harbor", "--profile", "sourcegraph", "--outcomes", csv, *options)
+    fresh = sweep(capsys, *argv, "--no-cache")
+    first = sweep(capsys, *argv, "--cache-dir", tmp_path / "cache")
+    again = sweep(capsys, *argv, "--cache-dir", tmp_path / "cache")
+    assert len(trial_runs) == 2 and fresh == first == again and fresh[0] == 0
+
+
+def test_a_trial_sweep_reads_its_outcomes_and_profile_files_again(
+    tmp_path, capsys, trusted, trial_runs
+):
+    from tests.harbor_helpers import build_harbor_corpus
+
+    root = tmp_path / "runs"
+    csv = build_harbor_corpus(root)  # beside the corpus, not in it
+    profile = tmp_path / "mine.toml"
+    profile.write_text(PROFILE, encoding="utf-8")
+    argv = (root, "--layout", "harbor", "--profile", profile, "--outcomes", csv)
+    cache = ("--cache-dir", tmp_path / "cache")
+    sweep(capsys, *argv, *cache)
+    sweep(capsys, *argv, *cache)
+    assert len(trial_runs) == 1
+    csv.write_text(csv.read_text(encoding="utf-8").replace("t4_2,1.0", "t4_2,0.0"), "utf-8")
+    got = sweep(capsys, *argv, *cache)
+    assert len(trial_runs) == 2 and got == sweep(capsys, *argv, "--no-cache")
+    profile.write_text(PROFILE.replace("__*", "__sg_keyword_search"), "utf-8")
+    got = sweep(capsys, *argv, *cache)
+    assert len(trial_runs) == 4 and got == sweep(capsys, *argv, "--no-cache")
+    sweep(capsys, *argv, *cache, "--pass-threshold", "0.5")
+    assert len(trial_runs) == 6

@@ -199,19 +199,15 @@ def _trial_mode(args) -> bool:
     return args.layout is not None or args.profile is not None or args.outcomes is not None
 
 
-def _run_trials(args, arms) -> int:
+def _run_trials(args, arms, writer) -> int:
+    """The trial sweep, printed; what is printed also goes to `writer` (see `_sweep`)."""
     from evalkit.outputs.trials_text import (
         render_trials_json,
         render_trials_markdown,
         render_trials_text,
     )
-    from evalkit.tables.trials import run_trial_sweep
-
-    if args.dir is None:
-        raise UsageError("a trial sweep (--layout, --profile, --outcomes) needs DIR")
-    if not math.isfinite(args.pass_threshold):
-        raise UsageError(f"--pass-threshold must be a number, got {args.pass_threshold}")
     from evalkit.tables.compare import parse_exclude
+    from evalkit.tables.trials import run_trial_sweep
 
     result = run_trial_sweep(
         args.dir,
@@ -226,15 +222,13 @@ def _run_trials(args, arms) -> int:
         jobs=args.jobs,
         progress=None,
     )
+    out = sys.stdout if writer is None else _Tee(sys.stdout, writer)
     if args.markdown is not None:
-        try:
-            args.markdown.write_text(render_trials_markdown(result), encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"--markdown {args.markdown}: cannot write ({exc.strerror})") from None
+        _markdown(args.markdown, render_trials_markdown(result), writer)
     if args.json:
-        sys.stdout.write(render_trials_json(result))
+        out.write(render_trials_json(result))
     else:
-        sys.stdout.write(render_trials_text(result, every_file=args.list_files))
+        out.write(render_trials_text(result, every_file=args.list_files))
     return 0
 
 
@@ -254,21 +248,25 @@ def _run(args) -> int:
         arms = tuple(a.strip() for a in args.arms.split(",") if a.strip())
         if not arms:
             raise UsageError("--arms needs at least one arm label")
-    if _trial_mode(args):
+    trials = _trial_mode(args)
+    if trials:
         if args.format != "auto":
             raise UsageError(
                 "--format is not used by a trial sweep (--layout, --profile, --outcomes), "
                 "which reads Claude Code runs"
             )
-        return _run_trials(args, arms)
-    snap = _snapshot(args, arms)
+        if args.dir is None:
+            raise UsageError("a trial sweep (--layout, --profile, --outcomes) needs DIR")
+        if not math.isfinite(args.pass_threshold):
+            raise UsageError(f"--pass-threshold must be a number, got {args.pass_threshold}")
+    snap = _snapshot(args, arms, trials)
     if snap is not None and not args.verify:
         parts = snap.read()
         if parts is not None and len(parts) == 1 + (args.markdown is not None):
             return _replay(args, snap, parts)
     writer = snap.writer() if snap is not None else None
     try:
-        code = _sweep(args, arms, writer)
+        code = (_run_trials if trials else _sweep)(args, arms, writer)
         if writer is not None:
             writer.commit()
         return code
@@ -313,11 +311,7 @@ def _sweep(args, arms, writer) -> int:
             )
     out = sys.stdout if writer is None else _Tee(sys.stdout, writer)
     if args.markdown is not None:
-        text = render_markdown(result, tail=args.tail)
-        _write_markdown(args.markdown, text)
-        if writer is not None:
-            writer.write(text)
-            writer.end_part()
+        _markdown(args.markdown, render_markdown(result, tail=args.tail), writer)
     if args.json:
         _json_note(result.bundled)
         if _writes_any_text(sys.stdout):
@@ -331,11 +325,15 @@ def _sweep(args, arms, writer) -> int:
     return 0
 
 
-def _write_markdown(path: Path, text: str) -> None:
+def _markdown(path: Path, text: str, writer=None) -> None:
+    """Write `--markdown`'s file (and the same text as the first part of a snapshot)."""
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"--markdown {path}: cannot write ({exc.strerror})") from None
+    if writer is not None:
+        writer.write(text)
+        writer.end_part()
 
 
 def _json_note(bundled: bool) -> None:
@@ -355,7 +353,7 @@ class _Tee:
         return len(text)
 
 
-def _snapshot(args, arms):
+def _snapshot(args, arms, trials: bool):
     """The snapshot of this command's output (`evalkit.corpus.snapshot`), or None when the
     command uses no store (`--no-cache`) or standard output cannot show every character (the
     output then depends on which characters it holds)."""
@@ -369,7 +367,7 @@ def _snapshot(args, arms):
         store_directory,
         sweep_fingerprint,
     )
-    from evalkit.corpus.snapshot import Snapshot
+    from evalkit.corpus.snapshot import Snapshot, file_digest
     from evalkit.paths import bundled_corpus
 
     root = os.fspath(args.dir if args.dir is not None else bundled_corpus())
@@ -391,6 +389,19 @@ def _snapshot(args, arms):
         "list_files": args.list_files,
         "format": fmt,
     }
+    if trials:
+        # What a trial sweep reads besides the tree: a profile file and an outcomes file (either
+        # may be anywhere), by their content.
+        options["trials"] = {
+            "layout": args.layout,
+            "profile": args.profile,
+            "profile_file": file_digest(args.profile) if args.profile is not None else None,
+            "outcomes": None if args.outcomes is None else os.fspath(args.outcomes),
+            "outcomes_file": file_digest(args.outcomes) if args.outcomes is not None else None,
+            "pass_threshold": args.pass_threshold,
+        }
+        if args.outcomes is not None and options["trials"]["outcomes_file"] is None:
+            return None  # an outcomes file that cannot be read: the sweep says so
     store = store_directory(
         args.cache_dir or default_cache_dir(), sweep_fingerprint(fmt) + limits_suffix(), root
     )
@@ -400,8 +411,8 @@ def _snapshot(args, arms):
 def _replay(args, snap, parts: list[str]) -> int:
     """Print a stored output exactly as the sweep that stored it did."""
     if args.markdown is not None:
-        _write_markdown(args.markdown, parts[0])
-    if args.json:
+        _markdown(args.markdown, parts[0])
+    if args.json and "trials" not in snap.options:
         _json_note(snap.options["bundled"])
     sys.stdout.write(parts[-1])
     return 0

@@ -54,6 +54,7 @@ __all__ = [
     "SNAPSHOT_FILE",
     "TreeState",
     "tree_state",
+    "file_digest",
     "Snapshot",
 ]
 
@@ -279,10 +280,20 @@ class _Writer:
             self._tmp = None
 
 
-def _read_regular(path: Path) -> bytes | None:
-    """The bytes of `path` when it is a regular file (never through a symbolic link) of a
-    snapshot's size; None otherwise."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+def file_digest(path: str | os.PathLike[str]) -> str | None:
+    """SHA-256 of a regular file's bytes (a small input of the sweep: a profile, an outcomes
+    table), or None when there is no such file or it cannot be read."""
+    data = _read_regular(path, follow=True)
+    return None if data is None else hashlib.sha256(data).hexdigest()
+
+
+def _read_regular(path: str | os.PathLike[str], *, follow: bool = False) -> bytes | None:
+    """The bytes of `path` when it is a regular file (never through a symbolic link unless
+    `follow`) of at most 2 GB; None otherwise."""
+    # O_NONBLOCK: a FIFO under that name is refused, never waited on.
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(path, flags)
     except OSError:
