@@ -402,6 +402,15 @@ def _snapshot(args, arms, trials: bool):
         }
         if args.outcomes is not None and options["trials"]["outcomes_file"] is None:
             return None  # an outcomes file that cannot be read: the sweep says so
+        if (
+            args.profile is not None
+            and options["trials"]["profile_file"] is None
+            and os.path.exists(args.profile)
+        ):
+            # A path the sweep reads as the profile (`load_profile`: an existing path, preset
+            # name or not) whose content is no key: a pipe (`<(...)`, /dev/stdin), whose next
+            # content may differ under the same name, or a directory the sweep refuses.
+            return None
     store = store_directory(
         args.cache_dir or default_cache_dir(), sweep_fingerprint(fmt) + limits_suffix(), root
     )

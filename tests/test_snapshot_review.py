@@ -1,0 +1,107 @@
+"""Review of the sweep's output snapshot (evalkit/corpus/snapshot.py, issue 16): cases where a
+snapshot hit printed, wrote or exited otherwise than the sweep itself (`--no-cache`) does now."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from evalkit.cli import main
+from evalkit.corpus import snapshot as snapshot_mod
+from tests.harbor_helpers import build_harbor_corpus
+from tests.sweep_helpers import cited, put
+
+PROFILE = """\
+name = "mine"
+
+[tool_under_test]
+label = "sg"
+tools = ["mcp__sourcegraph__*"]
+"""
+NARROW = PROFILE.replace("__*", "__sg_keyword_search")
+
+
+@pytest.fixture
+def trusted(monkeypatch):
+    """Files made by the test a moment ago count as old enough to trust by their times."""
+    monkeypatch.setattr(snapshot_mod, "RACY_NS", 0)
+
+
+@pytest.fixture
+def trial_runs(monkeypatch):
+    """How many times the trial sweep ran (a hit runs none); `hooks` run before each."""
+    from evalkit.tables import trials
+
+    calls: list[int] = []
+    hooks: list = []
+    real = trials.run_trial_sweep
+
+    def run_trial_sweep(*args, **kwargs):
+        calls.append(1)
+        for hook in hooks:
+            hook()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(trials, "run_trial_sweep", run_trial_sweep)
+    return calls, hooks
+
+
+def sweep(capsys, *argv):
+    code = main(["sweep", *map(str, argv)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def corpus(root):
+    cited(root, "cg22/ab-express/run-baseline-1.jsonl", 700, 300)
+    cited(root, "cg22/ab-express/run-new-1.jsonl", 900, 100, calls=2)
+    put(root, "notes.txt", text="not a transcript\n")
+    return root
+
+
+def sweep_piped(capsys, text: str, *argv):
+    """The sweep with `--profile /dev/fd/N`, a pipe holding `text`, as a shell's `<(cat FILE)`
+    gives; closed after, so the next pipe gets the same number (the same path as given)."""
+    r, w = os.pipe()
+    try:
+        os.write(w, text.encode())
+        os.close(w)
+        return sweep(capsys, *argv, "--profile", f"/dev/fd/{r}")
+    finally:
+        os.close(r)
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/fd"), reason="needs /dev/fd")
+def test_a_profile_read_from_a_pipe_is_not_taken_for_another(tmp_path, capsys, trusted, trial_runs):
+    # `--profile <(...)`: the path is the same every time and is no regular file, so its
+    # content cannot key the snapshot; a hit would print the output of another profile.
+    calls, _ = trial_runs
+    root = tmp_path / "runs"
+    csv = build_harbor_corpus(root)
+    argv = (root, "--layout", "harbor", "--outcomes", csv)
+    cache = ("--cache-dir", tmp_path / "cache")
+    wide = sweep_piped(capsys, PROFILE, *argv, *cache)
+    narrow = sweep_piped(capsys, NARROW, *argv, "--no-cache")
+    assert wide[0] == narrow[0] == 0 and wide[1] != narrow[1]
+    assert sweep_piped(capsys, NARROW, *argv, *cache) == narrow
+    assert len(calls) == 3
+
+
+def test_a_profile_name_that_is_also_a_folder_here_errs_on_a_hit_too(
+    tmp_path, capsys, trusted, trial_runs, monkeypatch
+):
+    # `--profile codegraph` run from a folder holding a `codegraph` checkout: the sweep reads
+    # the path, not the preset, and says it is a directory; a hit must not print instead.
+    root = tmp_path / "runs"
+    csv = build_harbor_corpus(root)
+    argv = (root, "--layout", "harbor", "--profile", "sourcegraph", "--outcomes", csv)
+    cache = ("--cache-dir", tmp_path / "cache")
+    first = sweep(capsys, *argv, *cache)
+    assert first[0] == 0
+    here = tmp_path / "src"
+    (here / "sourcegraph").mkdir(parents=True)
+    monkeypatch.chdir(here)
+    fresh = sweep(capsys, *argv, "--no-cache")
+    assert fresh[0] == 2 and "is a directory" in fresh[2]
+    assert sweep(capsys, *argv, *cache) == fresh
