@@ -105,3 +105,33 @@ def test_a_profile_name_that_is_also_a_folder_here_errs_on_a_hit_too(
     fresh = sweep(capsys, *argv, "--no-cache")
     assert fresh[0] == 2 and "is a directory" in fresh[2]
     assert sweep(capsys, *argv, *cache) == fresh
+
+
+@pytest.mark.parametrize("which", ["outcomes", "profile"])
+def test_an_input_edited_while_the_trial_sweep_ran_then_restored_is_read_again(
+    tmp_path, capsys, trusted, trial_runs, which
+):
+    # The outcomes and profile files are keyed by their content, read when the command
+    # starts; the sweep reads them again later. An edit in between (an editor saving while the
+    # sweep ran) stored the new file's output under the old content: once the old content is
+    # back (undo, `git checkout`), a hit printed the edited file's output.
+    calls, hooks = trial_runs
+    root = tmp_path / "runs"
+    csv = build_harbor_corpus(root)
+    profile = tmp_path / "mine.toml"
+    profile.write_text(PROFILE, encoding="utf-8")
+    argv = (root, "--layout", "harbor", "--profile", profile, "--outcomes", csv)
+    cache = ("--cache-dir", tmp_path / "cache")
+    path = csv if which == "outcomes" else profile
+    before = path.read_text(encoding="utf-8")
+    after = before.replace("t4_2,1.0", "t4_2,0.0") if which == "outcomes" else NARROW
+    assert after != before
+    hooks.append(lambda: path.write_text(after, encoding="utf-8"))
+    during = sweep(capsys, *argv, *cache)
+    hooks.clear()
+    assert during == sweep(capsys, *argv, "--no-cache")  # the edited file's output
+    path.write_text(before, encoding="utf-8")
+    fresh = sweep(capsys, *argv, "--no-cache")
+    assert fresh != during
+    assert sweep(capsys, *argv, *cache) == fresh
+    assert len(calls) == 4

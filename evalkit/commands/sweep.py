@@ -367,7 +367,7 @@ def _snapshot(args, arms, trials: bool):
         store_directory,
         sweep_fingerprint,
     )
-    from evalkit.corpus.snapshot import Snapshot, file_digest
+    from evalkit.corpus.snapshot import Snapshot, file_digest, file_state
     from evalkit.paths import bundled_corpus
 
     root = os.fspath(args.dir if args.dir is not None else bundled_corpus())
@@ -389,9 +389,12 @@ def _snapshot(args, arms, trials: bool):
         "list_files": args.list_files,
         "format": fmt,
     }
+    inputs = []
     if trials:
         # What a trial sweep reads besides the tree: a profile file and an outcomes file (either
-        # may be anywhere), by their content.
+        # may be anywhere), by their content; each one's state is taken before its content is
+        # read, and a snapshot is written only if it still holds then (`Snapshot.unchanged`).
+        inputs = [(p, file_state(p)) for p in (args.profile, args.outcomes) if p is not None]
         options["trials"] = {
             "layout": args.layout,
             "profile": args.profile,
@@ -414,7 +417,7 @@ def _snapshot(args, arms, trials: bool):
     store = store_directory(
         args.cache_dir or default_cache_dir(), sweep_fingerprint(fmt) + limits_suffix(), root
     )
-    return Snapshot(store, root, options)
+    return Snapshot(store, root, options, inputs)
 
 
 def _replay(args, snap, parts: list[str]) -> int:
