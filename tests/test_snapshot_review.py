@@ -9,6 +9,7 @@ import pytest
 
 from evalkit.cli import main
 from evalkit.corpus import snapshot as snapshot_mod
+from evalkit.tables import sweep as sweep_mod
 from tests.harbor_helpers import build_harbor_corpus
 from tests.sweep_helpers import cited, put
 
@@ -135,3 +136,21 @@ def test_an_input_edited_while_the_trial_sweep_ran_then_restored_is_read_again(
     assert fresh != during
     assert sweep(capsys, *argv, *cache) == fresh
     assert len(calls) == 4
+
+
+def test_the_bundled_corpus_note_on_a_hit_is_the_sweeps(tmp_path, capsys, trusted, monkeypatch):
+    # Where the checkout's data folder is a symbolic link, the sweep does not call the bundled
+    # corpus bundled (it compares the resolved directory with the unresolved bundled path);
+    # the snapshot's own test resolved both, so a `--json` hit printed the synthetic corpus
+    # note the sweep never printed.
+    real = corpus(tmp_path / "real" / "corpus")
+    (tmp_path / "data").symlink_to(tmp_path / "real")
+    linked = tmp_path / "data" / "corpus"
+    monkeypatch.setattr("evalkit.paths.bundled_corpus", lambda: linked)
+    monkeypatch.setattr(sweep_mod, "bundled_corpus", lambda: linked)
+    assert os.path.realpath(linked) == os.path.realpath(real)
+    fresh = sweep(capsys, "--json", "--no-cache")
+    cache = ("--cache-dir", tmp_path / "cache")
+    first = sweep(capsys, "--json", *cache)
+    assert first == fresh and list((tmp_path / "cache").rglob("snapshot-*.out"))
+    assert sweep(capsys, "--json", *cache) == fresh

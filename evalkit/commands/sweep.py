@@ -379,7 +379,9 @@ def _snapshot(args, arms, trials: bool):
         "command": "sweep",
         "dir": args.dir,
         "resolved": resolved,
-        "bundled": resolved == os.path.realpath(bundled_corpus()),
+        # As the sweep decides it (`tables.sweep.is_bundled_corpus`, not imported here: it
+        # loads the tables): the resolved directory against the bundled path as it is.
+        "bundled": Path(resolved) == bundled_corpus(),
         "json": args.json,
         "markdown": args.markdown is not None,
         "arms": None if arms is None else list(arms),
