@@ -154,3 +154,23 @@ def test_the_bundled_corpus_note_on_a_hit_is_the_sweeps(tmp_path, capsys, truste
     first = sweep(capsys, "--json", *cache)
     assert first == fresh and list((tmp_path / "cache").rglob("snapshot-*.out"))
     assert sweep(capsys, "--json", *cache) == fresh
+
+
+def test_an_outcomes_file_changed_a_moment_ago_gets_no_snapshot_yet(
+    tmp_path, capsys, trial_runs, monkeypatch
+):
+    # As for the tree's entries: a second edit in the same clock tick could keep its times.
+    import time
+
+    monkeypatch.setattr(snapshot_mod, "RACY_NS", 300_000_000)
+    root = tmp_path / "runs"
+    csv = build_harbor_corpus(root)
+    time.sleep(0.4)  # the tree is old enough to trust
+    csv.write_text(csv.read_text(encoding="utf-8").replace("t4_2,1.0", "t4_2,0.0"), "utf-8")
+    cache = tmp_path / "cache"
+    argv = (root, "--layout", "harbor", "--outcomes", csv, "--cache-dir", cache)
+    sweep(capsys, *argv)
+    assert not list(cache.rglob("snapshot-*.out"))
+    time.sleep(0.4)
+    sweep(capsys, *argv)
+    assert list(cache.rglob("snapshot-*.out"))
