@@ -61,16 +61,21 @@ def corpus(root):
     return root
 
 
+PIPE_FD = 63  # what bash gives `<(...)`
+
+
 def sweep_piped(capsys, text: str, *argv):
     """The sweep with `--profile /dev/fd/N`, a pipe holding `text`, as a shell's `<(cat FILE)`
-    gives; closed after, so the next pipe gets the same number (the same path as given)."""
+    gives; always the same N (the same path as given), as a shell reuses it."""
     r, w = os.pipe()
+    with os.fdopen(w, "wb") as fh:
+        fh.write(text.encode())
+    fd = os.dup2(r, PIPE_FD)
+    os.close(r)
     try:
-        os.write(w, text.encode())
-        os.close(w)
-        return sweep(capsys, *argv, "--profile", f"/dev/fd/{r}")
+        return sweep(capsys, *argv, "--profile", f"/dev/fd/{fd}")
     finally:
-        os.close(r)
+        os.close(fd)
 
 
 @pytest.mark.skipif(not os.path.isdir("/dev/fd"), reason="needs /dev/fd")
