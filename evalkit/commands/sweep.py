@@ -367,7 +367,7 @@ def _snapshot(args, arms, trials: bool):
         store_directory,
         sweep_fingerprint,
     )
-    from evalkit.corpus.snapshot import Snapshot, file_digest
+    from evalkit.corpus.snapshot import Snapshot, file_digest, file_state
     from evalkit.paths import bundled_corpus
 
     root = os.fspath(args.dir if args.dir is not None else bundled_corpus())
@@ -379,7 +379,9 @@ def _snapshot(args, arms, trials: bool):
         "command": "sweep",
         "dir": args.dir,
         "resolved": resolved,
-        "bundled": resolved == os.path.realpath(bundled_corpus()),
+        # As the sweep decides it (`tables.sweep.is_bundled_corpus`, not imported here: it
+        # loads the tables): the resolved directory against the bundled path as it is.
+        "bundled": Path(resolved) == bundled_corpus(),
         "json": args.json,
         "markdown": args.markdown is not None,
         "arms": None if arms is None else list(arms),
@@ -389,9 +391,12 @@ def _snapshot(args, arms, trials: bool):
         "list_files": args.list_files,
         "format": fmt,
     }
+    inputs = []
     if trials:
         # What a trial sweep reads besides the tree: a profile file and an outcomes file (either
-        # may be anywhere), by their content.
+        # may be anywhere), by their content; each one's state is taken before its content is
+        # read, and a snapshot is written only if it still holds then (`Snapshot.unchanged`).
+        inputs = [(p, file_state(p)) for p in (args.profile, args.outcomes) if p is not None]
         options["trials"] = {
             "layout": args.layout,
             "profile": args.profile,
@@ -402,10 +407,19 @@ def _snapshot(args, arms, trials: bool):
         }
         if args.outcomes is not None and options["trials"]["outcomes_file"] is None:
             return None  # an outcomes file that cannot be read: the sweep says so
+        if (
+            args.profile is not None
+            and options["trials"]["profile_file"] is None
+            and os.path.exists(args.profile)
+        ):
+            # A path the sweep reads as the profile (`load_profile`: an existing path, preset
+            # name or not) whose content is no key: a pipe (`<(...)`, /dev/stdin), whose next
+            # content may differ under the same name, or a directory the sweep refuses.
+            return None
     store = store_directory(
         args.cache_dir or default_cache_dir(), sweep_fingerprint(fmt) + limits_suffix(), root
     )
-    return Snapshot(store, root, options)
+    return Snapshot(store, root, options, inputs)
 
 
 def _replay(args, snap, parts: list[str]) -> int:

@@ -25,7 +25,10 @@ as given and resolved, and every option that changes the output (`sweep_options`
 A snapshot is written only when no entry changed in the two seconds before the walk (as the
 store treats a file modified within two seconds of being read: a second edit in the same clock
 tick could keep the same times), and only after the whole output was produced. The status-change
-time cannot be set by a user, so an edit after the walk always shows. Like the store's side
+time cannot be set by a user, so an edit after the walk always shows. A file outside the tree
+that the output depends on (a trial sweep's profile or outcomes file) is keyed by its content;
+its state is taken before that content is read, and the snapshot is not written unless the file
+still has that state then and had not changed in the two seconds before. Like the store's side
 index, a snapshot carries the SHA-256 of its own bytes: a damaged or cut file is a miss, never a
 wrong output. `--verify` never reads one; `--no-cache` neither reads nor writes one.
 
@@ -47,6 +50,7 @@ import re
 import stat
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +59,7 @@ __all__ = [
     "TreeState",
     "tree_state",
     "file_digest",
+    "file_state",
     "Snapshot",
 ]
 
@@ -152,14 +157,26 @@ class Snapshot:
         store_dir: The sweep's store directory (`cache_keys.store_directory`).
         root: The swept directory.
         options: Everything but the tree the output depends on (JSON-able).
+        inputs: `(path, file_state(path))` of each file outside the tree whose content is in
+            `options` (a trial sweep's profile and outcomes files), the state taken first.
     """
 
-    def __init__(self, store_dir: Path, root: str, options: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        store_dir: Path,
+        root: str,
+        options: dict[str, Any],
+        inputs: Sequence[tuple[str | os.PathLike[str], tuple[int, ...] | None]] = (),
+    ) -> None:
         self.options = {**options, "python": sys.version}
         self.root = root
         text = json.dumps(self.options, sort_keys=True, ensure_ascii=True)
         self.path = store_dir / f"snapshot-{hashlib.sha256(text.encode()).hexdigest()[:32]}.out"
         self.started_ns = time.time_ns()
+        # Files outside the tree whose content is in `options`, with their `file_state` taken
+        # before that content was read: the sweep reads them again later, so they must keep
+        # that state until the snapshot is written (`unchanged`).
+        self.inputs = list(inputs)
         self.tree = tree_state(root)
 
     # --- reading -------------------------------------------------------------------------------
@@ -198,7 +215,14 @@ class Snapshot:
     @property
     def recent(self) -> bool:
         """An entry changed within two seconds of the walk: its times cannot be trusted yet."""
-        return self.tree.newest_ns >= self.started_ns - RACY_NS
+        newest = max([self.tree.newest_ns, *(max(st[1:3]) for _, st in self.inputs if st)])
+        return newest >= self.started_ns - RACY_NS
+
+    def unchanged(self) -> bool:
+        """Whether every input file outside the tree still has the state it had when its
+        content was keyed: an edit while the sweep ran (which the sweep may have read) would
+        else be stored under the content from before it."""
+        return all(file_state(p) == st for p, st in self.inputs)
 
     def writer(self) -> _Writer | None:
         """A writer of this snapshot, or None when none may or can be written (a recent change,
@@ -254,6 +278,9 @@ class _Writer:
         sweep its speed)."""
         if self._fh is None:
             return
+        if not self.snap.unchanged():
+            self.discard()
+            return
         if self._current or not self._sizes:
             self.end_part()
         self._raw(b"\n")  # the trailer is a line of its own, whatever the last part ends with
@@ -278,6 +305,17 @@ class _Writer:
             with contextlib.suppress(OSError):
                 os.unlink(self._tmp)
             self._tmp = None
+
+
+def file_state(path: str | os.PathLike[str]) -> tuple[int, ...] | None:
+    """Size, modification and status-change times, inode and device of `path` (followed), or
+    None when it cannot be stat'ed: taken before `file_digest` reads it, and compared again
+    before a snapshot keyed by that digest is written (`Snapshot.unchanged`)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
 
 
 def file_digest(path: str | os.PathLike[str]) -> str | None:
