@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["repo_root", "bundled_corpus", "bundled_evidence", "published_dir"]
+__all__ = ["repo_root", "bundled_corpus", "is_bundled_corpus", "bundled_evidence", "published_dir"]
 
 
 def repo_root() -> Path:
@@ -20,6 +20,15 @@ def repo_root() -> Path:
 def bundled_corpus() -> Path:
     """The synthetic A/B corpus (`data/corpus/`)."""
     return repo_root() / "data" / "corpus"
+
+
+def is_bundled_corpus(path: str | os.PathLike[str]) -> bool:
+    """Whether `path` is the bundled corpus, both sides resolved (a symbolically linked `data`
+    folder included); False when `path` cannot be resolved."""
+    try:
+        return os.path.realpath(path) == os.path.realpath(bundled_corpus())
+    except (OSError, ValueError):
+        return False
 
 
 def bundled_evidence() -> Path:

@@ -367,3 +367,47 @@ def test_a_trial_sweep_reads_its_outcomes_and_profile_files_again(
     assert len(trial_runs) == 4 and got == sweep(capsys, *argv, "--no-cache")
     sweep(capsys, *argv, *cache, "--pass-threshold", "0.5")
     assert len(trial_runs) == 6
+
+
+def test_no_snapshot_when_evalkits_code_changed_while_the_sweep_ran(
+    tmp_path, capsys, trusted, monkeypatch
+):
+    from evalkit.corpus import cache_keys
+
+    root = corpus(tmp_path / "c")
+    real = sweep_mod.run_sweep
+    digest = cache_keys.code_fingerprint()
+
+    def run_sweep(*args, **kwargs):
+        # The package's files hash otherwise from now on (an edit, a checkout).
+        monkeypatch.setattr(cache_keys.code_fingerprint, "__wrapped__", lambda: digest + "x")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sweep_mod, "run_sweep", run_sweep)
+    assert sweep(capsys, root, "--cache-dir", tmp_path / "cache")[0] == 0
+    assert snapshots(tmp_path / "cache") == []
+
+
+def test_the_part_sizes_are_under_the_digest(tmp_path, trusted):
+    root = corpus(tmp_path / "c")
+    snap = snapshot_mod.Snapshot(tmp_path / "store", str(root), {})
+    writer = snap.writer()
+    for part in ("md\n", "out\n"):
+        writer.write(part)
+        writer.end_part()
+    writer.commit()
+    data = snap.path.read_bytes()
+    assert data.endswith(b'"parts": [3, 4], ' + data[data.rindex(b'"sha256"') :])
+    snap.path.write_bytes(data.replace(b'"parts": [3, 4]', b'"parts": [4, 3]'))
+    assert snapshot_mod.Snapshot(tmp_path / "store", str(root), {}).read() is None
+
+
+def test_the_bundled_corpus_is_told_through_a_linked_data_folder(tmp_path, monkeypatch):
+    from evalkit import paths
+
+    (tmp_path / "real" / "corpus").mkdir(parents=True)
+    (tmp_path / "data").symlink_to(tmp_path / "real")
+    monkeypatch.setattr(paths, "bundled_corpus", lambda: tmp_path / "data" / "corpus")
+    assert paths.is_bundled_corpus(tmp_path / "real" / "corpus")
+    assert sweep_mod.is_bundled_corpus(tmp_path / "data" / "corpus")
+    assert not paths.is_bundled_corpus(tmp_path / "real")

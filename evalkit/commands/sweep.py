@@ -267,7 +267,7 @@ def _run(args) -> int:
     writer = snap.writer() if snap is not None else None
     try:
         code = (_run_trials if trials else _sweep)(args, arms, writer)
-        if writer is not None:
+        if writer is not None and _same_code():
             writer.commit()
         return code
     finally:
@@ -368,7 +368,7 @@ def _snapshot(args, arms, trials: bool):
         sweep_fingerprint,
     )
     from evalkit.corpus.snapshot import Snapshot, file_digest, file_state
-    from evalkit.paths import bundled_corpus
+    from evalkit.paths import bundled_corpus, is_bundled_corpus
 
     root = os.fspath(args.dir if args.dir is not None else bundled_corpus())
     if not os.path.isdir(root):
@@ -379,9 +379,7 @@ def _snapshot(args, arms, trials: bool):
         "command": "sweep",
         "dir": args.dir,
         "resolved": resolved,
-        # As the sweep decides it (`tables.sweep.is_bundled_corpus`, not imported here: it
-        # loads the tables): the resolved directory against the bundled path as it is.
-        "bundled": Path(resolved) == bundled_corpus(),
+        "bundled": is_bundled_corpus(root),  # the sweep's own rule
         "json": args.json,
         "markdown": args.markdown is not None,
         "arms": None if arms is None else list(arms),
@@ -420,6 +418,14 @@ def _snapshot(args, arms, trials: bool):
         args.cache_dir or default_cache_dir(), sweep_fingerprint(fmt) + limits_suffix(), root
     )
     return Snapshot(store, root, options, inputs)
+
+
+def _same_code() -> bool:
+    """Whether evalkit's code is still what keyed the snapshot: an edit or a checkout while the
+    sweep ran would else store the new code's output under the old code's digest."""
+    from evalkit.corpus.cache_keys import code_fingerprint
+
+    return code_fingerprint.__wrapped__() == code_fingerprint()
 
 
 def _replay(args, snap, parts: list[str]) -> int:

@@ -35,7 +35,7 @@ wrong output. `--verify` never reads one; `--no-cache` neither reads nor writes 
 A snapshot file: a first line naming it, a line of JSON (the tree's digest, the options, the
 corpus), the bytes of each output part (the markdown file's text when `--markdown` was given,
 then standard output's), a newline, and a last line of JSON with the parts' sizes and the
-SHA-256 of everything before it.
+SHA-256 of everything before it and of those sizes.
 """
 
 from __future__ import annotations
@@ -195,7 +195,9 @@ class Snapshot:
             trailer = json.loads(data[end + 1 :])
             header = json.loads(data[len(_MAGIC) : head_end])
             sizes = trailer["parts"]
-            if hashlib.sha256(data[: end + 1]).hexdigest() != trailer["sha256"]:
+            digest = hashlib.sha256(data[: end + 1])
+            digest.update(json.dumps(sizes).encode())
+            if digest.hexdigest() != trailer["sha256"]:
                 return None
             if header.get("tree") != self.tree.digest or header.get("options") != self.options:
                 return None
@@ -286,7 +288,9 @@ class _Writer:
         self._raw(b"\n")  # the trailer is a line of its own, whatever the last part ends with
         if self._fh is None:
             return
-        trailer = {"parts": self._sizes, "sha256": self._hash.hexdigest()}  # of all before it
+        # The digest covers everything before the trailer and the part sizes the trailer gives.
+        self._hash.update(json.dumps(self._sizes).encode())
+        trailer = {"parts": self._sizes, "sha256": self._hash.hexdigest()}
         try:
             self._fh.write(json.dumps(trailer).encode() + b"\n")
             self._fh.close()

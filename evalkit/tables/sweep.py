@@ -25,6 +25,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evalkit import paths
 from evalkit.corpus.cache_keys import sweep_fingerprint
 from evalkit.corpus.discover import Discovery, FileEntry, SessionRef, discover, force_format
 from evalkit.corpus.parse import Progress, analyse_sessions
@@ -99,10 +100,8 @@ def bundled_corpus_dir() -> Path:
 
 
 def is_bundled_corpus(path: str | os.PathLike[str]) -> bool:
-    try:
-        return Path(path).resolve() == bundled_corpus_dir()
-    except OSError:
-        return False
+    """`evalkit.paths.is_bundled_corpus`: the one rule the sweep and its stored output share."""
+    return paths.is_bundled_corpus(path)
 
 
 @dataclass(frozen=True)
