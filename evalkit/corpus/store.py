@@ -92,10 +92,15 @@ __all__ = [
 _SUBDIR = STORE_SUBDIR
 _SHARD = re.compile(r"^shard-[0-9a-f]{16}-[0-9a-f]{32}\.parquet$")
 MAX_SHARD_BYTES = 256 * 1024 * 1024  # a larger file is not one of ours: refused and removed
-_ROWS_PER_SHARD = 20_000  # merged shards are cut at this many rows
+# A warm sweep holds one shard's rows at a time (`CorpusStore.lookup_all`), so the rows of a
+# shard bound its memory whatever the corpus size (issue 16): shards are written, and merged
+# shards cut, at a few hundred rows (a 30x corpus of 4,020 sessions is 16 shards).
+_ROWS_PER_SHARD = 256  # merged shards are cut at this many rows
 _SMALL_SHARD_BYTES = 4 * 1024 * 1024  # only shards smaller than this are merged again
-_MERGE_AT = 8  # merge a directory's shards when there are more than this many
-FLUSH_ROWS = 1024  # rows gathered before a shard is written
+# Merge a directory's shards when there are more than this many beyond those its live sessions
+# fill (one per `_ROWS_PER_SHARD` sessions), so a large corpus is not rewritten by every sweep.
+_MERGE_AT = 8
+FLUSH_ROWS = 256  # rows gathered before a shard is written
 _INDEX_SUFFIX = ".index.json"
 _INDEX_VERSION = 3  # 2: JSON values as themselves; 3: a digest of the document
 
@@ -727,24 +732,80 @@ class CorpusStore:
             return None
         candidates = self._load().get(ref.log)
         if candidates:
-            files = session_files(ref)
-            paths = [self._prefix + f for f in files]  # os.path.join(root, f): f is relative
-            states = tuple(map(file_state, paths))
+            seen = self._seen(ref)
             for row in reversed(candidates):  # the latest shard first
-                if row.files != files or row.states != states:
-                    continue
-                if (self.verify or row.racy) and not self._digests_match(paths, row):
-                    continue
-                if row.racy and not self.verify:
-                    self._maybe_refresh(ref, row)
-                self.hits += 1
-                if not self.lazy:
-                    return row.payload
-                return {
-                    k: json.loads(v.raw) if type(v) is _Lazy else v for k, v in row.payload.items()
-                }
+                payload = self._hit(ref, seen, row)
+                if payload is not None:
+                    return payload
         self.misses += 1
         return None
+
+    def lookup_all(self, refs: Sequence[SessionRef]) -> Iterator[tuple[int, dict[str, Any]]]:
+        """`lookup` of every ref, as `(index into refs, payload)` for each hit, a shard at a time.
+
+        The same hits as `lookup`, and counted the same, but the shards are read newest first,
+        each one's rows let go before the next is read, and each session takes the first of its
+        rows that matches (newest shard first, then the last row of a shard first: the very row
+        `lookup` takes). Memory is then one shard's rows and what the caller keeps of each hit,
+        not every stored row at once (issue 16). A hit is yielded as soon as its shard is read,
+        so not in the order of `refs`; the misses are counted once every shard is read.
+        """
+        if not self.enabled or self._rows is not None:
+            for i, ref in enumerate(refs):
+                payload = self.lookup(ref)
+                if payload is not None:
+                    yield i, payload
+            return
+        open_: dict[str, list[int]] = {}  # session → indices of its refs not yet resolved
+        for i, ref in enumerate(refs):
+            open_.setdefault(ref.log, []).append(i)
+        seen: dict[int, tuple[tuple[str, ...], list[str], tuple[Any, ...]]] = {}
+        for name in reversed(self._shard_names()):
+            with _no_gc():
+                rows = self._read_shard(name)
+            if rows is None:
+                continue
+            self._shards.insert(0, name)
+            for row in reversed(rows):
+                waiting = open_.get(row.session)
+                if not waiting:
+                    continue
+                for i in tuple(waiting):
+                    ref = refs[i]
+                    if i not in seen:
+                        seen[i] = self._seen(ref)
+                    payload = self._hit(ref, seen[i], row)
+                    if payload is not None:
+                        waiting.remove(i)
+                        del seen[i]
+                        yield i, payload
+            del rows  # the shard's rows go before the next shard is read
+        self.misses += sum(map(len, open_.values()))
+
+    def _seen(self, ref: SessionRef) -> tuple[tuple[str, ...], list[str], tuple[Any, ...]]:
+        """A session's files, their paths and their states now, as its rows are checked."""
+        files = session_files(ref)
+        paths = [self._prefix + f for f in files]  # os.path.join(root, f): f is relative
+        return files, paths, tuple(map(file_state, paths))
+
+    def _hit(
+        self,
+        ref: SessionRef,
+        seen: tuple[tuple[str, ...], list[str], tuple[Any, ...]],
+        row: _Row,
+    ) -> dict[str, Any] | None:
+        """The payload of `row` when it is a hit for `ref` (counted), else None."""
+        files, paths, states = seen
+        if row.files != files or row.states != states:
+            return None
+        if (self.verify or row.racy) and not self._digests_match(paths, row):
+            return None
+        if row.racy and not self.verify:
+            self._maybe_refresh(ref, row)
+        self.hits += 1
+        if not self.lazy:
+            return row.payload
+        return {k: json.loads(v.raw) if type(v) is _Lazy else v for k, v in row.payload.items()}
 
     def _digests_match(self, paths: Sequence[str], row: _Row) -> bool:
         return all(regular_file_digest(p) == d for p, d in zip(paths, row.digests, strict=True))
@@ -846,8 +907,9 @@ class CorpusStore:
         self._pending.extend(self._refresh)
         self._refresh = []
         self.flush()
+        keep = {ref.log for ref in live}
         names = self._shard_names()
-        if len(names) <= _MERGE_AT:
+        if len(names) <= _MERGE_AT + len(keep) // _ROWS_PER_SHARD:
             return
         assert self.directory is not None
         small = []
@@ -855,7 +917,6 @@ class CorpusStore:
             with contextlib.suppress(OSError):
                 if os.lstat(self.directory / name).st_size < _SMALL_SHARD_BYTES:
                     small.append(name)
-        keep = {ref.log for ref in live}
         # Oldest first, in groups of at most _ROWS_PER_SHARD rows: memory stays bounded by a
         # group, whatever the size of the store.
         merged: dict[tuple[bytes, tuple[bytes, ...]], dict[str, Any]] = {}
@@ -913,6 +974,13 @@ class BatchStore(CorpusStore):
         self._refused: set[str] = set()
         self._batch: set[str] = set()
         self._missed: set[str] = set()
+
+    def lookup_all(self, refs: Sequence[SessionRef]) -> Iterator[tuple[int, dict[str, Any]]]:
+        """`lookup` of each ref in turn (the loader selects the batch they belong to)."""
+        for i, ref in enumerate(refs):
+            payload = self.lookup(ref)
+            if payload is not None:
+                yield i, payload
 
     def select(self, refs: Iterable[SessionRef]) -> None:
         """The sessions the next lookups are for (the previous batch's rows are let go)."""
