@@ -53,7 +53,7 @@ import stat
 import tempfile
 import time
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -94,13 +94,13 @@ _SHARD = re.compile(r"^shard-[0-9a-f]{16}-[0-9a-f]{32}\.parquet$")
 MAX_SHARD_BYTES = 256 * 1024 * 1024  # a larger file is not one of ours: refused and removed
 # A warm sweep holds one shard's rows at a time (`CorpusStore.lookup_all`), so the rows of a
 # shard bound its memory whatever the corpus size (issue 16): shards are written, and merged
-# shards cut, at a few hundred rows (a 30x corpus of 4,020 sessions is 16 shards).
-_ROWS_PER_SHARD = 256  # merged shards are cut at this many rows
+# shards cut, at about a hundred rows (a 30x corpus of 4,020 sessions is 32 shards).
+_ROWS_PER_SHARD = 128  # merged shards are cut at this many rows
 _SMALL_SHARD_BYTES = 4 * 1024 * 1024  # only shards smaller than this are merged again
 # Merge a directory's shards when there are more than this many beyond those its live sessions
 # fill (one per `_ROWS_PER_SHARD` sessions), so a large corpus is not rewritten by every sweep.
 _MERGE_AT = 8
-FLUSH_ROWS = 256  # rows gathered before a shard is written
+FLUSH_ROWS = 128  # rows gathered before a shard is written
 _INDEX_SUFFIX = ".index.json"
 _INDEX_VERSION = 3  # 2: JSON values as themselves; 3: a digest of the document
 
@@ -756,9 +756,13 @@ class CorpusStore:
                 if payload is not None:
                     yield i, payload
             return
-        open_: dict[str, list[int]] = {}  # session → indices of its refs not yet resolved
+        # Session → the index of its ref not yet resolved (a list when several refs share a
+        # log, which discovery never gives): a dict of ints, as small as it can be.
+        open_: dict[str, Any] = {}
         for i, ref in enumerate(refs):
-            open_.setdefault(ref.log, []).append(i)
+            j = open_.setdefault(ref.log, i)
+            if j != i:
+                open_[ref.log] = [*j, i] if type(j) is list else [j, i]
         seen: dict[int, tuple[tuple[str, ...], list[str], tuple[Any, ...]]] = {}
         for name in reversed(self._shard_names()):
             with _no_gc():
@@ -768,19 +772,22 @@ class CorpusStore:
             self._shards.insert(0, name)
             for row in reversed(rows):
                 waiting = open_.get(row.session)
-                if not waiting:
+                if waiting is None:
                     continue
-                for i in tuple(waiting):
+                for i in waiting if type(waiting) is list else (waiting,):
                     ref = refs[i]
                     if i not in seen:
                         seen[i] = self._seen(ref)
                     payload = self._hit(ref, seen[i], row)
                     if payload is not None:
-                        waiting.remove(i)
                         del seen[i]
+                        if type(waiting) is list and len(waiting) > 1:
+                            waiting = open_[row.session] = [j for j in waiting if j != i]
+                        else:
+                            del open_[row.session]
                         yield i, payload
             del rows  # the shard's rows go before the next shard is read
-        self.misses += sum(map(len, open_.values()))
+        self.misses += sum(len(v) if type(v) is list else 1 for v in open_.values())
 
     def _seen(self, ref: SessionRef) -> tuple[tuple[str, ...], list[str], tuple[Any, ...]]:
         """A session's files, their paths and their states now, as its rows are checked."""
@@ -907,11 +914,12 @@ class CorpusStore:
         self._pending.extend(self._refresh)
         self._refresh = []
         self.flush()
-        keep = {ref.log for ref in live}
+        live = live if isinstance(live, Collection) else list(live)
         names = self._shard_names()
-        if len(names) <= _MERGE_AT + len(keep) // _ROWS_PER_SHARD:
+        if len(names) <= _MERGE_AT + len(live) // _ROWS_PER_SHARD:
             return
         assert self.directory is not None
+        keep = {ref.log for ref in live}
         small = []
         for name in names:
             with contextlib.suppress(OSError):
