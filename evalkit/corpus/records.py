@@ -766,7 +766,8 @@ def _shared_counts(counts: Any) -> Any:
     return counts
 
 
-_FIGURE_FIELDS: tuple[str, ...] | None = None
+# `RunFigures`' fields in order, and where the counts and the two processed-token figures are.
+_FIGURES: tuple[tuple[str, ...], int, int, int] | None = None
 
 
 def _run_figures(figures: dict[str, Any]) -> RunFigures:
@@ -775,15 +776,16 @@ def _run_figures(figures: dict[str, Any]) -> RunFigures:
     are the largest part of a record)."""
     from evalkit.metrics.figures import RunFigures
 
-    global _FIGURE_FIELDS
-    if _FIGURE_FIELDS is None:
-        _FIGURE_FIELDS = tuple(RunFigures.__dataclass_fields__)
-    values = dict(zip(_FIGURE_FIELDS, map(figures.__getitem__, _FIGURE_FIELDS), strict=True))
-    values["counts"] = _shared_counts(values["counts"])
-    values["processed_message_usage"] = _same(
-        values["processed"], values["processed_message_usage"]
-    )
-    return RunFigures(**values)
+    global _FIGURES
+    if _FIGURES is None:
+        names = tuple(RunFigures.__dataclass_fields__)
+        at = names.index
+        _FIGURES = names, at("counts"), at("processed"), at("processed_message_usage")
+    names, counts, processed, pmu = _FIGURES
+    values = list(map(figures.__getitem__, names))  # in field order: given by position
+    values[counts] = _shared_counts(values[counts])
+    values[pmu] = _same(values[processed], values[pmu])
+    return RunFigures(*values)
 
 
 def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionRecord:
