@@ -17,7 +17,10 @@ The store never trusts its files (spec: hardening): only regular files named as 
 opened, each bounded in size; a shard whose schema, shape or values are not exactly what this
 version writes is a miss and is removed. Shards live under a directory per evalkit code digest
 and per swept directory, so a new evalkit (or an edited one) starts empty and two corpora never
-share rows. When a directory holds many shards, the sweep merges the live rows into one.
+share rows. When a directory holds many more shards than its live sessions fill, the sweep
+merges the live rows of its small shards into shards of a hundred-odd rows. A sweep reads the
+store a shard at a time, newest first (`CorpusStore.lookup_all`), and lets each shard's rows go
+before the next: its memory holds one shard's rows, never every stored row (issue 16).
 
 Beside each shard of the sweep's store, a side index (`shard-….index.json`) holds the same rows
 as JSON, with the SHA-256 of the shard's bytes: a warm sweep reads that instead of the Parquet,
