@@ -166,15 +166,14 @@ def analyse_payloads(
     root = os.fspath(Path(root))
     store = cache if cache is not None else CorpusStore(None, root)
     payloads: list[Any] = [None] * len(refs)
-    todo: list[int] = []
-    for i, ref in enumerate(refs):
-        hit = store.lookup(ref)
-        if hit is not None:
-            payloads[i] = hit if keep is None else keep(ref, hit)
-            if progress:
-                progress.advance()
-        else:
-            todo.append(i)
+    found = bytearray(len(refs))
+    # The store is read a shard at a time, and each hit kept as it comes (`lookup_all`).
+    for i, hit in store.lookup_all(refs):
+        payloads[i] = hit if keep is None else keep(refs[i], hit)
+        found[i] = 1
+        if progress:
+            progress.advance()
+    todo = [i for i, done in enumerate(found) if not done]
 
     def finish(indices: list[int], results: list[Analysed]) -> None:
         store.put((refs[i], p, m) for i, (p, m) in zip(indices, results, strict=True))

@@ -738,20 +738,78 @@ def _shared(s: str | None) -> str | None:
     return None if s is None else sys.intern(s)
 
 
+def _same(a: Any, b: Any) -> Any:
+    """`b`, or `a` when both are equal ints: one object for a number a record holds twice (a
+    session's cited chars are often its path-cited chars, a call's used chars its envelope).
+    Only ints: equal floats can differ in sign (`-0.0 == 0.0`)."""
+    return a if type(a) is int and type(b) is int and a == b else b
+
+
+# One dict for equal sufficiency counts (a corpus has a few dozen distinct ones); bounded.
+_COUNTS: dict[tuple[Any, ...], dict[str, Any]] = {}
+_MAX_COUNTS = 1 << 12
+
+
+def _shared_counts(counts: Any) -> Any:
+    if type(counts) is not dict:
+        return counts
+    key = (tuple(counts.items()), tuple(map(type, counts.values())))  # 1, 1.0 and True apart
+    try:
+        return _COUNTS[key]
+    except KeyError:
+        pass
+    except TypeError:  # pragma: no cover - stored counts are scalars, so hashable
+        return counts
+    if len(_COUNTS) >= _MAX_COUNTS:
+        _COUNTS.clear()
+    _COUNTS[key] = counts
+    return counts
+
+
+# `RunFigures`' fields in order, and where the counts and the two processed-token figures are.
+_FIGURES: tuple[tuple[str, ...], int, int, int] | None = None
+
+
+def _run_figures(figures: dict[str, Any]) -> RunFigures:
+    """`RunFigures.from_payload(figures)`, holding less: equal counts share one dict, and the
+    tokens processed by both definitions one int when they are equal (issue 16: the figures
+    are the largest part of a record)."""
+    from evalkit.metrics.figures import RunFigures
+
+    global _FIGURES
+    if _FIGURES is None:
+        names = tuple(RunFigures.__dataclass_fields__)
+        at = names.index
+        _FIGURES = names, at("counts"), at("processed"), at("processed_message_usage")
+    names, counts, processed, pmu = _FIGURES
+    values = list(map(figures.__getitem__, names))  # in field order: given by position
+    values[counts] = _shared_counts(values[counts])
+    values[pmu] = _same(values[processed], values[pmu])
+    return RunFigures(*values)
+
+
 def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionRecord:
     """Join a session's labels with its analysed numbers.
 
     The record holds none of the payload's containers (lists and dicts become tuples and
-    slotted records, repeated strings one shared object), so the payload can be dropped as soon
-    as its record is made: a sweep then holds, per session, only its record.
+    slotted records, repeated strings one shared object, equal counts one dict, a number held
+    twice one int), so the payload can be dropped as soon as its record is made: a sweep then
+    holds, per session, only its record.
     """
-    from evalkit.metrics.figures import RunFigures
-
-    calls = tuple(CallRecord(*c) for c in payload.get("calls", ()))
+    calls = tuple(
+        CallRecord(c[0], c[1], used := _same(c[1], c[2]), _same(used, c[3]), c[4], c[5])
+        for c in payload.get("calls", ())
+    )
     damage = payload.get("damage", ())
     figures = payload.get("figures")
     ledger = payload.get("ledger")
     agent = payload.get("agent", "claude-code")
+    run_figures = _run_figures(figures) if figures else None
+    chars = payload.get("chars", 0)
+    cited = payload.get("cited_chars", 0)
+    if run_figures is not None:
+        chars = _same(run_figures.alloc_envelope, chars)
+        cited = _same(run_figures.alloc_used, cited)
     return SessionRecord(
         log=ref.log,
         segments=ref.segments,
@@ -766,9 +824,9 @@ def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionReco
         status=_shared(payload["status"]),  # type: ignore[arg-type]
         reason=_shared(payload.get("reason")),
         calls=calls,
-        chars=payload.get("chars", 0),
-        cited_chars=payload.get("cited_chars", 0),
-        path_chars=payload.get("path_chars", 0),
+        chars=chars,
+        cited_chars=cited,
+        path_chars=_same(cited, payload.get("path_chars", 0)),
         files_returned=payload.get("files_returned", 0),
         files_used=payload.get("files_used", 0),
         cited_paths=tuple(map(_shared, payload.get("cited_paths", ()))),  # type: ignore[arg-type]
@@ -781,7 +839,7 @@ def record_from_payload(ref: SessionRef, payload: dict[str, Any]) -> SessionReco
             for d in damage
         ),
         subagents=ref.subagents,
-        figures=RunFigures.from_payload(figures) if figures else None,
+        figures=run_figures,
         agent=_shared(agent),  # type: ignore[arg-type]
         agent_sessions=tuple(payload.get("agent_sessions", ())),
         ledger=tuple(ledger) if ledger else None,  # type: ignore[arg-type]

@@ -17,7 +17,10 @@ The store never trusts its files (spec: hardening): only regular files named as 
 opened, each bounded in size; a shard whose schema, shape or values are not exactly what this
 version writes is a miss and is removed. Shards live under a directory per evalkit code digest
 and per swept directory, so a new evalkit (or an edited one) starts empty and two corpora never
-share rows. When a directory holds many shards, the sweep merges the live rows into one.
+share rows. When a directory holds many more shards than its live sessions fill, the sweep
+merges the live rows of its small shards into shards of a hundred-odd rows. A sweep reads the
+store a shard at a time, newest first (`CorpusStore.lookup_all`), and lets each shard's rows go
+before the next: its memory holds one shard's rows, never every stored row (issue 16).
 
 Beside each shard of the sweep's store, a side index (`shard-….index.json`) holds the same rows
 as JSON, with the SHA-256 of the shard's bytes: a warm sweep reads that instead of the Parquet,
@@ -53,7 +56,7 @@ import stat
 import tempfile
 import time
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -92,10 +95,15 @@ __all__ = [
 _SUBDIR = STORE_SUBDIR
 _SHARD = re.compile(r"^shard-[0-9a-f]{16}-[0-9a-f]{32}\.parquet$")
 MAX_SHARD_BYTES = 256 * 1024 * 1024  # a larger file is not one of ours: refused and removed
-_ROWS_PER_SHARD = 20_000  # merged shards are cut at this many rows
+# A warm sweep holds one shard's rows at a time (`CorpusStore.lookup_all`), so the rows of a
+# shard bound its memory whatever the corpus size (issue 16): shards are written, and merged
+# shards cut, at about a hundred rows (a 30x corpus of 4,020 sessions is 32 shards).
+_ROWS_PER_SHARD = 128  # merged shards are cut at this many rows
 _SMALL_SHARD_BYTES = 4 * 1024 * 1024  # only shards smaller than this are merged again
-_MERGE_AT = 8  # merge a directory's shards when there are more than this many
-FLUSH_ROWS = 1024  # rows gathered before a shard is written
+# Merge a directory's shards when there are more than this many beyond those its live sessions
+# fill (one per `_ROWS_PER_SHARD` sessions), so a large corpus is not rewritten by every sweep.
+_MERGE_AT = 8
+FLUSH_ROWS = 128  # rows gathered before a shard is written
 _INDEX_SUFFIX = ".index.json"
 _INDEX_VERSION = 3  # 2: JSON values as themselves; 3: a digest of the document
 
@@ -727,24 +735,87 @@ class CorpusStore:
             return None
         candidates = self._load().get(ref.log)
         if candidates:
-            files = session_files(ref)
-            paths = [self._prefix + f for f in files]  # os.path.join(root, f): f is relative
-            states = tuple(map(file_state, paths))
+            seen = self._seen(ref)
             for row in reversed(candidates):  # the latest shard first
-                if row.files != files or row.states != states:
-                    continue
-                if (self.verify or row.racy) and not self._digests_match(paths, row):
-                    continue
-                if row.racy and not self.verify:
-                    self._maybe_refresh(ref, row)
-                self.hits += 1
-                if not self.lazy:
-                    return row.payload
-                return {
-                    k: json.loads(v.raw) if type(v) is _Lazy else v for k, v in row.payload.items()
-                }
+                payload = self._hit(ref, seen, row)
+                if payload is not None:
+                    return payload
         self.misses += 1
         return None
+
+    def lookup_all(self, refs: Sequence[SessionRef]) -> Iterator[tuple[int, dict[str, Any]]]:
+        """`lookup` of every ref, as `(index into refs, payload)` for each hit, a shard at a time.
+
+        The same hits as `lookup`, and counted the same, but the shards are read newest first,
+        each one's rows let go before the next is read, and each session takes the first of its
+        rows that matches (newest shard first, then the last row of a shard first: the very row
+        `lookup` takes). Memory is then one shard's rows and what the caller keeps of each hit,
+        not every stored row at once (issue 16). A hit is yielded as soon as its shard is read,
+        so not in the order of `refs`; the misses are counted once every shard is read.
+        """
+        if not self.enabled or self._rows is not None:
+            for i, ref in enumerate(refs):
+                payload = self.lookup(ref)
+                if payload is not None:
+                    yield i, payload
+            return
+        # Session → the index of its ref not yet resolved (a list when several refs share a
+        # log, which discovery never gives): a dict of ints, as small as it can be.
+        open_: dict[str, Any] = {}
+        for i, ref in enumerate(refs):
+            j = open_.setdefault(ref.log, i)
+            if j != i:
+                open_[ref.log] = [*j, i] if type(j) is list else [j, i]
+        seen: dict[int, tuple[tuple[str, ...], list[str], tuple[Any, ...]]] = {}
+        for name in reversed(self._shard_names()):
+            with _no_gc():
+                rows = self._read_shard(name)
+            if rows is None:
+                continue
+            self._shards.insert(0, name)
+            for row in reversed(rows):
+                waiting = open_.get(row.session)
+                if waiting is None:
+                    continue
+                for i in waiting if type(waiting) is list else (waiting,):
+                    ref = refs[i]
+                    if i not in seen:
+                        seen[i] = self._seen(ref)
+                    payload = self._hit(ref, seen[i], row)
+                    if payload is not None:
+                        del seen[i]
+                        if type(waiting) is list and len(waiting) > 1:
+                            waiting = open_[row.session] = [j for j in waiting if j != i]
+                        else:
+                            del open_[row.session]
+                        yield i, payload
+            del rows  # the shard's rows go before the next shard is read
+        self.misses += sum(len(v) if type(v) is list else 1 for v in open_.values())
+
+    def _seen(self, ref: SessionRef) -> tuple[tuple[str, ...], list[str], tuple[Any, ...]]:
+        """A session's files, their paths and their states now, as its rows are checked."""
+        files = session_files(ref)
+        paths = [self._prefix + f for f in files]  # os.path.join(root, f): f is relative
+        return files, paths, tuple(map(file_state, paths))
+
+    def _hit(
+        self,
+        ref: SessionRef,
+        seen: tuple[tuple[str, ...], list[str], tuple[Any, ...]],
+        row: _Row,
+    ) -> dict[str, Any] | None:
+        """The payload of `row` when it is a hit for `ref` (counted), else None."""
+        files, paths, states = seen
+        if row.files != files or row.states != states:
+            return None
+        if (self.verify or row.racy) and not self._digests_match(paths, row):
+            return None
+        if row.racy and not self.verify:
+            self._maybe_refresh(ref, row)
+        self.hits += 1
+        if not self.lazy:
+            return row.payload
+        return {k: json.loads(v.raw) if type(v) is _Lazy else v for k, v in row.payload.items()}
 
     def _digests_match(self, paths: Sequence[str], row: _Row) -> bool:
         return all(regular_file_digest(p) == d for p, d in zip(paths, row.digests, strict=True))
@@ -846,16 +917,17 @@ class CorpusStore:
         self._pending.extend(self._refresh)
         self._refresh = []
         self.flush()
+        live = live if isinstance(live, Collection) else list(live)
         names = self._shard_names()
-        if len(names) <= _MERGE_AT:
+        if len(names) <= _MERGE_AT + len(live) // _ROWS_PER_SHARD:
             return
         assert self.directory is not None
+        keep = {ref.log for ref in live}
         small = []
         for name in names:
             with contextlib.suppress(OSError):
                 if os.lstat(self.directory / name).st_size < _SMALL_SHARD_BYTES:
                     small.append(name)
-        keep = {ref.log for ref in live}
         # Oldest first, in groups of at most _ROWS_PER_SHARD rows: memory stays bounded by a
         # group, whatever the size of the store.
         merged: dict[tuple[bytes, tuple[bytes, ...]], dict[str, Any]] = {}
@@ -913,6 +985,13 @@ class BatchStore(CorpusStore):
         self._refused: set[str] = set()
         self._batch: set[str] = set()
         self._missed: set[str] = set()
+
+    def lookup_all(self, refs: Sequence[SessionRef]) -> Iterator[tuple[int, dict[str, Any]]]:
+        """`lookup` of each ref in turn (the loader selects the batch they belong to)."""
+        for i, ref in enumerate(refs):
+            payload = self.lookup(ref)
+            if payload is not None:
+                yield i, payload
 
     def select(self, refs: Iterable[SessionRef]) -> None:
         """The sessions the next lookups are for (the previous batch's rows are let go)."""

@@ -16,8 +16,16 @@ command once as a user types it and reads the peak resident set size of its larg
 
 It prints one row per command with the RSS at each scale and the ratio of the largest scale to
 the smallest (the issue's goal: within 1.5x). `--repo DIR` runs another checkout's evalkit (to
-measure before and after side by side). Stores and outputs go to a temporary directory, never
-into the corpora. It asserts nothing.
+measure before and after side by side); `--runs N` measures everything N times and prints a
+table per run (the figures vary a little from run to run). Stores and outputs go to a temporary
+directory, never into the corpora. It asserts nothing.
+
+Every command runs with compiled bytecode, as an installed package does (compiled once into the
+benchmark's temporary directory, then every command run once on the first corpus, not counted,
+which compiles the other modules it imports): an environment that sets PYTHONDONTWRITEBYTECODE
+would otherwise make each command compile evalkit from source, which adds megabytes to the peak
+of the first scale. The warm sweep measures the store: any whole-output snapshot a sweep keeps in
+the cache directory (`snapshot-*`) is deleted before it runs.
 """
 
 from __future__ import annotations
@@ -43,22 +51,43 @@ COMMANDS = (
 )
 
 
-def peak_rss(argv: list[str], env: dict[str, str]) -> int:
-    """Peak RSS (MB) of the largest process of one command (it must exit 0)."""
+def peak_rss(argv: list[str], env: dict[str, str], cwd: Path) -> float:
+    """Peak RSS (MB) of the largest process of one command (it must exit 0).
+
+    It runs in `cwd`, a directory of the benchmark's own: `python -m` puts the working directory
+    first on the path, so run from a checkout it would import that checkout's evalkit, not the
+    one `--repo` names."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, env=env, cwd=cwd)
         _, status, usage = os.wait4(proc.pid, 0)
         if os.waitstatus_to_exitcode(status) != 0:
             err.seek(0)
             raise SystemExit(f"{' '.join(argv)} failed: {err.read().decode()[-500:]}")
-    return usage.ru_maxrss // 1024
+    return usage.ru_maxrss / 1024  # KB: whole megabytes would move a ratio by up to 4%
 
 
-def measure(corpus: Path, repo: Path, only: set[str], tmp: Path) -> dict[str, int]:
-    env = {**os.environ, "PYTHONPATH": str(repo)}
+def prime_bytecode(repo: Path, tmp: Path) -> dict[str, str]:
+    """The environment every command runs in: `repo` first on the path, and its bytecode
+    compiled once into `tmp`."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(PYTHONPATH=str(repo), PYTHONPYCACHEPREFIX=str(tmp / "pycache"))
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(repo / "evalkit")], env=env, check=True
+    )
+    return env
+
+
+def drop_snapshots(store: Path) -> None:
+    """Delete whole-output snapshots from a cache directory, so a warm sweep reads the store."""
+    for path in store.rglob("snapshot-*"):
+        if path.is_file() and not path.is_symlink():
+            path.unlink()
+
+
+def measure(corpus: Path, env: dict[str, str], only: set[str], tmp: Path) -> dict[str, float]:
     ek = [sys.executable, "-m", "evalkit"]
     store, out = tmp / "store", tmp / "out"
-    got: dict[str, int] = {}
+    got: dict[str, float] = {}
 
     def fresh(*paths: Path) -> None:
         for p in paths:
@@ -82,7 +111,9 @@ def measure(corpus: Path, repo: Path, only: set[str], tmp: Path) -> dict[str, in
         if name.startswith("export-"):
             # `evalkit export` has no --cache-dir: its store is under XDG_CACHE_HOME.
             cmd_env = {**env, "XDG_CACHE_HOME": str(store)}
-        rss = peak_rss(plan[name](), cmd_env)
+        if name == "sweep-warm":
+            drop_snapshots(store)
+        rss = peak_rss(plan[name](), cmd_env, tmp)
         if name in only:
             got[name] = rss
     fresh(store, out)
@@ -98,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--only", default=",".join(COMMANDS), help="commands to measure")
     parser.add_argument("--repo", type=Path, default=REPO, help="checkout whose evalkit runs")
+    parser.add_argument("--runs", type=int, default=1, help="times to measure everything")
     args = parser.parse_args(argv)
     only = {c for c in args.only.split(",") if c}
     unknown = only - set(COMMANDS)
@@ -111,20 +143,29 @@ def main(argv: list[str] | None = None) -> int:
             print(f"skipping scale {scale}: {path} is not a directory", file=sys.stderr)
             continue
         corpora.append((scale, path))
-    results: dict[str, dict[str, int]] = {}
-    with tempfile.TemporaryDirectory(prefix="evalkit-bench-memory-") as tmp:
-        for scale, path in corpora:
-            results[scale] = measure(path, args.repo.resolve(), only, Path(tmp))
-            print(f"measured {scale}x ({path.name})", file=sys.stderr)
+    repo = args.repo.resolve()
     scales = [s for s, _ in corpora]
-    print(f"peak RSS (MB) of the largest process, evalkit from {args.repo}")
-    print(f"  {'command':<16}" + "".join(f"{s + 'x':>8}" for s in scales) + "   last/first")
-    for name in COMMANDS:
-        if name not in only:
-            continue
-        row = [results[s][name] for s in scales]
-        ratio = f"{row[-1] / row[0]:.2f}" if row and row[0] else "-"
-        print(f"  {name:<16}" + "".join(f"{v:>8}" for v in row) + f"   {ratio:>10}")
+    with tempfile.TemporaryDirectory(prefix="evalkit-bench-memory-") as tmp:
+        env = prime_bytecode(repo, Path(tmp))
+        # Once, not counted: the bytecode prefix holds only evalkit's, so the first command to
+        # import a module of the standard library or a dependency compiles it (megabytes more
+        # at the first scale measured: a serial 1x sweep peaks at 27 MB instead of 24).
+        measure(corpora[0][1], env, only, Path(tmp))
+        for run in range(1, args.runs + 1):
+            results: dict[str, dict[str, float]] = {}
+            for scale, path in corpora:
+                results[scale] = measure(path, env, only, Path(tmp))
+                print(f"measured {scale}x ({path.name})", file=sys.stderr)
+            title = f", run {run} of {args.runs}" if args.runs > 1 else ""
+            print(f"peak RSS (MB) of the largest process, evalkit from {args.repo}{title}")
+            print(f"  {'command':<16}" + "".join(f"{s + 'x':>8}" for s in scales) + "   last/first")
+            for name in COMMANDS:
+                if name not in only:
+                    continue
+                row = [results[s][name] for s in scales]
+                ratio = f"{row[-1] / row[0]:.2f}" if row and row[0] else "-"
+                print(f"  {name:<16}" + "".join(f"{v:>8.1f}" for v in row) + f"   {ratio:>10}")
+            sys.stdout.flush()
     return 0
 
 
