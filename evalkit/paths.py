@@ -22,11 +22,13 @@ def bundled_corpus() -> Path:
     return repo_root() / "data" / "corpus"
 
 
-def is_bundled_corpus(path: str | os.PathLike[str]) -> bool:
-    """Whether `path` is the bundled corpus, both sides resolved (a symbolically linked `data`
-    folder included); False when `path` cannot be resolved."""
+def is_bundled_corpus(
+    path: str | os.PathLike[str], bundled: str | os.PathLike[str] | None = None
+) -> bool:
+    """Whether `path` is the bundled corpus (`bundled`, default `bundled_corpus()`), both sides
+    resolved (a symbolically linked `data` folder included); False when either cannot be."""
     try:
-        return os.path.realpath(path) == os.path.realpath(bundled_corpus())
+        return os.path.realpath(path) == os.path.realpath(bundled or bundled_corpus())
     except (OSError, ValueError):
         return False
 

@@ -408,6 +408,7 @@ def test_the_bundled_corpus_is_told_through_a_linked_data_folder(tmp_path, monke
     (tmp_path / "real" / "corpus").mkdir(parents=True)
     (tmp_path / "data").symlink_to(tmp_path / "real")
     monkeypatch.setattr(paths, "bundled_corpus", lambda: tmp_path / "data" / "corpus")
+    monkeypatch.setattr(sweep_mod, "bundled_corpus_dir", lambda: tmp_path / "data" / "corpus")
     assert paths.is_bundled_corpus(tmp_path / "real" / "corpus")
     assert sweep_mod.is_bundled_corpus(tmp_path / "data" / "corpus")
     assert not paths.is_bundled_corpus(tmp_path / "real")

@@ -101,7 +101,7 @@ def bundled_corpus_dir() -> Path:
 
 def is_bundled_corpus(path: str | os.PathLike[str]) -> bool:
     """`evalkit.paths.is_bundled_corpus`: the one rule the sweep and its stored output share."""
-    return paths.is_bundled_corpus(path)
+    return paths.is_bundled_corpus(path, bundled_corpus_dir())
 
 
 @dataclass(frozen=True)
