@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from evalkit.ecma import grp, js_div, js_trim, pct1, pl, rj
+from evalkit.formats.frozen import quick_init
 from evalkit.metrics.envelope import (
     ScanMemo,
     Section,
@@ -62,6 +63,7 @@ _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*", re.ASCII)
 
 
+@quick_init
 @dataclass(frozen=True)
 class Citations:
     """What an answer cites: raw path strings and symbol names, each in first-seen order."""
@@ -131,6 +133,7 @@ def _same_as_normalised(x: str, others: Sequence[str]) -> bool:
     return False
 
 
+@quick_init
 @dataclass(frozen=True)
 class SectionVerdict:
     """One section of one call, with the verdict for its path."""
@@ -142,6 +145,7 @@ class SectionVerdict:
     symbol: str | None
 
 
+@quick_init
 @dataclass(frozen=True)
 class CallAllocation:
     """Allocation of one call (§3.2 step 6). `index` is 1-based over calls with sections;
@@ -165,6 +169,7 @@ class CallAllocation:
         return sum(1 for f in self.files if f.via)
 
 
+@quick_init
 @dataclass(frozen=True)
 class PooledFile:
     """A path pooled over the session: chars summed over every occurrence (§3.2 step 7).
@@ -180,6 +185,7 @@ class PooledFile:
     symbol: str | None
 
 
+@quick_init
 @dataclass(frozen=True)
 class Allocation:
     """`computeAllocation` result (§3.5). Fractions, not percents; chars are UTF-16 units."""

@@ -14,6 +14,7 @@ from typing import Any
 
 from evalkit.ecma import DOT, at_line_start, grp, pct1, rj, utf16_len
 from evalkit.errors import UsageError
+from evalkit.formats.frozen import quick_init
 
 __all__ = [
     "DEFINING_KINDS",
@@ -60,6 +61,7 @@ DEFINING_KINDS = frozenset(
 )
 
 
+@quick_init
 @dataclass(frozen=True)
 class Symbol:
     """A `name(kind)` header label with a defining kind."""
@@ -68,6 +70,7 @@ class Symbol:
     kind: str
 
 
+@quick_init
 @dataclass(frozen=True)
 class Section:
     """One file section of an explore response.
@@ -87,6 +90,7 @@ class Section:
     header: str
 
 
+@quick_init
 @dataclass(frozen=True)
 class Envelope:
     """The sections of one response and their total (`envelope`)."""

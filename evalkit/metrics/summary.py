@@ -39,6 +39,7 @@ from evalkit.formats.claude_code.transcripts import (
     thread_of,
     tool_results,
 )
+from evalkit.formats.frozen import quick_init
 from evalkit.formats.profiles import CODEGRAPH, ToolProfile
 
 __all__ = [
@@ -136,6 +137,7 @@ def is_cli_call(command: Any, profile: ToolProfile = CODEGRAPH) -> bool:
     return profile.is_cli_call(text)
 
 
+@quick_init
 @dataclass(frozen=True)
 class ToolCall:
     """One tool_use block, as the numbered listing shows it (§1.11).
@@ -169,6 +171,7 @@ class ToolCall:
 # --- the summary --------------------------------------------------------------------------------
 
 
+@quick_init
 @dataclass(frozen=True)
 class Summary:
     """§1.11 per-session fields (all threads, all segments).

@@ -24,6 +24,7 @@ from evalkit.formats.claude_code.events import at_event
 from evalkit.formats.claude_code.fastjson import NOT_EXACT, fast_loads
 from evalkit.formats.files import OVER_BUDGET as _OVER_BUDGET
 from evalkit.formats.files import ReadLimits, content_digest, read_file_bytes
+from evalkit.formats.frozen import quick_init
 from evalkit.formats.profiles import CODEGRAPH, CODEGRAPH_EXPLORE, ToolProfile
 
 __all__ = [
@@ -68,6 +69,7 @@ EVENT_TYPES = frozenset(
 )
 
 
+@quick_init
 @dataclass(frozen=True)
 class SegmentRead:
     """What reading one segment file kept and skipped.
@@ -149,6 +151,7 @@ class SegmentRead:
         return ", ".join(parts) or None
 
 
+@quick_init
 @dataclass(frozen=True)
 class Transcript:
     """The events of one session, all segments concatenated (§1.1).
@@ -423,6 +426,7 @@ def result_text(content: Any, *, path: str = "(transcript)") -> str:
     return js_json(content)
 
 
+@quick_init
 @dataclass(frozen=True)
 class ToolResult:
     """One `tool_result` block, with the tool name known at that point of the stream (§1.5).
