@@ -221,8 +221,23 @@ def forget_scans() -> None:
 
 
 def path_tokens(text: str | None) -> list[str]:
-    """Every match of the path-token pattern (§2.8, §3.3), left to right."""
-    return [m for run in _PATH_RUN.findall(text or "") for m in PATH_TOKEN.findall(run)]
+    """Every match of the path-token pattern (§2.8, §3.3), left to right.
+
+    A run never holds a line break, and one starting a line is found as at the start of a text:
+    so only the lines holding a `/` are scanned (most of an answer's lines hold none), and
+    their matches, in line order, are the text's.
+    """
+    if not text or "/" not in text:
+        return []
+    if "\n" not in text:
+        return [m for run in _PATH_RUN.findall(text) for m in PATH_TOKEN.findall(run)]
+    return [
+        m
+        for line in text.split("\n")
+        if "/" in line
+        for run in _PATH_RUN.findall(line)
+        for m in PATH_TOKEN.findall(run)
+    ]
 
 
 # --- envelope view (§4) ---------------------------------------------------------------------

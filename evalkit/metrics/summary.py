@@ -303,9 +303,8 @@ def summarize(
                         path,
                         "system/init tools is not an array (the reference harness crashes here)",
                     )
-                init_tools = tuple(
-                    js_string(t) for t in (tools or []) if profile.is_tool_under_test(js_string(t))
-                )
+                names = [t if type(t) is str else js_string(t) for t in (tools or [])]
+                init_tools = tuple([t for t in names if profile.is_tool_under_test(t)])
             elif etype == "result":
                 subtypes.append(event.get("subtype", _MISSING))
                 # Every `+` is a double addition, rounded past 2^53 as in ECMAScript (§10.4).

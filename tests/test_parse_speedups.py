@@ -1,0 +1,66 @@
+"""More of the parse's fast paths (issue 16, second pass): each gives the exact result, on the
+input where it fires and on the input where it must step aside.
+
+Also: `test_frozen_init.py` (frozen dataclasses built faster), `test_envelope_scan.py` (the
+section scans), `test_parse_fast_paths.py` and `test_fastjson.py` (the first pass).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from evalkit.metrics.allocation import PathSet, same_path
+from evalkit.metrics.envelope import PATH_TOKEN, path_tokens
+from evalkit.metrics.summary import summarize
+
+PATHS = [
+    "src/a.py", "a.py", "./src/a.py", "././src/a.py", "src\\a.py", "", None, "/abs/src/a.py",
+    "b/src/a.py", "src", "./a.py", "/a.py", "a.pyc", "xsrc/a.py", ".", "./",
+]  # fmt: skip
+
+
+def test_a_path_set_answers_as_same_path_against_each_of_its_paths():
+    # One set asked about many paths (the answer's cited paths against every returned file).
+    for k in range(len(PATHS) + 1):
+        for others in itertools.combinations(PATHS, min(k, 3)):
+            cited = PathSet(others)
+            for a in PATHS:
+                assert cited.has(a) == any(same_path(a, b) for b in others), (a, others)
+
+
+def test_an_empty_path_set_and_an_empty_path_match_nothing():
+    assert not PathSet([]).has("a.py")
+    assert not PathSet(["", None, "./"]).has("a.py")  # `./` normalises to the empty path
+    assert not PathSet(["a.py"]).has("")
+    assert not PathSet(["a.py"]).has(None)
+
+
+# --- path tokens, line by line -------------------------------------------------------------
+
+
+def test_path_tokens_line_by_line_are_the_whole_texts_matches():
+    # Fires: several lines, some with a `/`; steps aside: one line, no `/`, empty, None.
+    cases = [
+        "see src/a.py\nand lib/b.ts, then\nnothing here\n./c/d.js@x/y.z\n",
+        "\nsrc/a.py\n\n/abs/p.q\n",
+        "a/b.c\r\nd/e.f\u2028g/h.i",  # other terminators stay inside a line: scanned whole
+        "x/y.z-w/v.u",
+        "no slashes at all\nnone",
+        "one line: pkg/mod.py",
+        "",
+        None,
+        "/\n/\n/",
+        "a" * 5000 + "/b.c\n" + "d/e.f",
+    ]
+    for text in cases:
+        assert path_tokens(text) == PATH_TOKEN.findall(text or ""), text
+
+
+def test_system_init_tools_are_named_as_strings_whatever_they_hold():
+    events = [
+        {"type": "system", "subtype": "init", "tools": ["mcp__codegraph__x", 5, None, "Read"]},
+        {"type": "result", "subtype": "success"},
+    ]
+    assert summarize(events).init_tools == ("mcp__codegraph__x",)
+    events[0]["tools"] = [["mcp__codegraph__y"], "codegraph_z", True]
+    assert summarize(events).init_tools == ("mcp__codegraph__y", "codegraph_z")
