@@ -8,7 +8,13 @@ section scans), `test_parse_fast_paths.py` and `test_fastjson.py` (the first pas
 from __future__ import annotations
 
 import itertools
+import os
 
+import pytest
+
+from evalkit.errors import TranscriptError
+from evalkit.formats import files
+from evalkit.formats.claude_code.transcripts import read_transcript
 from evalkit.metrics.allocation import PathSet, same_path
 from evalkit.metrics.envelope import PATH_TOKEN, path_tokens
 from evalkit.metrics.summary import summarize
@@ -64,3 +70,38 @@ def test_system_init_tools_are_named_as_strings_whatever_they_hold():
     assert summarize(events).init_tools == ("mcp__codegraph__x",)
     events[0]["tools"] = [["mcp__codegraph__y"], "codegraph_z", True]
     assert summarize(events).init_tools == ("mcp__codegraph__y", "codegraph_z")
+
+
+# --- one stat per segment ------------------------------------------------------------------
+
+
+def test_a_session_stats_each_segment_once_and_checks_what_that_stat_says(tmp_path, monkeypatch):
+    a, b = tmp_path / "run-x.jsonl", tmp_path / "run-x.t2.jsonl"
+    for p in (a, b):
+        p.write_text('{"type":"system","subtype":"init"}\n')
+    seen: list[str] = []
+    real = os.stat
+
+    def counting(path, *args, **kw):
+        seen.append(os.fspath(path))
+        return real(path, *args, **kw)
+
+    monkeypatch.setattr(os, "stat", counting)
+    transcript = read_transcript([str(a), str(b)])
+    assert len(transcript.events) == 2
+    assert seen == [str(a), str(b)]  # the reader's own stat, passed on to the file check
+
+
+def test_a_known_stat_is_still_checked_and_without_one_the_file_is_stat_ed(tmp_path):
+    d = tmp_path / "dir.jsonl"
+    d.mkdir()
+    with pytest.raises(TranscriptError, match="is a directory"):
+        files.read_file_bytes(str(d), known_stat=os.stat(d))
+    with pytest.raises(TranscriptError, match="is a directory"):
+        files.read_file_bytes(str(d))
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(TranscriptError, match="not a regular file"):
+        files.read_file_bytes(str(fifo), known_stat=os.stat(fifo))
+    with pytest.raises(TranscriptError, match="no such file"):
+        read_transcript([str(tmp_path / "gone.jsonl")])  # no stat to pass on: the check's own
