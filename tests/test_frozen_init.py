@@ -9,9 +9,21 @@ from dataclasses import InitVar, dataclass, field
 
 import pytest
 
+from evalkit.formats import common
 from evalkit.formats.claude_code.transcripts import SegmentRead, ToolResult, Transcript
+from evalkit.formats.files import ReadLimits
 from evalkit.formats.frozen import quick_init
-from evalkit.metrics import allocation, answer, envelope, occupancy, sufficiency, summary
+from evalkit.metrics import (
+    allocation,
+    answer,
+    envelope,
+    occupancy,
+    read_allocation,
+    sufficiency,
+    summary,
+    tokens,
+)
+from evalkit.metrics.figures import RunFigures
 
 
 def _twin(cls: type) -> type:
@@ -20,7 +32,13 @@ def _twin(cls: type) -> type:
         (
             f.name,
             f.type,
-            field(default=f.default, default_factory=f.default_factory, kw_only=f.kw_only),
+            field(
+                default=f.default,
+                default_factory=f.default_factory,
+                kw_only=f.kw_only,
+                repr=f.repr,
+                compare=f.compare,
+            ),
         )
         for f in dataclasses.fields(cls)
     ]
@@ -85,6 +103,17 @@ def test_the_fast_init_fires_and_keeps_the_signature() -> None:
         SegmentRead,
         Transcript,
         ToolResult,
+        RunFigures,
+        read_allocation.ReadFile,
+        read_allocation.ReadAllocation,
+        tokens.ModelUsage,
+        tokens.ClaudeCodeTokens,
+        common.TokenLedger,
+        common.AgentToolCall,
+        common.Request,
+        common.ContextItem,
+        common.FileRead,
+        ReadLimits,
     ],
 )
 def test_the_parse_classes_build_as_their_dataclass_would(cls: type) -> None:
@@ -93,13 +122,15 @@ def test_the_parse_classes_build_as_their_dataclass_would(cls: type) -> None:
     assert [(p.name, p.kind) for p in ours.parameters.values()] == [
         (p.name, p.kind) for p in theirs.parameters.values()
     ]
-    assert "object.__setattr__" not in (cls.__init__.__code__.co_names)
+    assert cls.__init__.__code__.co_filename == "<string>"  # the generated one, not dataclass's
+    assert "__setattr__" not in cls.__init__.__code__.co_names
     values = {
         f.name: f"value-{i}" for i, f in enumerate(dataclasses.fields(cls))
     }  # any value: the constructor only stores
     a, b = cls(**values), twin(**values)
     assert dataclasses.asdict(a) == dataclasses.asdict(b)
-    assert vars(a) == vars(b)
+    assert all(getattr(a, f.name) == getattr(b, f.name) for f in dataclasses.fields(cls))
+    assert repr(a).split("(", 1)[1] == repr(b).split("(", 1)[1]
     with pytest.raises(dataclasses.FrozenInstanceError):
         setattr(a, dataclasses.fields(cls)[0].name, None)
 
@@ -128,8 +159,18 @@ def test_it_steps_aside_where_it_cannot_be_exact() -> None:
         y: int = field(default=0, init=False)
 
     @dataclass(frozen=True, slots=True)
-    class Slotted:
+    class Base:
         x: int
+
+    @dataclass(frozen=True)
+    class OnASlot(Base):  # `x` lives in the base's slot, which `__dict__` would not reach
+        y: int
+
+    @dataclass(frozen=True)
+    class Behind:
+        x: int
+
+    Behind.x = property(lambda self: 1, lambda self, v: None)  # type: ignore[assignment]
 
     @dataclass
     class Mutable:
@@ -139,8 +180,26 @@ def test_it_steps_aside_where_it_cannot_be_exact() -> None:
     class Shadow:
         _d: int
 
-    for cls in (Post, Init, NoInit, Slotted, Mutable, Shadow):
+    for cls in (Post, Init, NoInit, OnASlot, Behind, Mutable, Shadow):
         before = cls.__init__
         assert quick_init(cls).__init__ is before, cls.__name__
     Point = _point()
     assert generated(Point)
+
+
+def test_a_slotted_class_is_built_through_its_slots():
+    @quick_init
+    @dataclass(frozen=True, slots=True)
+    class Slotted:
+        x: int
+        y: tuple = ()
+
+    assert "_set_x" in Slotted.__init__.__code__.co_names
+    s = Slotted(1)
+    assert (s.x, s.y) == (1, ())
+    assert not hasattr(s, "__dict__")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.x = 2  # type: ignore[misc]
+    assert Slotted(1, (2,)) == Slotted(x=1, y=(2,)) != s
+    figures = RunFigures.from_payload({f.name: 0 for f in dataclasses.fields(RunFigures)})
+    assert pickle.loads(pickle.dumps(figures)) == figures

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from evalkit.errors import TranscriptError
+from evalkit.formats.frozen import quick_init
 from evalkit.formats.limits import LIMIT_VARS
 
 __all__ = [
@@ -34,6 +35,7 @@ _MB = 1024 * 1024
 OVER_BUDGET = "session over the memory budget (see EVALKIT_MAX_SESSION_MB)"
 
 
+@quick_init
 @dataclass(frozen=True)
 class ReadLimits:
     """Bounds on what reading one transcript may cost (issue 11): past them a file or line is

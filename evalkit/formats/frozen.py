@@ -6,11 +6,12 @@ times what a plain dataclass costs. A parse builds one section, verdict, tool ca
 per block of every session, so that cost shows in a corpus sweep.
 
 `quick_init` gives such a class an `__init__` with the same signature (names, order, defaults,
-keyword-only fields) that writes the fields into the instance's `__dict__` directly. Nothing
-else changes: instances are still frozen (assignment still raises `FrozenInstanceError`), and
-equality, hashing, `repr`, `dataclasses.replace` and pickling are the dataclass's own. A class
-it cannot reproduce exactly (slots, `InitVar` or `init=False` fields, a `__post_init__`) is
-left as it is.
+keyword-only fields) that writes the fields into the instance's `__dict__` directly (into its
+slots through each slot's own setter, for a slotted class). Nothing else changes: instances
+are still frozen (assignment still raises `FrozenInstanceError`), and equality, hashing,
+`repr`, `dataclasses.replace` and pickling are the dataclass's own. A class it cannot
+reproduce exactly (`InitVar` or `init=False` fields, a `__post_init__`, a field held in a slot
+of a base class or behind a property) is left as it is.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ __all__ = ["quick_init"]
 T = TypeVar("T", bound=type)
 
 _MISSING = dataclasses.MISSING
+_MEMBER = type(type("_Slotted", (), {"__slots__": ("x",)}).__dict__["x"])  # a slot's descriptor
 _TAKEN = frozenset({"self", "_d", "_HAS_FACTORY"})  # names the generated function uses itself
 
 
@@ -33,8 +35,9 @@ def quick_init(cls: T) -> T:
     `__init__` is certain to behave as the generated one.
     """
     params = getattr(cls, "__dataclass_params__", None)
-    if params is None or not params.frozen or not params.init or "__slots__" in cls.__dict__:
+    if params is None or not params.frozen or not params.init:
         return cls
+    slotted = "__slots__" in cls.__dict__
     if hasattr(cls, "__post_init__"):
         return cls
     all_fields = cls.__dict__["__dataclass_fields__"].values()
@@ -43,9 +46,15 @@ def quick_init(cls: T) -> T:
         return cls
     fields = dataclasses.fields(cls)
     if any(
-        not f.init or f.name in _TAKEN or f.name.startswith(("_dflt_", "_fact_")) for f in fields
+        not f.init or f.name in _TAKEN or f.name.startswith(("_dflt_", "_fact_", "_set_"))
+        for f in fields
     ):
         return cls
+    if slotted:
+        if not all(type(cls.__dict__.get(f.name)) is _MEMBER for f in fields):
+            return cls
+    elif any(_data_descriptor(cls, f.name) for f in fields):
+        return cls  # a slot or property of a base class would hide what `__dict__` holds
     env: dict[str, Any] = {"_HAS_FACTORY": _HAS_FACTORY}
     positional: list[str] = []
     keyword: list[str] = []
@@ -64,17 +73,28 @@ def quick_init(cls: T) -> T:
             param = name
             value = name
         (keyword if f.kw_only else positional).append(param)
-        body.append(f"    _d[{name!r}] = {value}")
+        if slotted:  # the slot's own setter, which the class's `__setattr__` is not asked
+            env[f"_set_{name}"] = cls.__dict__[name].__set__
+            body.append(f"    _set_{name}(self, {value})")
+        else:
+            body.append(f"    _d[{name!r}] = {value}")
     params_text = ", ".join(["self", *positional, *(["*", *keyword] if keyword else [])])
-    source = f"def __init__({params_text}):\n    _d = self.__dict__\n" + "\n".join(
-        body or ["    pass"]
-    )
+    head = "" if slotted else "    _d = self.__dict__\n"
+    source = f"def __init__({params_text}):\n{head}" + "\n".join(body or ["    pass"])
     exec(source, env)  # noqa: S102 — the text is built from the class's own field names
     init = env["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
     cls.__init__ = init  # type: ignore[misc]
     return cls
+
+
+def _data_descriptor(cls: type, name: str) -> bool:
+    """Whether `name` is found on the class (or a base) as a descriptor that sets values."""
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            return hasattr(type(klass.__dict__[name]), "__set__")
+    return False
 
 
 class _HasFactory:

@@ -25,6 +25,7 @@ from typing import Any
 
 from evalkit.ecma import js_trim, js_truthy, utf16_len
 from evalkit.formats.claude_code.transcripts import family, id_key, result_text
+from evalkit.formats.frozen import quick_init
 from evalkit.formats.profiles import CODEGRAPH, ToolProfile
 from evalkit.metrics.allocation import PathSet, answer_citations
 
@@ -33,6 +34,7 @@ __all__ = ["ReadFile", "ReadAllocation", "compute_read_allocation", "pooled_read
 _RETRIEVAL_OTHER = "other"  # the family that is not retrieval (edits, todos, delegation, …)
 
 
+@quick_init
 @dataclass(frozen=True)
 class ReadFile:
     """One file read in the session.
@@ -50,6 +52,7 @@ class ReadFile:
     cited: bool
 
 
+@quick_init
 @dataclass(frozen=True)
 class ReadAllocation:
     """File-attributed read allocation of one session (evalkit's own metric).

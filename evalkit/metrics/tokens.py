@@ -41,6 +41,7 @@ from typing import Any
 
 from evalkit.formats.claude_code.transcripts import message_key, thread_of
 from evalkit.formats.common import TokenLedger
+from evalkit.formats.frozen import quick_init
 
 __all__ = ["TokenLedger", "ModelUsage", "ClaudeCodeTokens", "claude_code_tokens"]
 
@@ -57,6 +58,7 @@ _MODEL_FIELDS = {
 _PROMPT_FIELDS = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 
 
+@quick_init
 @dataclass(frozen=True)
 class ModelUsage:
     """One model's totals from `result.modelUsage` (agent-formats §5.3).
@@ -88,6 +90,7 @@ class ModelUsage:
         )
 
 
+@quick_init
 @dataclass(frozen=True)
 class ClaudeCodeTokens:
     """Tokens, cost and timing of one Claude Code session (evalkit's own figures).
