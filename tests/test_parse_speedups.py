@@ -18,6 +18,7 @@ from evalkit.formats.claude_code.transcripts import read_transcript
 from evalkit.metrics.allocation import PathSet, same_path
 from evalkit.metrics.envelope import PATH_TOKEN, path_tokens
 from evalkit.metrics.summary import summarize
+from evalkit.metrics.tokens import claude_code_tokens
 
 PATHS = [
     "src/a.py", "a.py", "./src/a.py", "././src/a.py", "src\\a.py", "", None, "/abs/src/a.py",
@@ -105,3 +106,43 @@ def test_a_known_stat_is_still_checked_and_without_one_the_file_is_stat_ed(tmp_p
         files.read_file_bytes(str(fifo), known_stat=os.stat(fifo))
     with pytest.raises(TranscriptError, match="no such file"):
         read_transcript([str(tmp_path / "gone.jsonl")])  # no stat to pass on: the check's own
+
+
+# --- prompt tokens of a message ------------------------------------------------------------
+
+
+def _tokens_of(usages: list) -> tuple:
+    events = [
+        {"type": "assistant", "message": {"id": f"m{i}", "content": [], "usage": u}}
+        for i, u in enumerate(usages)
+    ]
+    t = claude_code_tokens(events)
+    return t.ledger, t.main_prompt_tokens, t.message_models
+
+
+def test_integer_usages_sum_as_the_general_path_sums_them():
+    # Fires: three integers; steps aside: a float, a bool, a string, a missing or null field.
+    full = {"input_tokens": 3, "cache_read_input_tokens": 5, "cache_creation_input_tokens": 7}
+    ledger, main, models = _tokens_of([full, full])
+    assert (ledger.prompt_tokens, ledger.cache_read_tokens, ledger.cache_write_tokens) == (
+        30,
+        10,
+        14,
+    )
+    assert main == 30 and models == ((None, 2, 30),)
+    odd = [
+        {"input_tokens": 3.5, "cache_read_input_tokens": 5, "cache_creation_input_tokens": 7},
+        {"input_tokens": True, "cache_read_input_tokens": 5, "cache_creation_input_tokens": 7},
+        {"input_tokens": "9", "cache_read_input_tokens": 5},
+        {"cache_creation_input_tokens": 2},
+        {
+            "input_tokens": None,
+            "cache_read_input_tokens": None,
+            "cache_creation_input_tokens": None,
+        },
+    ]
+    ledger, main, models = _tokens_of(odd)
+    # 15.5 + 12 (True is no number) + 5 + 2; the all-null usage adds nothing
+    assert ledger.prompt_tokens == 34.5 and main == 34.5
+    assert (ledger.cache_read_tokens, ledger.cache_write_tokens) == (15, 16)
+    assert models == ((None, 5, 34.5),)
