@@ -37,6 +37,7 @@ __all__ = [
 ]
 
 # §2.2 step 1: header at an ECMAScript line start; `[^`]` may cross lines, `.` may not.
+# `_split` scans with `_HEADER_SCAN` below, which finds the same matches.
 _HEADER = re.compile(at_line_start("**`") + r"([^`]+)`\*\*(" + DOT + "*)")
 # §2.2 step 5: `name(kind)` labels of the header remainder; `\w` is ASCII (§10.3).
 _LABEL = re.compile(r"([A-Za-z_$][A-Za-z0-9_$.]*)\(([a-z_]+)\)")
@@ -48,8 +49,8 @@ PATH_TOKEN = re.compile(r"(?:[\w@.+-]+/)+[\w@.+-]+\.[A-Za-z]\w*", re.ASCII)
 # pattern finds exactly those runs: it may start only where a run starts (the lookbehind), and
 # its possessive loops never backtrack, so the scan is linear in the text.
 _PATH_RUN = re.compile(r"(?<![\w@.+/-])[\w@.+-]*+/[\w@.+/-]*+", re.ASCII)
-_GUIDANCE = "\n> "
-# The same matches, found faster: `_HEADER_SCAN` starts at the header's backtick (one literal
+_GUIDANCE = "\n> "  # §2.2: the last section ends at the first one after its header
+# The same matches, found faster (in time; the engine executes somewhat more instructions): `_HEADER_SCAN` starts at the header's backtick (one literal
 # character, which the engine finds with its single-character search) and tests the `**` and
 # the line start behind it, so a match starts 2 characters after the header (matches cannot
 # overlap differently: a header match ends at a line terminator or the end of the text).
