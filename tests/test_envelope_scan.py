@@ -54,3 +54,36 @@ def test_sections_are_measured_in_utf16_units_with_or_without_astral_characters(
 def test_a_long_line_without_slashes_is_scanned_in_linear_time():
     # Quadratic backtracking would take minutes here; a linear scan takes milliseconds.
     assert path_tokens("a" * 200_000 + " lib/x.js") == ["lib/x.js"]
+
+
+def _plain_split(text: str) -> list[tuple[str, int, int, str]]:
+    """§2.2 as the spec writes it: (path, at, chars, header) with the plain patterns."""
+    matches = list(PLAIN_HEADER.finditer(text))
+    if not matches:
+        return []
+    tail = text.find("\n> ", matches[-1].start())
+    ends = [m.start() for m in matches[1:]] + [tail if tail >= 0 else len(text)]
+    return [
+        (m.group(1), utf16_len(text[: m.start()]), utf16_len(text[m.start() : e]), m.group(2))
+        for m, e in zip(matches, ends, strict=True)
+    ]
+
+
+def test_the_header_scan_from_the_backtick_finds_the_header_pattern_matches():
+    # `_split` scans with `_HEADER_SCAN` (a match starts at the backtick, 2 characters in).
+    for text in texts(3000, 4) + ["**`a`**\n**`b`**", "x\n**`a\n**`b`**c`**d", "**`", "`**`a`**"]:
+        scan = [
+            (m.start() - 2, m.group(1), m.group(2)) for m in envelope._HEADER_SCAN.finditer(text)
+        ]
+        plain = [(m.start(), m.group(1), m.group(2)) for m in PLAIN_HEADER.finditer(text)]
+        assert scan == plain, text
+
+
+def test_sections_end_where_the_plain_rules_end_them():
+    # The guidance search (`_GUIDANCE_SCAN`, from the `> `) ends the last section where
+    # `find("\n> ")` does, including a guidance right after the last header's line.
+    extra = ["**`a`**\n> x", "**`a`**> \n> ", "\n> **`a`**x\n>\n> y", "**`a`**\r\n> z", "**`a`**"]
+    for text in texts(3000, 5) + extra:
+        envelope.forget_scans()
+        got = [(s.path, s.at, s.chars, s.header) for s in split_sections(text).files]
+        assert got == _plain_split(text), text

@@ -21,6 +21,7 @@ from typing import Any
 
 from evalkit.ecma import pl
 from evalkit.formats.files import read_file_bytes
+from evalkit.formats.frozen import quick_init
 
 __all__ = [
     "AGENTS",
@@ -42,6 +43,7 @@ __all__ = [
 AGENTS = ("claude-code", "codex", "inspect")
 
 
+@quick_init
 @dataclass(frozen=True)
 class TokenLedger:
     """A session's tokens, in one meaning for every agent.
@@ -81,6 +83,7 @@ class TokenLedger:
         }
 
 
+@quick_init
 @dataclass(frozen=True)
 class AgentToolCall:
     """One tool call with its result, joined by the format's call id.
@@ -109,6 +112,7 @@ class AgentToolCall:
     thread: str = "main"
 
 
+@quick_init
 @dataclass(frozen=True)
 class Request:
     """One model request (one API call) with its usage, where the format records it.
@@ -127,6 +131,7 @@ class Request:
     reasoning_tokens: float | None = None
 
 
+@quick_init
 @dataclass(frozen=True)
 class ContextItem:
     """One thing that entered (or left) the model's context, in file order (a rollout's
@@ -149,6 +154,7 @@ class ContextItem:
     call: int | None = None
 
 
+@quick_init
 @dataclass(frozen=True)
 class FileRead:
     """What reading one file kept and skipped (the non-Claude-Code twin of `SegmentRead`).

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from evalkit.errors import TranscriptError
+from evalkit.formats.frozen import quick_init
 from evalkit.formats.limits import LIMIT_VARS
 
 __all__ = [
@@ -34,6 +35,7 @@ _MB = 1024 * 1024
 OVER_BUDGET = "session over the memory budget (see EVALKIT_MAX_SESSION_MB)"
 
 
+@quick_init
 @dataclass(frozen=True)
 class ReadLimits:
     """Bounds on what reading one transcript may cost (issue 11): past them a file or line is
@@ -72,7 +74,10 @@ class ReadLimits:
         return cls(**values)
 
 
-def _check_regular_file(path: str) -> None:
+def _check_regular_file(path: str, st: os.stat_result | None = None) -> None:
+    if st is not None:  # the caller's own `os.stat(path)`, taken just before
+        _check_mode(path, st)
+        return
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -82,6 +87,10 @@ def _check_regular_file(path: str) -> None:
         if exc.errno == errno.ELOOP:
             raise TranscriptError(path, "symbolic link loop") from None
         raise TranscriptError(path, f"cannot read: {exc.strerror or exc}") from None
+    _check_mode(path, st)
+
+
+def _check_mode(path: str, st: os.stat_result) -> None:
     if stat.S_ISDIR(st.st_mode):
         raise TranscriptError(path, "is a directory, not a transcript file")
     if not stat.S_ISREG(st.st_mode):
@@ -108,15 +117,23 @@ def read_at_most(fh: BinaryIO, limit: int) -> bytes:
     return data
 
 
-def read_file_bytes(path: str, limits: ReadLimits | None = None) -> tuple[bytes, bool, bool, str]:
+def read_file_bytes(
+    path: str, limits: ReadLimits | None = None, *, known_stat: os.stat_result | None = None
+) -> tuple[bytes, bool, bool, str]:
     """The file's bytes, whether it was gzip, whether the stream was cut, and the digest of the
     bytes read; a `*.gz` file is gunzipped (so `.jsonl.gz` just works).
 
     Only the name decides, as the reference never decompresses: a gzip stream in a plain
     `.jsonl` file is read as the reference reads it (unparseable lines, counted as malformed).
+
+    Args:
+        path: The file.
+        limits: The bounds (default: from the environment).
+        known_stat: `os.stat(path)` when the caller has just taken it (a session's reader
+            does, for its size budget): the regular-file check reads it instead of asking again.
     """
     limits = limits or ReadLimits.from_env()
-    _check_regular_file(path)
+    _check_regular_file(path, known_stat)
     try:
         with open(path, "rb") as fh:
             data = read_at_most(fh, limits.session_bytes + 1)

@@ -41,7 +41,6 @@ import hashlib
 import json
 import os
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -452,6 +451,8 @@ def load_profile(
         if os.sep in text or text.endswith(".toml"):
             raise UsageError(f"{text}: no such tool profile file")
         return preset(text)
+    import tomllib  # only a profile file needs it: a sweep with the default profile does not
+
     try:
         with open(text, "rb") as fh:
             data = tomllib.load(fh)

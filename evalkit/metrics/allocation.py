@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from evalkit.ecma import grp, js_div, js_trim, pct1, pl, rj
+from evalkit.formats.frozen import quick_init
 from evalkit.metrics.envelope import (
     ScanMemo,
     Section,
@@ -41,6 +42,7 @@ __all__ = [
     "norm_path",
     "same_path",
     "same_as_any",
+    "PathSet",
     "compute_allocation",
     "format_allocation",
 ]
@@ -62,6 +64,7 @@ _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*", re.ASCII)
 
 
+@quick_init
 @dataclass(frozen=True)
 class Citations:
     """What an answer cites: raw path strings and symbol names, each in first-seen order."""
@@ -118,19 +121,34 @@ def same_path(a: str | None, b: str | None) -> bool:
 
 def same_as_any(a: str | None, others: Sequence[str | None]) -> bool:
     """`any(same_path(a, b) for b in others)`, normalising `a` once."""
-    return _same_as_normalised(norm_path(a), [norm_path(b) for b in others])
+    return PathSet(others).has(a)
 
 
-def _same_as_normalised(x: str, others: Sequence[str]) -> bool:
-    # `same_path` on paths already through `norm_path` (which is not idempotent: `././a`).
-    if not x:
+class PathSet:
+    """Paths to test many others against with `same_path` (an answer's cited paths): each is
+    normalised once, and its `/`-prefixed form is built once, not once per comparison."""
+
+    __slots__ = ("_pairs",)
+
+    def __init__(self, paths: Sequence[str | None]) -> None:
+        self._pairs = [(y, "/" + y) for y in map(norm_path, paths) if y]
+
+    def has(self, a: str | None) -> bool:
+        """`any(same_path(a, b) for b in paths)`."""
+        return self.has_normalised(norm_path(a))
+
+    def has_normalised(self, x: str) -> bool:
+        """`has` for a path already through `norm_path` (which is not idempotent: `././a`)."""
+        if not x:
+            return False
+        slash_x = "/" + x
+        for y, slash_y in self._pairs:
+            if x == y or x.endswith(slash_y) or y.endswith(slash_x):
+                return True
         return False
-    for y in others:
-        if y and (x == y or x.endswith("/" + y) or y.endswith("/" + x)):
-            return True
-    return False
 
 
+@quick_init
 @dataclass(frozen=True)
 class SectionVerdict:
     """One section of one call, with the verdict for its path."""
@@ -142,6 +160,7 @@ class SectionVerdict:
     symbol: str | None
 
 
+@quick_init
 @dataclass(frozen=True)
 class CallAllocation:
     """Allocation of one call (§3.2 step 6). `index` is 1-based over calls with sections;
@@ -165,6 +184,7 @@ class CallAllocation:
         return sum(1 for f in self.files if f.via)
 
 
+@quick_init
 @dataclass(frozen=True)
 class PooledFile:
     """A path pooled over the session: chars summed over every occurrence (§3.2 step 7).
@@ -180,6 +200,7 @@ class PooledFile:
     symbol: str | None
 
 
+@quick_init
 @dataclass(frozen=True)
 class Allocation:
     """`computeAllocation` result (§3.5). Fractions, not percents; chars are UTF-16 units."""
@@ -248,11 +269,11 @@ def compute_allocation(explore_texts: Sequence[str], answer_text: str | None) ->
         return strong.get(name) or weak.get(name) or {}
 
     verdicts: dict[str, tuple[Via | None, str | None]] = {}
-    cited = [norm_path(p) for p in cites.paths]  # normalised once, not once per path
+    cited = PathSet(cites.paths)  # normalised once, not once per path
 
     def verdict(path: str) -> tuple[Via | None, str | None]:
         if path not in verdicts:
-            if _same_as_normalised(norm_path(path), cited):
+            if cited.has(path):
                 verdicts[path] = ("path", None)
             else:
                 verdicts[path] = (None, None)

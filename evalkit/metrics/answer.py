@@ -14,12 +14,14 @@ from typing import Any, Literal
 from evalkit.ecma import js_string, js_trim, js_truthy
 from evalkit.errors import TranscriptError
 from evalkit.formats.claude_code.events import at_event
+from evalkit.formats.frozen import quick_init
 
 __all__ = ["FinalAnswer", "final_answer"]
 
 AnswerSource = Literal["result", "assistant_fallback", "none"]
 
 
+@quick_init
 @dataclass(frozen=True)
 class FinalAnswer:
     """The answer text and where it came from.

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from evalkit.formats.frozen import quick_init
+
 __all__ = ["RunFigures", "BUCKETS", "BUCKET_LABELS"]
 
 # §5.1, worst to best: key → (printed label, printed meaning). The order is the printed order and
@@ -25,6 +27,7 @@ BUCKET_LABELS: dict[str, tuple[str, str]] = {
 BUCKETS: tuple[str, ...] = tuple(BUCKET_LABELS)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class RunFigures:
     """One run as `compare-arms.mjs` and `parse-bench-readme.mjs` read it (§8.4, §8.5).

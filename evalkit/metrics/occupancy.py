@@ -38,6 +38,7 @@ from evalkit.errors import TranscriptError
 from evalkit.formats.claude_code.events import at_event
 from evalkit.formats.claude_code.fastjson import stringify
 from evalkit.formats.claude_code.transcripts import family, id_key, message_key, result_text
+from evalkit.formats.frozen import quick_init
 from evalkit.formats.profiles import CODEGRAPH, ToolProfile
 
 __all__ = [
@@ -236,6 +237,7 @@ def _timeline(
 # --- gaps, calibration, dispersion, eviction (§6.3–6.6) ----------------------------------------
 
 
+@quick_init
 @dataclass(frozen=True)
 class Gap:
     """What was appended between two consecutive requests (§6.3).
@@ -380,6 +382,7 @@ def _attribute(
 # --- result -------------------------------------------------------------------------------------
 
 
+@quick_init
 @dataclass(frozen=True)
 class Occupancy:
     """§6.7: the residual context occupancy of one session.

@@ -25,14 +25,16 @@ from typing import Any
 
 from evalkit.ecma import js_trim, js_truthy, utf16_len
 from evalkit.formats.claude_code.transcripts import family, id_key, result_text
+from evalkit.formats.frozen import quick_init
 from evalkit.formats.profiles import CODEGRAPH, ToolProfile
-from evalkit.metrics.allocation import answer_citations, same_as_any
+from evalkit.metrics.allocation import PathSet, answer_citations
 
 __all__ = ["ReadFile", "ReadAllocation", "compute_read_allocation", "pooled_read_allocation"]
 
 _RETRIEVAL_OTHER = "other"  # the family that is not retrieval (edits, todos, delegation, …)
 
 
+@quick_init
 @dataclass(frozen=True)
 class ReadFile:
     """One file read in the session.
@@ -50,6 +52,7 @@ class ReadFile:
     cited: bool
 
 
+@quick_init
 @dataclass(frozen=True)
 class ReadAllocation:
     """File-attributed read allocation of one session (evalkit's own metric).
@@ -158,7 +161,8 @@ def compute_read_allocation(
                 elif fam != _RETRIEVAL_OTHER:
                     unattributed += chars
     cites = answer_citations(answer_text, _extensions(list(per_file)))
-    files = [ReadFile(p, c, n, same_as_any(p, cites.paths)) for p, (c, n) in per_file.items()]
+    cited = PathSet(cites.paths)
+    files = [ReadFile(p, c, n, cited.has(p)) for p, (c, n) in per_file.items()]
     files.sort(key=lambda f: -f.chars)  # stable: ties keep first-read order
     return ReadAllocation(
         files=tuple(files),

@@ -36,6 +36,7 @@ from evalkit.ecma import (
 from evalkit.errors import TranscriptError
 from evalkit.formats.claude_code.events import at_event
 from evalkit.formats.claude_code.transcripts import id_key, result_text, thread_id
+from evalkit.formats.frozen import quick_init
 from evalkit.formats.profiles import CODEGRAPH, ToolProfile
 from evalkit.metrics.allocation import norm_path, same_path
 from evalkit.metrics.envelope import mentioned_paths, returned_paths
@@ -84,6 +85,7 @@ _DIGIT_START = re.compile(r"^['\"]?[0-9]")
 _EDGE_QUOTE = re.compile(r"^['\"]|['\"]\Z")
 
 
+@quick_init
 @dataclass(frozen=True)
 class BashIntent:
     """What a Bash command does for sufficiency: `read` (with `path`), `search` or `none`."""
@@ -118,6 +120,7 @@ def bash_intent(cmd: Any) -> BashIntent:
 # --- result ------------------------------------------------------------------------------------
 
 
+@quick_init
 @dataclass(frozen=True)
 class SufficiencyCall:
     """One answered explore call and its verdict (§5.3 step 7).
@@ -165,6 +168,7 @@ class SufficiencyCall:
         return _concat(self.next)
 
 
+@quick_init
 @dataclass(frozen=True)
 class Sufficiency:
     """§5.7: recorded calls (grouped by thread), bucket counts, errors and concurrent accesses.
@@ -218,6 +222,7 @@ class _Action:
     event_index: int = -1
 
 
+@quick_init
 @dataclass(frozen=True)
 class _Reaction:
     bucket: str

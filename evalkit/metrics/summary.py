@@ -39,6 +39,7 @@ from evalkit.formats.claude_code.transcripts import (
     thread_of,
     tool_results,
 )
+from evalkit.formats.frozen import quick_init
 from evalkit.formats.profiles import CODEGRAPH, ToolProfile
 
 __all__ = [
@@ -136,6 +137,7 @@ def is_cli_call(command: Any, profile: ToolProfile = CODEGRAPH) -> bool:
     return profile.is_cli_call(text)
 
 
+@quick_init
 @dataclass(frozen=True)
 class ToolCall:
     """One tool_use block, as the numbered listing shows it (§1.11).
@@ -169,6 +171,7 @@ class ToolCall:
 # --- the summary --------------------------------------------------------------------------------
 
 
+@quick_init
 @dataclass(frozen=True)
 class Summary:
     """§1.11 per-session fields (all threads, all segments).
@@ -300,9 +303,8 @@ def summarize(
                         path,
                         "system/init tools is not an array (the reference harness crashes here)",
                     )
-                init_tools = tuple(
-                    js_string(t) for t in (tools or []) if profile.is_tool_under_test(js_string(t))
-                )
+                names = [t if type(t) is str else js_string(t) for t in (tools or [])]
+                init_tools = tuple([t for t in names if profile.is_tool_under_test(t)])
             elif etype == "result":
                 subtypes.append(event.get("subtype", _MISSING))
                 # Every `+` is a double addition, rounded past 2^53 as in ECMAScript (§10.4).

@@ -41,6 +41,7 @@ from typing import Any
 
 from evalkit.formats.claude_code.transcripts import message_key, thread_of
 from evalkit.formats.common import TokenLedger
+from evalkit.formats.frozen import quick_init
 
 __all__ = ["TokenLedger", "ModelUsage", "ClaudeCodeTokens", "claude_code_tokens"]
 
@@ -55,8 +56,10 @@ _MODEL_FIELDS = {
     "webSearchRequests": "web_search_requests",
 }
 _PROMPT_FIELDS = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+_FRESH, _READ, _WRITE = _PROMPT_FIELDS
 
 
+@quick_init
 @dataclass(frozen=True)
 class ModelUsage:
     """One model's totals from `result.modelUsage` (agent-formats §5.3).
@@ -88,6 +91,7 @@ class ModelUsage:
         )
 
 
+@quick_init
 @dataclass(frozen=True)
 class ClaudeCodeTokens:
     """Tokens, cost and timing of one Claude Code session (evalkit's own figures).
@@ -228,10 +232,18 @@ def claude_code_tokens(
             usage = message.get("usage")
             if not isinstance(usage, dict):
                 continue
-            parts = [_num(usage.get(f)) for f in _PROMPT_FIELDS]
-            if parts[0] is None and parts[1] is None and parts[2] is None:
-                continue
-            total = sum(p or 0 for p in parts)
+            fresh = usage.get(_FRESH)
+            read = usage.get(_READ)
+            write = usage.get(_WRITE)
+            if type(fresh) is int and type(read) is int and type(write) is int:
+                # The usual usage, three integers (never a bool: `type` is exact): as below.
+                parts = [fresh, read, write]
+                total = fresh + read + write
+            else:
+                parts = [_num(fresh), _num(read), _num(write)]
+                if parts[0] is None and parts[1] is None and parts[2] is None:
+                    continue
+                total = sum(p or 0 for p in parts)
             per_model[1] = _add(per_model[1], total)
             prompt = _add(prompt, total)
             cache_read = _add(cache_read, parts[1] or 0)

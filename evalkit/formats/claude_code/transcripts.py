@@ -24,6 +24,7 @@ from evalkit.formats.claude_code.events import at_event
 from evalkit.formats.claude_code.fastjson import NOT_EXACT, fast_loads
 from evalkit.formats.files import OVER_BUDGET as _OVER_BUDGET
 from evalkit.formats.files import ReadLimits, content_digest, read_file_bytes
+from evalkit.formats.frozen import quick_init
 from evalkit.formats.profiles import CODEGRAPH, CODEGRAPH_EXPLORE, ToolProfile
 
 __all__ = [
@@ -68,6 +69,7 @@ EVENT_TYPES = frozenset(
 )
 
 
+@quick_init
 @dataclass(frozen=True)
 class SegmentRead:
     """What reading one segment file kept and skipped.
@@ -149,6 +151,7 @@ class SegmentRead:
         return ", ".join(parts) or None
 
 
+@quick_init
 @dataclass(frozen=True)
 class Transcript:
     """The events of one session, all segments concatenated (§1.1).
@@ -212,7 +215,11 @@ def _skip_ws(s: str, i: int) -> int:
 
 
 def read_segment(
-    path: str, *, drop_falsy: bool = False, limits: ReadLimits | None = None
+    path: str,
+    *,
+    drop_falsy: bool = False,
+    limits: ReadLimits | None = None,
+    known_stat: os.stat_result | None = None,
 ) -> tuple[list[dict[str, Any]], SegmentRead]:
     """Read one segment file: its events and the account of what was skipped.
 
@@ -220,13 +227,15 @@ def read_segment(
         path: A `.jsonl` file, optionally gzip-compressed.
         drop_falsy: The interactive reader's rule (§1.10 step 5): lines parsing to `null`,
             `false`, `0` or `""` are dropped instead of raising.
+        limits: The reading bounds (default: from the environment).
+        known_stat: `os.stat(path)` just taken by the caller (`read_file_bytes`).
 
     Raises:
         TranscriptError: The path is missing, unreadable or not a regular file, or a line is JSON
             `null` (the reference crashes on it, §9.1 case 1) and `drop_falsy` is off.
     """
     limits = limits or ReadLimits.from_env()
-    data, gz, truncated, digest = read_file_bytes(path, limits)
+    data, gz, truncated, digest = read_file_bytes(path, limits, known_stat=known_stat)
     if containers.starts_with_array(data):
         found = containers.read_array(data, parse_line)
         if found is not None:
@@ -367,12 +376,16 @@ def read_transcript(
     for name in names:
         starts.append(len(events))
         try:
-            total += os.stat(name).st_size
+            st: os.stat_result | None = os.stat(name)
         except OSError:
-            pass  # read_segment names the problem
+            st = None  # read_segment names the problem
+        else:
+            total += st.st_size
         if total > limits.session_bytes:
             raise TranscriptError(name, _OVER_BUDGET)
-        seg_events, account = read_segment(name, drop_falsy=drop_falsy, limits=limits)
+        seg_events, account = read_segment(
+            name, drop_falsy=drop_falsy, limits=limits, known_stat=st
+        )
         if not account.is_transcript:
             raise NotATranscript(name)
         events.extend(seg_events)
@@ -423,6 +436,7 @@ def result_text(content: Any, *, path: str = "(transcript)") -> str:
     return js_json(content)
 
 
+@quick_init
 @dataclass(frozen=True)
 class ToolResult:
     """One `tool_result` block, with the tool name known at that point of the stream (§1.5).
