@@ -30,7 +30,8 @@ contenders interleaved (so a busy machine slows each of them alike), the best wa
 
 Each figure is the wall time of a whole command as a user sees it (interpreter start-up and
 imports included, with compiled bytecode as an installed package has), with its peak resident
-memory (largest process). It prints the ratios the
+memory (largest process; each command is started by a small launcher process, so the figure is
+the command's own and not the benchmark's). It prints the ratios the
 goals are read from — evalkit ÷ reference loop, evalkit ÷ JSON floor, warm ÷ cold, parallel ÷
 serial — and the scaling exponent of time against corpus size (the slope of log time on log
 sessions; 1.0 is linear). It asserts nothing, and checks only that every contender printed the
@@ -162,20 +163,56 @@ def prime_bytecode(tmp: Path) -> None:
     )
 
 
-def run(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, int, str, str]:
-    """Wall seconds, peak RSS (MB) of the largest process, stdout and stderr of one command."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+# Every command is started by a small launcher process of its own, started first: Linux counts in
+# a child's peak memory the peak of the process it was started from, so commands started by this
+# process (which holds every contender's output) would all report at least this one's peak.
+_LAUNCHER = r"""
+import json, os, subprocess, sys, time
+for line in sys.stdin:
+    job = json.loads(line)
+    with open(job["out"], "wb") as out, open(job["err"], "wb") as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, cwd=REPO, env=env or ENV)
+        proc = subprocess.Popen(job["argv"], stdout=out, stderr=err, cwd=job["cwd"], env=job["env"])
         _, status, usage = os.wait4(proc.pid, 0)
         elapsed = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        stdout, stderr = out.read().decode(), err.read().decode()
-    if proc.returncode != 0:
+    print(json.dumps([elapsed, usage.ru_maxrss, os.waitstatus_to_exitcode(status)]), flush=True)
+"""
+
+
+class _Launcher:
+    proc: subprocess.Popen | None = None
+
+    @classmethod
+    def start(cls) -> None:
+        if cls.proc is None:
+            cls.proc = subprocess.Popen(
+                [sys.executable, "-c", _LAUNCHER],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+
+    @classmethod
+    def run(cls, argv: list[str], env: dict[str, str]) -> tuple[float, int, int, bytes, bytes]:
+        cls.start()
+        assert cls.proc is not None and cls.proc.stdin and cls.proc.stdout
+        with tempfile.TemporaryDirectory() as d:
+            out, err = os.path.join(d, "out"), os.path.join(d, "err")
+            job = {"argv": argv, "env": env, "cwd": str(REPO), "out": out, "err": err}
+            cls.proc.stdin.write(json.dumps(job) + "\n")
+            cls.proc.stdin.flush()
+            elapsed, maxrss_kb, code = json.loads(cls.proc.stdout.readline())
+            with open(out, "rb") as fh_out, open(err, "rb") as fh_err:
+                return elapsed, maxrss_kb, code, fh_out.read(), fh_err.read()
+
+
+def run(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, int, str, str]:
+    """Wall seconds, peak RSS (MB) of the largest process, stdout and stderr of one command."""
+    elapsed, maxrss_kb, code, out, err = _Launcher.run(argv, env or ENV)
+    stdout, stderr = out.decode(), err.decode()
+    if code != 0:
         raise SystemExit(f"{' '.join(argv[:3])}… failed: {stderr.strip()[-500:]}")
-    return elapsed, usage.ru_maxrss // 1024, stdout, stderr
+    return elapsed, maxrss_kb // 1024, stdout, stderr
 
 
 def py(code: str, *args: str) -> list[str]:
@@ -390,6 +427,7 @@ def main() -> int:
         print("(no --reference: the reference loop is not measured; its stand-in is the JSON")
         print(" floor — the reference's one-process loop costs about 5x it on this machine)")
     results = []
+    _Launcher.start()  # while this process is small (see `_LAUNCHER`)
     with tempfile.TemporaryDirectory(prefix="evalkit-bench-") as tmp_name:
         tmp = Path(tmp_name)
         prime_bytecode(tmp)
