@@ -331,7 +331,10 @@ def file_digest(path: str | os.PathLike[str]) -> str | None:
 
 def _read_regular(path: str | os.PathLike[str], *, follow: bool = False) -> bytes | None:
     """The bytes of `path` when it is a regular file (never through a symbolic link unless
-    `follow`) of at most 2 GB; None otherwise."""
+    `follow`) of at most 2 GB; None otherwise.
+
+    The readers' bounded reading (`evalkit.formats.files`) is not imported for this: its module
+    costs a warm sweep more than the whole rest of its start (it imports `dataclasses`)."""
     # O_NONBLOCK: a FIFO under that name is refused, never waited on.
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     if not follow:
