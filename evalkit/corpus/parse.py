@@ -8,7 +8,8 @@ with one process fewer than `jobs` because this process parses too (it would oth
 idle waiting); sessions are sent as their discovery references (a few hundred bytes) in chunks,
 largest first so no worker is left with a long tail, and each session comes back as its
 compact payload (numbers and paths, never a parsed session). Each finished chunk is stored as
-it arrives.
+it arrives. Each worker is kept a few chunks ahead, so that it never waits while this process
+stores results, and the chunks no worker has started are taken back at the end (`_share`).
 """
 
 from __future__ import annotations
