@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import threading
 
 from evalkit.corpus.discover import discover
 from evalkit.corpus.parse import Progress, analyse_sessions
@@ -68,8 +69,17 @@ class _Pool:
         if self.start:
             fut.set_running_or_notify_cancel()
             fut.set_result(fn(*args))
+        else:  # never started: fail (rather than hang) if nothing takes it back within seconds
+            timer = threading.Timer(5, self._fail, (fut,))
+            timer.daemon = True
+            timer.start()
         self.futures.append(fut)
         return fut
+
+    @staticmethod
+    def _fail(fut):
+        if fut.set_running_or_notify_cancel():
+            fut.set_exception(AssertionError("a chunk no worker started was waited for"))
 
 
 def _shared_out(tmp_path, monkeypatch, pool):
