@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import threading
 
 from evalkit.corpus.discover import discover
 from evalkit.corpus.parse import Progress, analyse_sessions
@@ -52,3 +53,94 @@ def test_the_process_pool_gives_the_serial_records(tmp_path, monkeypatch):
     assert len(chunks) > 2 and nbytes > 0
     assert sorted(i for c in chunks for i in c) == list(range(len(refs)))
     assert analyse_sessions(tmp_path, refs, jobs=2) == analyse_sessions(tmp_path, refs, jobs=1)
+
+
+class _Pool:
+    """A stand-in for the process pool: `submit` hands back futures the test runs or leaves."""
+
+    def __init__(self, start: bool):
+        self.start = start  # True: each chunk is started (and parsed) by a "worker" at once
+        self.futures = []
+
+    def submit(self, fn, *args):
+        from concurrent.futures import Future
+
+        fut = Future()
+        if self.start:
+            fut.set_running_or_notify_cancel()
+            fut.set_result(fn(*args))
+        else:  # never started: fail (rather than hang) if nothing takes it back within seconds
+            timer = threading.Timer(5, self._fail, (fut,))
+            timer.daemon = True
+            timer.start()
+        self.futures.append(fut)
+        return fut
+
+    @staticmethod
+    def _fail(fut):
+        if fut.set_running_or_notify_cancel():
+            fut.set_exception(AssertionError("a chunk no worker started was waited for"))
+
+
+def _shared_out(tmp_path, monkeypatch, pool):
+    from collections import deque
+
+    from evalkit.corpus import parse
+
+    for i in range(1, 13):
+        cited(tmp_path, f"cg/ab-r/run-new-{i}.jsonl", 100 * i, 50, calls=1 + i % 3)
+    refs = discover(tmp_path).sessions
+    chunks, _ = parse.plan_chunks(str(tmp_path), refs, range(len(refs)), 2)
+    here = []
+    real = parse.analyse_chunk
+
+    def counted(root, work, frames, profile):
+        here.append(len(work))
+        return real(root, work, frames, profile)
+
+    monkeypatch.setattr(parse, "_AHEAD_PER_WORKER", 4)
+    got = {}
+
+    def finish(idx, results):
+        got.update(zip(idx, (p for p, _ in results), strict=True))
+
+    # The pool's "workers" call the real parser; this process's own chunks go through `counted`.
+    monkeypatch.setattr(parse, "analyse_chunk", counted)
+    pool_fn = pool.submit
+    pool.submit = lambda fn, *a: pool_fn(real, *a)
+    parse._share(
+        pool,
+        1,
+        deque(chunks),
+        lambda idx: [refs[i] for i in idx],
+        str(tmp_path),
+        False,
+        None,
+        finish,
+    )
+    expected = {
+        i: p
+        for c in chunks
+        for i, (p, _) in zip(c, real(str(tmp_path), [refs[i] for i in c]), strict=True)
+    }
+    return chunks, here, got, expected
+
+
+def test_chunks_no_worker_started_are_taken_back(tmp_path, monkeypatch):
+    # Fires: the workers never start what was queued for them, so this process parses it all.
+    pool = _Pool(start=False)
+    chunks, here, got, expected = _shared_out(tmp_path, monkeypatch, pool)
+    assert len(chunks) > 4 and len(pool.futures) >= 4  # queued four ahead for the one worker
+    assert all(f.cancelled() for f in pool.futures)
+    assert sum(here) == sum(len(c) for c in chunks) and got == expected
+
+
+def test_chunks_a_worker_started_are_waited_for(tmp_path, monkeypatch):
+    # Steps aside: every queued chunk was started (and finished) by a worker: none is taken back.
+    pool = _Pool(start=True)
+    chunks, here, got, expected = _shared_out(tmp_path, monkeypatch, pool)
+    assert not any(f.cancelled() for f in pool.futures)
+    assert sum(here) + sum(len(c) for c in chunks[: len(pool.futures)]) == sum(
+        len(c) for c in chunks
+    )
+    assert got == expected

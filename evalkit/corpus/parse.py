@@ -8,7 +8,8 @@ with one process fewer than `jobs` because this process parses too (it would oth
 idle waiting); sessions are sent as their discovery references (a few hundred bytes) in chunks,
 largest first so no worker is left with a long tail, and each session comes back as its
 compact payload (numbers and paths, never a parsed session). Each finished chunk is stored as
-it arrives.
+it arrives. Each worker is kept a few chunks ahead, so that it never waits while this process
+stores results, and the chunks no worker has started are taken back at the end (`_share`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ _MIN_PARALLEL = 4
 _MIN_PARALLEL_BYTES = 1_000_000
 _CHUNKS_PER_JOB = 6
 _MAX_CHUNK = 64
+# Chunks queued for each worker (see `_share`).
+_AHEAD_PER_WORKER = 4
 
 
 class Progress:
@@ -214,36 +217,75 @@ def _run_local(
         # Imported here: a sweep that parses nothing (warm) does not pay for multiprocessing.
         # This process parses too, so it imports the parsing stack anyway: before the workers
         # start, so that forked workers inherit it instead of importing it each.
-        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+        from concurrent.futures import ProcessPoolExecutor
 
         import evalkit.session  # noqa: F401
 
         pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_interrupt)
         try:
-            inflight: dict[Any, list[int]] = {}
-
-            def collect(block: bool) -> None:
-                if block:
-                    wait(inflight, return_when=FIRST_COMPLETED)
-                for fut in [f for f in inflight if f.done()]:
-                    finish(inflight.pop(fut), fut.result())
-
-            while pending or inflight:
-                while pending and len(inflight) < 2 * workers:
-                    idx = pending.popleft()
-                    work = [refs[i] for i in idx]
-                    inflight[pool.submit(analyse_chunk, root, work, frames, profile)] = idx
-                collect(block=False)
-                if pending:
-                    idx = pending.pop()
-                    finish(idx, analyse_chunk(root, [refs[i] for i in idx], frames, profile))
-                elif inflight:
-                    collect(block=True)
+            _share(
+                pool,
+                workers,
+                pending,
+                lambda idx: [refs[i] for i in idx],
+                root,
+                frames,
+                profile,
+                finish,
+            )
         finally:
             pool.shutdown(cancel_futures=True)
     else:
         for idx in pending:
             finish(idx, analyse_chunk(root, [refs[i] for i in idx], frames, profile))
+
+
+def _share(
+    pool: Any,
+    workers: int,
+    pending: deque[list[int]],
+    work_of: Callable[[list[int]], list[SessionRef]],
+    root: str,
+    frames: bool,
+    profile: Any,
+    finish: Finish,
+) -> None:
+    """Parse the `pending` chunks (largest first) between `pool`'s workers and this process.
+
+    The workers take chunks from the front of the queue, this process from the end, and it
+    stores the workers' results between two chunks of its own. Each worker is kept
+    `_AHEAD_PER_WORKER` chunks ahead: storing a result can hold this process for a while (the
+    first shard written imports the Parquet library, 0.1–0.2 s), and a worker whose queue ran
+    dry in that time would sit idle. Once the queue is empty, this process takes back the chunks
+    no worker has started yet and parses them itself, so the deeper queue never leaves it
+    waiting on work it could do.
+    """
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    inflight: dict[Any, list[int]] = {}
+
+    def collect(block: bool) -> None:
+        if block:
+            wait(inflight, return_when=FIRST_COMPLETED)
+        for fut in [f for f in inflight if f.done()]:
+            finish(inflight.pop(fut), fut.result())
+
+    def take_back() -> list[int] | None:
+        for fut in reversed(list(inflight)):  # the last submitted: the smallest
+            if fut.cancel():  # no worker has started it
+                return inflight.pop(fut)
+        return None
+
+    while pending or inflight:
+        while pending and len(inflight) < _AHEAD_PER_WORKER * workers:
+            idx = pending.popleft()
+            inflight[pool.submit(analyse_chunk, root, work_of(idx), frames, profile)] = idx
+        collect(block=False)
+        idx = pending.pop() if pending else take_back()
+        if idx is not None:
+            finish(idx, analyse_chunk(root, work_of(idx), frames, profile))
+        elif inflight:
+            collect(block=True)
 
 
 def _run_dask(
