@@ -300,7 +300,11 @@ def test_parts_come_back_as_written(tmp_path, trusted, parts):
         writer.end_part()
     writer.commit()
     again = snapshot_mod.Snapshot(tmp_path / "store", str(root), {"case": len(parts)})
-    assert again.read() == parts
+    with again.read() as stored:
+        assert [stored.text(i) for i in range(len(parts))] == parts
+        out = io.StringIO()
+        stored.copy(len(parts) - 1, out)
+        assert out.getvalue() == parts[-1]
     other = snapshot_mod.Snapshot(tmp_path / "store", str(root), {"case": -1})
     assert other.read() is None  # another name, nothing there
 
@@ -412,3 +416,18 @@ def test_the_bundled_corpus_is_told_through_a_linked_data_folder(tmp_path, monke
     assert paths.is_bundled_corpus(tmp_path / "real" / "corpus")
     assert sweep_mod.is_bundled_corpus(tmp_path / "data" / "corpus")
     assert not paths.is_bundled_corpus(tmp_path / "real")
+
+
+def test_a_part_is_copied_a_chunk_at_a_time_across_characters(tmp_path, trusted, monkeypatch):
+    # Chunks of 7 bytes cut through two-, three- and four-byte characters and an escaped byte.
+    monkeypatch.setattr(snapshot_mod, "_CHUNK", 7)
+    root = corpus(tmp_path / "c")
+    text = "sweep — é, 😀 and \udcff; " * 40
+    snap = snapshot_mod.Snapshot(tmp_path / "store", str(root), {})
+    writer = snap.writer()
+    writer.write(text)
+    writer.commit()
+    with snapshot_mod.Snapshot(tmp_path / "store", str(root), {}).read() as stored:
+        out = io.StringIO()
+        stored.copy(0, out)
+    assert out.getvalue() == text

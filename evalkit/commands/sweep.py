@@ -261,9 +261,11 @@ def _run(args) -> int:
             raise UsageError(f"--pass-threshold must be a number, got {args.pass_threshold}")
     snap = _snapshot(args, arms, trials)
     if snap is not None and not args.verify:
-        parts = snap.read()
-        if parts is not None and len(parts) == 1 + (args.markdown is not None):
-            return _replay(args, snap, parts)
+        stored = snap.read()
+        if stored is not None:
+            with stored:
+                if len(stored.sizes) == 1 + (args.markdown is not None):
+                    return _replay(args, snap, stored)
     writer = snap.writer() if snap is not None else None
     try:
         code = (_run_trials if trials else _sweep)(args, arms, writer)
@@ -428,13 +430,14 @@ def _same_code() -> bool:
     return code_fingerprint.__wrapped__() == code_fingerprint()
 
 
-def _replay(args, snap, parts: list[str]) -> int:
-    """Print a stored output exactly as the sweep that stored it did."""
+def _replay(args, snap, stored) -> int:
+    """Print a stored output exactly as the sweep that stored it did (standard output a chunk at
+    a time, as the sweep wrote its JSON)."""
     if args.markdown is not None:
-        _markdown(args.markdown, parts[0])
+        _markdown(args.markdown, stored.text(0))
     if args.json and "trials" not in snap.options:
         _json_note(snap.options["bundled"])
-    sys.stdout.write(parts[-1])
+    stored.copy(len(stored.sizes) - 1, sys.stdout)
     return 0
 
 

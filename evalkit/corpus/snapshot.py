@@ -40,8 +40,10 @@ SHA-256 of everything before it and of those sizes.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import hashlib
+import itertools
 import json
 import marshal
 import operator
@@ -61,6 +63,7 @@ __all__ = [
     "file_digest",
     "file_state",
     "Snapshot",
+    "Stored",
 ]
 
 _MAGIC = b"evalkit sweep snapshot 1\n"
@@ -68,6 +71,8 @@ SNAPSHOT_FILE = re.compile(r"^snapshot-[0-9a-f]{32}\.out\Z")
 _NAME = operator.attrgetter("name")
 RACY_NS = 2_000_000_000  # as `evalkit.corpus.records.RACY_NS`: the store's "too recent to trust"
 _MAX_BYTES = 1 << 31  # a larger file is not one of ours
+_HEAD_BYTES = 1 << 20  # the header line and the trailer line are within this of each end
+_CHUNK = 1 << 18
 
 
 class TreeState:
@@ -94,6 +99,11 @@ def tree_state(root: str) -> TreeState:
     error, as discovery reports it. Entries are taken in name order, so the digest does not
     depend on the order the file system lists them in.
     """
+    # Each directory's entries are digested as they are listed (marshal version 2: bytes of
+    # exactly these values, each list's bytes self-delimiting; later versions write a repeated
+    # object as a reference to its first occurrence, so equal values could give other bytes),
+    # so the walk holds one directory at a time. The Python version is in the key.
+    digest = hashlib.sha256()
     items: list[Any] = []
     newest = 0
     n = 0
@@ -107,6 +117,8 @@ def tree_state(root: str) -> TreeState:
         newest = max(top.st_mtime_ns, top.st_ctime_ns)
     stack = [("", root)]
     while stack:
+        digest.update(marshal.dumps(items, 2))
+        items.clear()
         rel, path = stack.pop()
         try:
             with os.scandir(path) as it:
@@ -144,10 +156,8 @@ def tree_state(root: str) -> TreeState:
                     items.append(("->", t.st_mode, t.st_size, m, c, t.st_ino, t.st_dev))
                     if m > newest or c > newest:
                         newest = m if m > c else c
-    # marshal version 2: bytes of exactly these values (the Python version is in the key).
-    # Later versions write a repeated object as a reference to its first occurrence, so equal
-    # values could give other bytes as objects happen to be shared or not.
-    return TreeState(hashlib.sha256(marshal.dumps(items, 2)).hexdigest(), newest, n)
+    digest.update(marshal.dumps(items, 2))
+    return TreeState(digest.hexdigest(), newest, n)
 
 
 class Snapshot:
@@ -181,36 +191,57 @@ class Snapshot:
 
     # --- reading -------------------------------------------------------------------------------
 
-    def read(self) -> list[str] | None:
-        """The stored output parts, when the snapshot is intact and of exactly this tree's
-        state and these options; else None."""
-        data = _read_regular(self.path)
-        if data is None or not data.startswith(_MAGIC):
+    def read(self) -> Stored | None:
+        """The stored output, when the snapshot is intact and of exactly this tree's state and
+        these options; else None. Its bytes are checked against the digest a chunk at a time
+        before any is given out, so reading holds at most a chunk, whatever the output's size.
+        """
+        fd = _open_regular(self.path)
+        if fd is None:
             return None
-        end = data.rfind(b"\n", 0, len(data) - 1)
-        head_end = data.find(b"\n", len(_MAGIC))
-        if not data.endswith(b"\n") or end < 0 or head_end < 0 or head_end >= end:
-            return None
+        stored = None
         try:
-            trailer = json.loads(data[end + 1 :])
-            header = json.loads(data[len(_MAGIC) : head_end])
-            sizes = trailer["parts"]
-            digest = hashlib.sha256(data[: end + 1])
-            digest.update(json.dumps(sizes).encode())
-            if digest.hexdigest() != trailer["sha256"]:
-                return None
-            if header.get("tree") != self.tree.digest or header.get("options") != self.options:
-                return None
-            body = data[head_end + 1 : end]  # the newline before the trailer is not the body's
-            if type(sizes) is not list or sum(sizes) != len(body) or not sizes:
-                return None
-            parts, at = [], 0
-            for size in sizes:
-                parts.append(body[at : at + size].decode("utf-8", "surrogatepass"))
-                at += size
-        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+            stored = self._check(fd)
+        except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
+            stored = None
+        finally:
+            if stored is None:
+                os.close(fd)
+        return stored
+
+    def _check(self, fd: int) -> Stored | None:
+        size = os.fstat(fd).st_size
+        head = os.pread(fd, min(size, _HEAD_BYTES), 0)
+        head_end = head.find(b"\n", len(_MAGIC))
+        tail_at = max(0, size - _HEAD_BYTES)
+        tail = os.pread(fd, size - tail_at, tail_at)
+        end = tail.rfind(b"\n", 0, len(tail) - 1)  # the newline before the trailer
+        if not head.startswith(_MAGIC) or head_end < 0 or end < 0 or not tail.endswith(b"\n"):
             return None
-        return parts
+        trailer = json.loads(tail[end + 1 :])
+        end += tail_at
+        if head_end >= end:
+            return None
+        header = json.loads(head[len(_MAGIC) : head_end])
+        sizes = trailer["parts"]
+        if header.get("tree") != self.tree.digest or header.get("options") != self.options:
+            return None
+        if type(sizes) is not list or not sizes or any(type(n) is not int or n < 0 for n in sizes):
+            return None
+        if sum(sizes) != end - head_end - 1:
+            return None
+        digest = hashlib.sha256()
+        at = 0
+        while at <= end:  # everything before the trailer, its newline included
+            chunk = os.pread(fd, min(_CHUNK, end + 1 - at), at)
+            if not chunk:
+                return None
+            digest.update(chunk)
+            at += len(chunk)
+        digest.update(json.dumps(sizes).encode())
+        if digest.hexdigest() != trailer["sha256"]:
+            return None
+        return Stored(fd, head_end + 1, sizes)
 
     # --- writing -------------------------------------------------------------------------------
 
@@ -322,6 +353,43 @@ def file_state(path: str | os.PathLike[str]) -> tuple[int, ...] | None:
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
 
 
+class Stored:
+    """A checked snapshot's output parts, read from its file on demand (close it, or use it in a
+    `with` block)."""
+
+    def __init__(self, fd: int, start: int, sizes: list[int]) -> None:
+        self._fd = fd
+        self.sizes = sizes
+        self._starts = list(itertools.accumulate([start, *sizes[:-1]]))
+
+    def text(self, i: int) -> str:
+        """Part `i`, whole."""
+        return os.pread(self._fd, self.sizes[i], self._starts[i]).decode("utf-8", "surrogatepass")
+
+    def copy(self, i: int, out: Any) -> None:
+        """Write part `i` to the text stream `out` a chunk at a time."""
+        decode = codecs.getincrementaldecoder("utf-8")("surrogatepass").decode
+        at, left = self._starts[i], self.sizes[i]
+        while left > 0:
+            chunk = os.pread(self._fd, min(_CHUNK, left), at)
+            if not chunk:
+                raise OSError("the stored output ended early")
+            at += len(chunk)
+            left -= len(chunk)
+            out.write(decode(chunk, final=left <= 0))
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> Stored:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def file_digest(path: str | os.PathLike[str]) -> str | None:
     """SHA-256 of a regular file's bytes (a small input of the sweep: a profile, an outcomes
     table), or None when there is no such file or it cannot be read."""
@@ -329,12 +397,9 @@ def file_digest(path: str | os.PathLike[str]) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
-def _read_regular(path: str | os.PathLike[str], *, follow: bool = False) -> bytes | None:
-    """The bytes of `path` when it is a regular file (never through a symbolic link unless
-    `follow`) of at most 2 GB; None otherwise.
-
-    The readers' bounded reading (`evalkit.formats.files`) is not imported for this: its module
-    costs a warm sweep more than the whole rest of its start (it imports `dataclasses`)."""
+def _open_regular(path: str | os.PathLike[str], *, follow: bool = False) -> int | None:
+    """A descriptor of `path` opened for reading when it is a regular file (never through a
+    symbolic link unless `follow`) of at most 2 GB; None otherwise."""
     # O_NONBLOCK: a FIFO under that name is refused, never waited on.
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     if not follow:
@@ -345,15 +410,26 @@ def _read_regular(path: str | os.PathLike[str], *, follow: bool = False) -> byte
         return None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_BYTES:
-            return None
-        chunks, left = [], st.st_size
-        while left > 0:
-            chunk = os.read(fd, left)
-            if not chunk:
-                break
+    except OSError:
+        st = None
+    if st is None or not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_BYTES:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _read_regular(path: str | os.PathLike[str], *, follow: bool = False) -> bytes | None:
+    """The bytes of `path` when `_open_regular` opens it; None otherwise.
+
+    The readers' bounded reading (`evalkit.formats.files`) is not imported for this: its module
+    costs a warm sweep more than the whole rest of its start (it imports `dataclasses`)."""
+    fd = _open_regular(path, follow=follow)
+    if fd is None:
+        return None
+    try:
+        chunks = []
+        while chunk := os.read(fd, _CHUNK):
             chunks.append(chunk)
-            left -= len(chunk)
         return b"".join(chunks)
     except OSError:
         return None
