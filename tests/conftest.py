@@ -12,6 +12,8 @@ import os
 import shutil
 import tempfile
 
+import pytest
+
 _SAVED: dict[str, str | None] = {}
 
 
@@ -29,3 +31,13 @@ def pytest_unconfigure(config) -> None:
         os.environ.pop("XDG_CACHE_HOME", None)
     else:
         os.environ["XDG_CACHE_HOME"] = old
+
+
+@pytest.fixture
+def trusted(monkeypatch):
+    """For the sweep's stored output (`evalkit.corpus.snapshot`): files a test made a moment
+    ago count as old enough to trust by their times (the two-second rule has tests of its own,
+    in tests/test_sweep_snapshot.py)."""
+    from evalkit.corpus import snapshot
+
+    monkeypatch.setattr(snapshot, "RACY_NS", 0)

@@ -12,21 +12,9 @@ from evalkit.corpus import snapshot as snapshot_mod
 from evalkit.tables import sweep as sweep_mod
 from tests.harbor_helpers import build_harbor_corpus
 from tests.sweep_helpers import cited, put
+from tests.test_sweep_snapshot import PROFILE
 
-PROFILE = """\
-name = "mine"
-
-[tool_under_test]
-label = "sg"
-tools = ["mcp__sourcegraph__*"]
-"""
 NARROW = PROFILE.replace("__*", "__sg_keyword_search")
-
-
-@pytest.fixture
-def trusted(monkeypatch):
-    """Files made by the test a moment ago count as old enough to trust by their times."""
-    monkeypatch.setattr(snapshot_mod, "RACY_NS", 0)
 
 
 @pytest.fixture

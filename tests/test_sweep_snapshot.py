@@ -26,25 +26,23 @@ def corpus(root):
     return root
 
 
-@pytest.fixture
-def trusted(monkeypatch):
-    """Files made by the test a moment ago count as old enough to trust by their times (the
-    two-second rule is tested on its own below)."""
-    monkeypatch.setattr(snapshot_mod, "RACY_NS", 0)
+def count_calls(monkeypatch, module, name):
+    """A list that gets an item each time `module.name` is called (it still runs)."""
+    calls = []
+    real = getattr(module, name)
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counting)
+    return calls
 
 
 @pytest.fixture
 def counted(monkeypatch):
     """How many times the sweep itself ran (a snapshot hit runs none)."""
-    calls = []
-    real = sweep_mod.run_sweep
-
-    def run_sweep(*args, **kwargs):
-        calls.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(sweep_mod, "run_sweep", run_sweep)
-    return calls
+    return count_calls(monkeypatch, sweep_mod, "run_sweep")
 
 
 def sweep(capsys, *argv):
@@ -316,15 +314,7 @@ def test_parts_come_back_as_written(tmp_path, trusted, parts):
 def trial_runs(monkeypatch):
     from evalkit.tables import trials
 
-    calls = []
-    real = trials.run_trial_sweep
-
-    def run_trial_sweep(*args, **kwargs):
-        calls.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(trials, "run_trial_sweep", run_trial_sweep)
-    return calls
+    return count_calls(monkeypatch, trials, "run_trial_sweep")
 
 
 PROFILE = """\
