@@ -4,6 +4,7 @@ stored output only when nothing it depends on changed, and is otherwise the swee
 from __future__ import annotations
 
 import io
+import json
 import os
 
 import pytest
@@ -421,3 +422,18 @@ def test_a_part_is_copied_a_chunk_at_a_time_across_characters(tmp_path, trusted,
         out = io.StringIO()
         stored.copy(0, out)
     assert out.getvalue() == text
+
+
+def test_a_trial_sweeps_snapshot_directory_says_what_it_is_for(tmp_path, capsys, trusted):
+    from tests.harbor_helpers import build_harbor_corpus
+
+    root = tmp_path / "runs"
+    build_harbor_corpus(root, with_csv=False)
+    cache = tmp_path / "cache"
+    sweep(capsys, root, "--layout", "harbor", "--cache-dir", cache)
+    assert main(["cache", "--cache-dir", str(cache), "--json"]) == 0
+    stores = json.loads(capsys.readouterr().out)["stores"]
+    assert {(s["kind"], s["corpus"]) for s in stores} == {
+        ("trials", os.path.realpath(root)),
+        ("sweep", os.path.realpath(root)),  # where the stored output lives
+    }

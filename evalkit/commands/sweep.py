@@ -416,10 +416,9 @@ def _snapshot(args, arms, trials: bool):
             # name or not) whose content is no key: a pipe (`<(...)`, /dev/stdin), whose next
             # content may differ under the same name, or a directory the sweep refuses.
             return None
-    store = store_directory(
-        args.cache_dir or default_cache_dir(), sweep_fingerprint(fmt) + limits_suffix(), root
-    )
-    return Snapshot(store, root, options, inputs)
+    fingerprint = sweep_fingerprint(fmt) + limits_suffix()
+    store = store_directory(args.cache_dir or default_cache_dir(), fingerprint, root)
+    return Snapshot(store, root, options, inputs, fingerprint)
 
 
 def _same_code() -> bool:

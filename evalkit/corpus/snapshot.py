@@ -169,6 +169,7 @@ class Snapshot:
         options: Everything but the tree the output depends on (JSON-able).
         inputs: `(path, file_state(path))` of each file outside the tree whose content is in
             `options` (a trial sweep's profile and outcomes files), the state taken first.
+        fingerprint: The store directory's fingerprint, for its record (`store.json`).
     """
 
     def __init__(
@@ -177,9 +178,11 @@ class Snapshot:
         root: str,
         options: dict[str, Any],
         inputs: Sequence[tuple[str | os.PathLike[str], tuple[int, ...] | None]] = (),
+        fingerprint: str | None = None,
     ) -> None:
         self.options = {**options, "python": sys.version}
         self.root = root
+        self.fingerprint = fingerprint
         text = json.dumps(self.options, sort_keys=True, ensure_ascii=True)
         self.path = store_dir / f"snapshot-{hashlib.sha256(text.encode()).hexdigest()[:32]}.out"
         self.started_ns = time.time_ns()
@@ -330,6 +333,13 @@ class _Writer:
             self._tmp = None
         except OSError:
             self.discard()
+            return
+        if self.snap.fingerprint is not None:
+            # What the directory is for, for `evalkit cache`, when no shard wrote it (a trial
+            # sweep's output, a corpus with no session). The sweep has imported the store.
+            from evalkit.corpus.store import write_record
+
+            write_record(self.snap.path.parent, self.snap.fingerprint, self.snap.root)
 
     def discard(self) -> None:
         if self._fh is not None:
