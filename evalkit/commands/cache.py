@@ -13,8 +13,8 @@ Show what evalkit keeps in its cache directory, and remove what is no longer use
 The cache holds the sessions a sweep has parsed (`evalkit sweep`, `evalkit export`,
 `evalkit.load_corpus`), so that sweeping an unchanged corpus again reads no transcript,
 and the output `evalkit sweep` printed, so that the same command on a tree where nothing
-changed prints it again at once. It lives in $XDG_CACHE_HOME/evalkit, else ~/.cache/evalkit, or where --cache-dir says.
-It never changes a number: a stored session is used only while its files are unchanged
+changed prints it again at once. It lives in $XDG_CACHE_HOME/evalkit, else
+~/.cache/evalkit, or where --cache-dir says. It never changes a number: a stored session is used only while its files are unchanged
 (the same size, modification time and inode; `evalkit sweep --verify` re-reads and
 re-hashes them instead), and only by the evalkit that stored it. `evalkit sweep
 --no-cache` neither reads nor writes it. Deleting it only costs time: the next sweep

@@ -50,9 +50,9 @@ PATH_TOKEN = re.compile(r"(?:[\w@.+-]+/)+[\w@.+-]+\.[A-Za-z]\w*", re.ASCII)
 # its possessive loops never backtrack, so the scan is linear in the text.
 _PATH_RUN = re.compile(r"(?<![\w@.+/-])[\w@.+-]*+/[\w@.+/-]*+", re.ASCII)
 _GUIDANCE = "\n> "  # §2.2: the last section ends at the first one after its header
-# The same matches, found faster (in time; the engine executes somewhat more instructions): `_HEADER_SCAN` starts at the header's backtick (one literal
-# character, which the engine finds with its single-character search) and tests the `**` and
-# the line start behind it, so a match starts 2 characters after the header (matches cannot
+# The same matches, found faster (in time; the engine executes somewhat more instructions):
+# `_HEADER_SCAN` starts at the header's backtick (one literal character, which the engine finds
+# with its single-character search) and tests the `**` and the line start behind it, so a match starts 2 characters after the header (matches cannot
 # overlap differently: a header match ends at a line terminator or the end of the text).
 # `_GUIDANCE_SCAN` finds the `> ` of the first `"\n> "` from a position (a match starts 1
 # character after it); `>` is rarer than a line break, so it is quicker than `str.find`.
