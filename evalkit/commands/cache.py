@@ -14,11 +14,11 @@ The cache holds the sessions a sweep has parsed (`evalkit sweep`, `evalkit expor
 `evalkit.load_corpus`), so that sweeping an unchanged corpus again reads no transcript,
 and the output `evalkit sweep` printed, so that the same command on a tree where nothing
 changed prints it again at once. It lives in $XDG_CACHE_HOME/evalkit, else
-~/.cache/evalkit, or where --cache-dir says. It never changes a number: a stored session is used only while its files are unchanged
-(the same size, modification time and inode; `evalkit sweep --verify` re-reads and
-re-hashes them instead), and only by the evalkit that stored it. `evalkit sweep
---no-cache` neither reads nor writes it. Deleting it only costs time: the next sweep
-parses again.
+~/.cache/evalkit, or where --cache-dir says. It never changes a number: a stored session
+is used only while its files are unchanged (the same size, modification time and inode;
+`evalkit sweep --verify` re-reads and re-hashes them instead), and only by the evalkit
+that stored it. `evalkit sweep --no-cache` neither reads nor writes it. Deleting it only
+costs time: the next sweep parses again.
 
 There is one store directory per corpus, per kind (the sweep's, the frames of
 load_corpus and export, the trial sweep's) and per evalkit code version. A store is
