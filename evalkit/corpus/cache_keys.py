@@ -18,6 +18,7 @@ from evalkit.formats.limits import LIMIT_VARS
 
 __all__ = [
     "STORE_SUBDIR",
+    "RACY_NS",
     "default_cache_dir",
     "code_fingerprint",
     "limits_suffix",
@@ -26,6 +27,10 @@ __all__ = [
 ]
 
 STORE_SUBDIR = "corpus-store-v1"
+# A file modified this close to when it was read could be modified again within the same
+# timestamp tick: the store re-hashes such a session on its next lookup, and a sweep's stored
+# output is not written (`evalkit.corpus.snapshot`).
+RACY_NS = 2_000_000_000
 
 
 def default_cache_dir() -> Path:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from evalkit.corpus.cache_keys import RACY_NS
 from evalkit.corpus.discover import Discovery, SessionRef
 from evalkit.errors import NOT_A_TRANSCRIPT, NotATranscript, TranscriptError
 from evalkit.formats.detect import detect_format
@@ -638,11 +639,6 @@ class FileManifest:
     states: tuple[FileState, ...]
     digests: tuple[str, ...]
     racy: bool
-
-
-# A file modified this close to when it was read could be modified again within the same
-# timestamp tick; the store re-hashes such a session on its next lookup.
-RACY_NS = 2_000_000_000
 
 
 def analyse_with_files(

@@ -48,7 +48,6 @@ import json
 import marshal
 import operator
 import os
-import re
 import stat
 import sys
 import time
@@ -56,8 +55,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from evalkit.corpus.cache_keys import RACY_NS
+
 __all__ = [
-    "SNAPSHOT_FILE",
     "TreeState",
     "tree_state",
     "file_digest",
@@ -67,9 +67,7 @@ __all__ = [
 ]
 
 _MAGIC = b"evalkit sweep snapshot 1\n"
-SNAPSHOT_FILE = re.compile(r"^snapshot-[0-9a-f]{32}\.out\Z")
 _NAME = operator.attrgetter("name")
-RACY_NS = 2_000_000_000  # as `evalkit.corpus.records.RACY_NS`: the store's "too recent to trust"
 _MAX_BYTES = 1 << 31  # a larger file is not one of ours
 _HEAD_BYTES = 1 << 20  # the header line and the trailer line are within this of each end
 _CHUNK = 1 << 18

@@ -63,6 +63,7 @@ from typing import Any
 
 import evalkit
 from evalkit.corpus.cache_keys import (
+    RACY_NS,
     STORE_SUBDIR,
     code_fingerprint,
     default_cache_dir,
@@ -73,7 +74,6 @@ from evalkit.corpus.discover import SessionRef
 from evalkit.corpus.records import (
     CALL_FIELDS,
     PAYLOAD_FIELDS,
-    RACY_NS,
     STATUSES,
     FileManifest,
     PayloadField,
@@ -754,10 +754,7 @@ class CorpusStore:
         so not in the order of `refs`; the misses are counted once every shard is read.
         """
         if not self.enabled or self._rows is not None:
-            for i, ref in enumerate(refs):
-                payload = self.lookup(ref)
-                if payload is not None:
-                    yield i, payload
+            yield from self._lookup_each(refs)
             return
         # Session → the index of its ref not yet resolved (a list when several refs share a
         # log, which discovery never gives): a dict of ints, as small as it can be.
@@ -791,6 +788,13 @@ class CorpusStore:
                         yield i, payload
             del rows  # the shard's rows go before the next shard is read
         self.misses += sum(len(v) if type(v) is list else 1 for v in open_.values())
+
+    def _lookup_each(self, refs: Sequence[SessionRef]) -> Iterator[tuple[int, dict[str, Any]]]:
+        """`lookup` of each ref in turn, as `lookup_all` yields them."""
+        for i, ref in enumerate(refs):
+            payload = self.lookup(ref)
+            if payload is not None:
+                yield i, payload
 
     def _seen(self, ref: SessionRef) -> tuple[tuple[str, ...], list[str], tuple[Any, ...]]:
         """A session's files, their paths and their states now, as its rows are checked."""
@@ -988,10 +992,7 @@ class BatchStore(CorpusStore):
 
     def lookup_all(self, refs: Sequence[SessionRef]) -> Iterator[tuple[int, dict[str, Any]]]:
         """`lookup` of each ref in turn (the loader selects the batch they belong to)."""
-        for i, ref in enumerate(refs):
-            payload = self.lookup(ref)
-            if payload is not None:
-                yield i, payload
+        return self._lookup_each(refs)
 
     def select(self, refs: Iterable[SessionRef]) -> None:
         """The sessions the next lookups are for (the previous batch's rows are let go)."""
