@@ -225,7 +225,7 @@ def test_long_context_tier_applies_per_request():
     large = usd(big - 200_000, tier_in) + usd(200_000, tier_read) + usd(300, tier_out)
     assert priced.cost_usd == pytest.approx(small + large)
     assert not priced.lower_bound
-    assert any(f"1 requests over {threshold:,}" in n for n in priced.notes)
+    assert any(f"1 request over {threshold:,}" in n for n in priced.notes)
 
 
 def test_totals_only_above_the_tier_are_a_lower_bound():

@@ -36,6 +36,7 @@ from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from evalkit.ecma import pl
 from evalkit.errors import UsageError
 
 if TYPE_CHECKING:
@@ -646,7 +647,7 @@ def price_model(
         above = sum(1 for r in ledger.requests or () if r.prompt_tokens > threshold)
         if above:
             notes.append(
-                f"{above} requests over {threshold:,} prompt tokens at the long-context rate"
+                f"{above} {pl(above, 'request')} over {threshold:,} prompt tokens: long-context rate"
             )
     else:
         cost = _cost_of(counts, unit_prices, 0)
