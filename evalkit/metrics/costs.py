@@ -312,7 +312,7 @@ def claude_code_ledgers(
     g = tokens.ledger
     if g.prompt_tokens is None and g.output_tokens is None:
         return ()
-    named = [m for m, _, _ in tokens.message_models if m is not None]
+    named = [m for m, _, prompt in tokens.message_models if m is not None and prompt]
     return (
         ModelLedger(
             model=named[-1] if len(named) == 1 else None,
