@@ -34,6 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from evalkit.ecma import pl
@@ -78,8 +79,12 @@ _KEYS: dict[str, tuple[str, ...]] = {
 _LATEST = datetime(9999, 12, 31, 12, 0, tzinfo=UTC)
 
 
+@cache
 def table_version() -> str:
-    """The price table and its version, e.g. `genai-prices 0.2.3` (printed beside prices)."""
+    """The price table and its version, e.g. `genai-prices 0.2.3` (printed beside prices).
+
+    The bundled data is the version's: evalkit never starts genai-prices' network updater.
+    """
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -262,7 +267,8 @@ class PricedModel:
 
 # --- user prices ------------------------------------------------------------------------------
 
-_USER_KEYS = ("input", "cached_input", "cache_write", "cache_write_1h", "output", "valid_from")
+_RATE_KEYS = ("input", "cached_input", "cache_write", "cache_write_1h", "output")
+_USER_KEYS = (*_RATE_KEYS, "valid_from")
 
 
 @dataclass(frozen=True)
@@ -360,17 +366,11 @@ def _one_price(model: str, entry: Any, origin: str, where: str) -> UserPrice:
     for key in ("input", "output"):
         if key not in entry:
             raise UsageError(f"{origin}: {where} needs {key} (dollars per million tokens)")
-    number = {
-        k: _decimal(entry[k], origin, f"{where}.{k}")
-        for k in _USER_KEYS[:-1]
-        if k in entry  # every price key; valid_from is read below
-    }
-    when = (
-        _valid_from(entry["valid_from"], origin, f"{where}.valid_from")
-        if ("valid_from" in entry)
-        else None
-    )
-    return UserPrice(model=model, valid_from=when, **number)
+    rates = {k: _decimal(entry[k], origin, f"{where}.{k}") for k in _RATE_KEYS if k in entry}
+    when = None
+    if "valid_from" in entry:
+        when = _valid_from(entry["valid_from"], origin, f"{where}.valid_from")
+    return UserPrice(model=model, valid_from=when, **rates)
 
 
 def prices_from_dict(data: Mapping[str, Any], *, source: str = "(dict)") -> UserPrices:
