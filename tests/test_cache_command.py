@@ -1,4 +1,4 @@
-"""`evalkit cache` (evalkit/corpus/cache_admin.py, evalkit/outputs/cache_text.py,
+"""`evalkit cache` (evalkit/store/admin.py, evalkit/outputs/cache_text.py,
 evalkit/commands/cache.py): what the store holds, prune and clear, and that they never remove
 what evalkit did not create."""
 
@@ -13,18 +13,18 @@ from pathlib import Path
 import pytest
 
 from evalkit.cli import main
-from evalkit.corpus import store as store_mod
-from evalkit.corpus.cache_admin import (
+from evalkit.corpus.discover import discover
+from evalkit.corpus.parse import analyse_sessions
+from evalkit.outputs.cache_text import age_text, size_text
+from evalkit.store import shards as store_mod
+from evalkit.store.admin import (
     STORE_SUBDIR,
     TEMP_AGE_NS,
     cache_info,
     clear_cache,
     prune_cache,
 )
-from evalkit.corpus.discover import discover
-from evalkit.corpus.parse import analyse_sessions
-from evalkit.corpus.store import RECORD, CorpusStore, code_fingerprint, fingerprint_parts
-from evalkit.outputs.cache_text import age_text, size_text
+from evalkit.store.shards import RECORD, CorpusStore, code_fingerprint, fingerprint_parts
 from evalkit.tables.sweep import run_sweep
 from tests.sweep_helpers import cited, put
 
@@ -510,7 +510,7 @@ def test_a_corpus_name_that_is_not_utf8(tmp_path, capsys):
 
 def test_the_test_run_has_a_cache_of_its_own():
     # tests/conftest.py: no test writes into the user's own ~/.cache/evalkit.
-    from evalkit.corpus.store import default_cache_dir
+    from evalkit.store.shards import default_cache_dir
 
     home = os.path.realpath(os.path.expanduser("~"))
     assert not os.path.realpath(default_cache_dir()).startswith(os.path.join(home, ".cache"))

@@ -13,9 +13,9 @@ import evalkit
 from evalkit.corpus import load as load_mod
 from evalkit.corpus.frames import FRAME_NAMES
 from evalkit.corpus.load import export_corpus
-from evalkit.corpus.store import BatchStore
 from evalkit.errors import UsageError
-from tests.sweep_helpers import cited, put
+from evalkit.store.shards import BatchStore
+from tests.sweep_helpers import aged, cited, put
 
 
 def corpus(root):
@@ -25,7 +25,7 @@ def corpus(root):
     put(root, "cg22/ab-express/run-new-9.jsonl")  # no explore
     put(root, "broken.jsonl", text="null\n")  # a crash: left out, listed
     put(root, "notes.txt", text="not a transcript\n")
-    return root
+    return aged(root)  # no row stored as racy: a warm load under load rewrites none
 
 
 @pytest.fixture
@@ -80,7 +80,7 @@ def test_export_corpus_streams_the_same_files(tmp_path, small_chunks, fmt, cache
 
 
 def test_a_batched_export_keeps_every_session_in_the_store(tmp_path, small_chunks, monkeypatch):
-    from evalkit.corpus import store as store_mod
+    from evalkit.store import shards as store_mod
 
     root = corpus(tmp_path / "c")
     monkeypatch.setattr(store_mod, "FLUSH_ROWS", 1)  # a shard per session ...
@@ -131,8 +131,8 @@ def test_evalkit_export_command_streams(tmp_path, small_chunks, capsys):
 
 
 def test_the_loader_store_holds_frame_rows_as_text_and_gives_them_back_equal(tmp_path):
-    from evalkit.corpus import store as store_mod
     from evalkit.corpus.discover import discover
+    from evalkit.store import shards as store_mod
 
     root = corpus(tmp_path / "c")
     loaded = evalkit.load_corpus(root, cache_dir=tmp_path / "cache", jobs=1)
@@ -169,7 +169,7 @@ def exported_bytes(out):
 def test_a_warm_export_streams_the_no_cache_files_byte_for_byte(
     tmp_path, small_chunks, monkeypatch, fmt
 ):
-    from evalkit.corpus import store as store_mod
+    from evalkit.store import shards as store_mod
 
     monkeypatch.setattr(store_mod, "FLUSH_ROWS", 3)  # several shards, each read by two batches
     root = corpus(tmp_path / "c")
@@ -200,8 +200,8 @@ def test_a_warm_export_streams_the_no_cache_files_byte_for_byte(
 
 
 def test_the_batch_store_looks_up_what_the_store_gives(tmp_path, small_chunks, monkeypatch):
-    from evalkit.corpus import store as store_mod
     from evalkit.corpus.discover import discover
+    from evalkit.store import shards as store_mod
 
     monkeypatch.setattr(store_mod, "FLUSH_ROWS", 2)
     root = corpus(tmp_path / "c")
@@ -220,7 +220,7 @@ def test_the_batch_store_looks_up_what_the_store_gives(tmp_path, small_chunks, m
 def test_a_warm_export_refuses_a_bad_shard_and_still_writes_the_same_files(
     tmp_path, small_chunks, monkeypatch
 ):
-    from evalkit.corpus import store as store_mod
+    from evalkit.store import shards as store_mod
 
     monkeypatch.setattr(store_mod, "FLUSH_ROWS", 3)
     root = corpus(tmp_path / "c")

@@ -1,4 +1,4 @@
-"""The corpus store's side index (evalkit/corpus/store.py): a warm sweep reads its rows as JSON,
+"""The corpus store's side index (evalkit/store/shards.py): a warm sweep reads its rows as JSON,
 without pyarrow, only when the index describes exactly the shard's bytes and every row passes
 the checks a shard's rows pass; otherwise the shard itself is read, as without an index."""
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.corpus import store as store_mod
 from evalkit.outputs.sweep_text import to_json_dict
+from evalkit.store import shards as store_mod
 from evalkit.tables.sweep import run_sweep
 from tests.sweep_helpers import cited, put
 
@@ -89,7 +89,7 @@ def test_a_warm_sweep_command_imports_no_frame_or_parsing_library(tmp_path, fmt)
 def _edit_index(path, edit):
     # The document edited, then framed with its digest made anew, so that the checks of the
     # values themselves must refuse it (an edit that leaves the old digest is refused by that).
-    from evalkit.corpus import store as store_mod
+    from evalkit.store import shards as store_mod
 
     doc = json.loads(path.read_text())["index"]
     edit(doc)

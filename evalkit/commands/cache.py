@@ -112,13 +112,13 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from evalkit.corpus.cache_admin import cache_info, clear_cache, prune_cache
     from evalkit.outputs.cache_text import (
         render_info_json,
         render_info_text,
         render_removal_json,
         render_removal_text,
     )
+    from evalkit.store.admin import cache_info, clear_cache, prune_cache
 
     action = args.action or "info"
     if action == "info":

@@ -157,7 +157,7 @@ def _row(s: AgentSession, log: str) -> dict[str, Any]:
 def _occupancy_row(s: AgentSession) -> dict[str, Any]:
     """The residual columns of a Codex rollout (evalkit's analogue of the Claude Code residual,
     `evalkit.metrics.agent_occupancy`); none (<NA>) for `exec --json` and Inspect."""
-    from evalkit.corpus.frames import occupancy_columns, retrieval_columns
+    from evalkit.corpus.frame_rows import occupancy_columns, retrieval_columns
 
     o = agent_occupancy(s)
     if o is None:
@@ -211,7 +211,7 @@ def _tool_call_rows(s: AgentSession, log: str) -> list[dict[str, Any]]:
 def agent_rows(sessions: list[AgentSession], file_log: str) -> dict[str, list[dict[str, Any]]]:
     """The frame rows of a file's sessions (identity overrides included: `log`, `agent`,
     `kind`, `question`, `slice`); the explore frames and the Claude Code models frame get none."""
-    from evalkit.corpus.frames import FRAME_NAMES
+    from evalkit.corpus.frame_rows import FRAME_NAMES
 
     out: dict[str, list[dict[str, Any]]] = {name: [] for name in FRAME_NAMES}
     for s in sessions:

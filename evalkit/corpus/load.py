@@ -3,7 +3,7 @@
 `load_corpus_frames(DIR)` is the loading step of `evalkit.load_corpus` (which adds the sweep's
 tables, `evalkit.tables.corpus.Corpus.sweep`). It discovers the sessions exactly as the sweep
 does (`evalkit.corpus.discover`, one discovery), parses each session once, in parallel and
-through the sweep's corpus store (`evalkit.corpus.parse`, `evalkit.corpus.store`), and keeps, per session, the
+through the sweep's corpus store (`evalkit.corpus.parse`, `evalkit.store.shards`), and keeps, per session, the
 sweep's record and the rows of every frame from that one parse. The rows become frames
 (`evalkit.corpus.columns.build_frame`, the one place rows become a frame) `LOAD_BATCH`
 sessions at a time as the payloads arrive, each payload let go once its rows are taken, and
@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
 from evalkit.corpus.columns import build_frame, dictionary_json
-from evalkit.corpus.discover import Discovery, Layout, SessionRef, discover, force_format
-from evalkit.corpus.frames import FRAME_NAMES, SessionError, identity
+from evalkit.corpus.discover import Discovery, Layout, SessionRef, discover, force_format, identity
+from evalkit.corpus.frame_rows import FRAME_NAMES, SessionError
 from evalkit.corpus.layouts import discover_layout, parse_layout
 from evalkit.corpus.parse import Progress, analyse_payloads
 from evalkit.corpus.records import (
@@ -36,10 +36,10 @@ from evalkit.corpus.records import (
     read_ref,
     record_from_payload,
 )
-from evalkit.corpus.store import BatchStore, code_fingerprint, default_cache_dir
 from evalkit.errors import EvalkitError, UsageError
 from evalkit.formats.detect import check_format
 from evalkit.formats.profiles import load_profile
+from evalkit.store.shards import BatchStore, code_fingerprint, default_cache_dir
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -618,7 +618,7 @@ def export_corpus(
     bounded by a batch and a chunk (plus what the store keeps of a stored corpus). The files
     hold the same rows, in the same order, as the frames of `load_corpus`.
 
-    `engine="dask"` parses each batch's sessions as Dask tasks (`evalkit.corpus.dask_engine`)
+    `engine="dask"` parses each batch's sessions as Dask tasks (`evalkit.corpus.parse.dask_cluster`)
     on `scheduler` (a `distributed.Client`, a scheduler address, or None for a local cluster of
     `jobs` workers, started once for the whole export); the files are the local engine's.
 
@@ -628,7 +628,7 @@ def export_corpus(
     loader = _Loader(path, layout, profile, jobs, cache, cache_dir, verify, engine)
     if engine != "dask":
         return _export(loader, out, fmt, jobs, progress, None)
-    from evalkit.corpus.dask_engine import client_for
+    from evalkit.corpus.parse.dask_cluster import client_for
 
     with client_for(scheduler, jobs or os.cpu_count() or 1) as client:
         return _export(loader, out, fmt, jobs, progress, client)

@@ -28,10 +28,10 @@ from evalkit.corpus.layouts import CorpusLayout, discover_layout, parse_layout
 from evalkit.corpus.outcomes import OutcomeJoin, join_outcomes
 from evalkit.corpus.parse import Progress, analyse_payloads
 from evalkit.corpus.records import FileDamage
-from evalkit.corpus.store import CorpusStore, code_fingerprint, default_cache_dir
 from evalkit.errors import UsageError
 from evalkit.formats.profiles import ToolProfile, load_profile
 from evalkit.session import RunFigures
+from evalkit.store.shards import CorpusStore, code_fingerprint, default_cache_dir
 from evalkit.tables.compare import Comparison, arm_figures, select_runs
 from evalkit.tables.outcomes import DEFAULT_PASS_THRESHOLD, OutcomeTable, outcome_table
 

@@ -2,8 +2,8 @@
 reading limits, and a store directory's path.
 
 These few functions are all a warm `evalkit sweep` needs to find its stored output
-(`evalkit.corpus.snapshot`), so they import nothing of the readers, metrics or pyarrow;
-`evalkit.corpus.store` builds on them.
+(`evalkit.store.snapshot`), so they import nothing of the readers, metrics or pyarrow;
+`evalkit.store.shards` builds on them.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ __all__ = [
 STORE_SUBDIR = "corpus-store-v1"
 # A file modified this close to when it was read could be modified again within the same
 # timestamp tick: the store re-hashes such a session on its next lookup, and a sweep's stored
-# output is not written (`evalkit.corpus.snapshot`).
+# output is not written (`evalkit.store.snapshot`).
 RACY_NS = 2_000_000_000
 
 
@@ -45,7 +45,7 @@ def code_fingerprint() -> str:
     """evalkit's version plus a digest of every `.py` file of the package.
 
     The version alone would keep stale entries across edits made between releases. The digest
-    covers `corpus/records.py`, so a new payload version (`records.PAYLOAD_VERSION`) is a new
+    covers `store/rows.py`, so a new payload version (`rows.PAYLOAD_VERSION`) is a new
     digest too.
     """
     pkg = os.path.dirname(os.path.realpath(evalkit.__file__))

@@ -23,14 +23,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from evalkit.corpus.discover import SessionRef
-from evalkit.corpus.records import (
-    FileManifest,
-    SessionRecord,
-    analyse_with_files,
-    record_from_payload,
-    session_files,
-)
-from evalkit.corpus.store import CorpusStore
+from evalkit.corpus.records import Analysed, SessionRecord, analyse_chunk, record_from_payload
+from evalkit.store.manifest import session_files
+from evalkit.store.shards import CorpusStore
 
 __all__ = ["analyse_sessions", "analyse_payloads", "analyse_chunk", "plan_chunks", "Progress"]
 
@@ -70,23 +65,9 @@ class Progress:
             self.stream.flush()
 
 
-Analysed = tuple[dict[str, Any], FileManifest | None]
-
-
 def _ignore_interrupt() -> None:
     # Workers leave Ctrl-C to the main process, which stops the pool and reports it once.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def analyse_chunk(
-    root: str, refs: Sequence[SessionRef], frames: bool = False, profile: Any = None
-) -> list[Analysed]:
-    """The unit of parallel work: each session's payload and the manifest to store it under.
-
-    `frames` also builds every corpus frame's rows from the same parse, and `profile` parses
-    with a tool profile (`analyse_session`).
-    """
-    return [analyse_with_files(root, ref, frames, profile) for ref in refs]
 
 
 def _size(root: str, ref: SessionRef) -> int:
@@ -298,7 +279,7 @@ def _run_dask(
     frames: bool,
     profile: Any,
 ) -> None:
-    from evalkit.corpus.dask_engine import run_chunks
+    from evalkit.corpus.parse.dask_cluster import run_chunks
 
     chunks, _ = plan_chunks(root, refs, todo, jobs)
     run_chunks(

@@ -1,9 +1,9 @@
 """The corpus store: analysed sessions in Parquet shards, so a warm sweep reads no transcript.
 
 Each shard holds one row per analysed session: the session's log, the files its numbers depend
-on (`records.session_files`) with their state when they were read (size, modification time in
+on (`manifest.session_files`) with their state when they were read (size, modification time in
 nanoseconds, inode, status-change time) and the digest of the bytes the parse actually read,
-then the payload columns, derived from `records.PAYLOAD_FIELDS`. A shard is written for each
+then the payload columns, derived from `rows.PAYLOAD_FIELDS`. A shard is written for each
 chunk of sessions as it finishes, to a temporary file renamed into place, so an interrupted sweep
 keeps what it parsed and a reader never sees half a shard.
 
@@ -62,7 +62,8 @@ from pathlib import Path
 from typing import Any
 
 import evalkit
-from evalkit.corpus.cache_keys import (
+from evalkit.formats.files import read_at_most
+from evalkit.store.keys import (
     RACY_NS,
     STORE_SUBDIR,
     code_fingerprint,
@@ -70,18 +71,14 @@ from evalkit.corpus.cache_keys import (
     limits_suffix,
     store_directory,
 )
-from evalkit.corpus.discover import SessionRef
-from evalkit.corpus.records import (
-    CALL_FIELDS,
-    PAYLOAD_FIELDS,
-    STATUSES,
+from evalkit.store.manifest import (
     FileManifest,
-    PayloadField,
+    StoredSession,
     file_state,
     regular_file_digest,
     session_files,
 )
-from evalkit.formats.files import read_at_most
+from evalkit.store.rows import CALL_FIELDS, PAYLOAD_FIELDS, STATUSES, PayloadField
 
 __all__ = [
     "BatchStore",
@@ -728,7 +725,7 @@ class CorpusStore:
                             self._rows.setdefault(r.session, []).append(r)
         return self._rows
 
-    def lookup(self, ref: SessionRef) -> dict[str, Any] | None:
+    def lookup(self, ref: StoredSession) -> dict[str, Any] | None:
         """The stored payload of a session whose files are unchanged, else None (a miss)."""
         if not self.enabled:
             self.misses += 1
@@ -743,7 +740,7 @@ class CorpusStore:
         self.misses += 1
         return None
 
-    def lookup_all(self, refs: Sequence[SessionRef]) -> Iterator[tuple[int, dict[str, Any]]]:
+    def lookup_all(self, refs: Sequence[StoredSession]) -> Iterator[tuple[int, dict[str, Any]]]:
         """`lookup` of every ref, as `(index into refs, payload)` for each hit, a shard at a time.
 
         The same hits as `lookup`, and counted the same, but the shards are read newest first,
@@ -789,14 +786,14 @@ class CorpusStore:
             del rows  # the shard's rows go before the next shard is read
         self.misses += sum(len(v) if type(v) is list else 1 for v in open_.values())
 
-    def _lookup_each(self, refs: Sequence[SessionRef]) -> Iterator[tuple[int, dict[str, Any]]]:
+    def _lookup_each(self, refs: Sequence[StoredSession]) -> Iterator[tuple[int, dict[str, Any]]]:
         """`lookup` of each ref in turn, as `lookup_all` yields them."""
         for i, ref in enumerate(refs):
             payload = self.lookup(ref)
             if payload is not None:
                 yield i, payload
 
-    def _seen(self, ref: SessionRef) -> tuple[tuple[str, ...], list[str], tuple[Any, ...]]:
+    def _seen(self, ref: StoredSession) -> tuple[tuple[str, ...], list[str], tuple[Any, ...]]:
         """A session's files, their paths and their states now, as its rows are checked."""
         files = session_files(ref)
         paths = [self._prefix + f for f in files]  # os.path.join(root, f): f is relative
@@ -804,7 +801,7 @@ class CorpusStore:
 
     def _hit(
         self,
-        ref: SessionRef,
+        ref: StoredSession,
         seen: tuple[tuple[str, ...], list[str], tuple[Any, ...]],
         row: _Row,
     ) -> dict[str, Any] | None:
@@ -824,19 +821,19 @@ class CorpusStore:
     def _digests_match(self, paths: Sequence[str], row: _Row) -> bool:
         return all(regular_file_digest(p) == d for p, d in zip(paths, row.digests, strict=True))
 
-    def _maybe_refresh(self, ref: SessionRef, row: _Row) -> None:
+    def _maybe_refresh(self, ref: StoredSession, row: _Row) -> None:
         # Verified by content and now old enough: store it again as trusted by its state.
         now = time.time_ns()
         if all(s[0] < 0 or now - s[1] >= RACY_NS for s in row.states):
             manifest = FileManifest(row.files, row.states, row.digests, False)
-            self._refresh.append(self._row(ref, row.payload, manifest))
+            self._refresh.append(self._row(ref.log, row.payload, manifest))
 
     # --- writing ---------------------------------------------------------------------------
 
     @staticmethod
-    def _row(ref: SessionRef, payload: dict[str, Any], m: FileManifest) -> dict[str, Any]:
+    def _row(log: str, payload: dict[str, Any], m: FileManifest) -> dict[str, Any]:
         row: dict[str, Any] = {
-            "session": _b(ref.log),
+            "session": _b(log),
             "files": [_b(f) for f in m.files],
             "states": [list(s) for s in m.states],
             "digests": [d.encode() for d in m.digests],
@@ -846,7 +843,9 @@ class CorpusStore:
             row["p_" + f.name] = _encode(payload.get(f.name, f.default), f.kind)
         return row
 
-    def put(self, items: Iterable[tuple[SessionRef, dict[str, Any], FileManifest | None]]) -> None:
+    def put(
+        self, items: Iterable[tuple[StoredSession, dict[str, Any], FileManifest | None]]
+    ) -> None:
         """Store a chunk of analysed sessions (those with a manifest).
 
         Rows are written as a shard once `FLUSH_ROWS` have gathered (and by `finish`), so a
@@ -854,7 +853,7 @@ class CorpusStore:
         """
         if not self.enabled:
             return
-        self._pending.extend(self._row(ref, p, m) for ref, p, m in items if m is not None)
+        self._pending.extend(self._row(ref.log, p, m) for ref, p, m in items if m is not None)
         if len(self._pending) >= FLUSH_ROWS:
             self.flush()
 
@@ -910,7 +909,7 @@ class CorpusStore:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
 
-    def finish(self, live: Iterable[SessionRef]) -> None:
+    def finish(self, live: Iterable[StoredSession]) -> None:
         """After a sweep: write refreshed rows, and merge small shards when there are many.
 
         A merged shard keeps, for each session still in the corpus, its rows from the most
@@ -958,8 +957,7 @@ class CorpusStore:
         out = []
         for r in rows:
             m = FileManifest(r.files, r.states, r.digests, r.racy)  # type: ignore[arg-type]
-            ref = SessionRef(r.session, ())
-            out.append(self._row(ref, r.payload, m))
+            out.append(self._row(r.session, r.payload, m))
         return out
 
 
@@ -990,16 +988,16 @@ class BatchStore(CorpusStore):
         self._batch: set[str] = set()
         self._missed: set[str] = set()
 
-    def lookup_all(self, refs: Sequence[SessionRef]) -> Iterator[tuple[int, dict[str, Any]]]:
+    def lookup_all(self, refs: Sequence[StoredSession]) -> Iterator[tuple[int, dict[str, Any]]]:
         """`lookup` of each ref in turn (the loader selects the batch they belong to)."""
         return self._lookup_each(refs)
 
-    def select(self, refs: Iterable[SessionRef]) -> None:
+    def select(self, refs: Iterable[StoredSession]) -> None:
         """The sessions the next lookups are for (the previous batch's rows are let go)."""
         self._batch = {r.log for r in refs}
         self._rows = None
 
-    def lookup(self, ref: SessionRef) -> dict[str, Any] | None:
+    def lookup(self, ref: StoredSession) -> dict[str, Any] | None:
         """`CorpusStore.lookup`; a session already missed is a miss again without being
         counted twice (the loader looks the sessions up before it parses the misses)."""
         if ref.log in self._missed:
@@ -1109,7 +1107,7 @@ class _HeldShard:
 
 
 # --- what a store directory is for -------------------------------------------------------------
-# `store.json` in each store directory, read by `evalkit cache` (`evalkit.corpus.cache_admin`)
+# `store.json` in each store directory, read by `evalkit cache` (`evalkit.store.admin`)
 # and never by a lookup: a store without one (older evalkit) works as before.
 
 RECORD = "store.json"
@@ -1119,7 +1117,7 @@ RECORD_VERSION = 1
 # `evalkit cache prune` and `clear` remove only files with these names: a new kind of file
 # written here must be named here.
 # The names evalkit writes in a store directory: shards and their side indexes, the record, the
-# sweep's output snapshots (`evalkit.corpus.snapshot`), and their temporary files.
+# sweep's output snapshots (`evalkit.store.snapshot`), and their temporary files.
 TEMP_FILE = re.compile(r"^\.tmp-[a-z0-9_]{8}\.(?:parquet|json|out)\Z")
 STORE_FILE = re.compile(
     r"^(?:shard-[0-9a-f]{16}-[0-9a-f]{32}(?:\.parquet|\.index\.json)"

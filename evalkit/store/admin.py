@@ -2,7 +2,7 @@
 
 What evalkit writes under the cache directory (`store.default_cache_dir()` or `--cache-dir`):
 
-    corpus-store-v1/<code digest[:20]>/<corpus digest[:20]>/    a store directory (`store.py`)
+    corpus-store-v1/<code digest[:20]>/<corpus digest[:20]>/    a store directory (`shards.py`)
         shard-<16 hex>-<32 hex>.parquet, shard-….index.json      the stored sessions
         store.json                                              what the store is for
         snapshot-<32 hex>.out                                   a sweep's stored output
@@ -38,7 +38,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from evalkit.corpus.store import (
+from evalkit.errors import UsageError
+from evalkit.formats.detect import FORMATS
+from evalkit.formats.profiles import PRESETS, preset
+from evalkit.store.shards import (
     _SHARD,
     _SUBDIR,
     RECORD,
@@ -49,9 +52,6 @@ from evalkit.corpus.store import (
     default_cache_dir,
     fingerprint_parts,
 )
-from evalkit.errors import UsageError
-from evalkit.formats.detect import FORMATS
-from evalkit.formats.profiles import PRESETS, preset
 
 __all__ = [
     "StoreDir",
