@@ -150,9 +150,10 @@ def test_kinds_and_forced_formats_are_recorded(tmp_path, capsys):
     run_sweep(root, cache_dir=cache, jobs=1, format="claude-code")
     load_corpus(root, cache_dir=cache, jobs=1)
     got = {(s["kind"], s["format"]) for s in cli_json(capsys, "--cache-dir", str(cache))["stores"]}
-    assert got == {("sweep", "claude-code"), ("frames", None)}
+    # The loader writes to the sweep's store (one store for every command).
+    assert got == {("sweep", "claude-code"), ("sweep", None)}
     code, out, _ = cli(capsys, "--cache-dir", str(cache))
-    assert "sweep --format claude-code" in out and "frames" in out
+    assert "sweep --format claude-code" in out
     assert fingerprint_parts("abc:frames:0123456789abcdef:format:codex-exec") == {
         "code": "abc",
         "kind": "frames",
@@ -206,16 +207,17 @@ def test_this_evalkits_stores_are_known_by_name_without_a_record(tmp_path):
     # Every file a store holds is named as evalkit's (what prune and clear may remove).
     assert cache_info(cache).foreign == () and cache_info(cache).files == len(files_under(cache))
     with_records = {(s.kind, s.format) for s in cache_info(cache).stores}
+    # One store per set of reading options: the loader shares the sweep's and, with a
+    # profile, the trial sweep's (sourcegraph's; the trial sweep's own is codegraph's).
     assert with_records == {
         ("sweep", None),
         ("sweep", "claude-code"),
-        ("frames", None),
         ("trials", None),
     }
     for record in cache.glob(f"{STORE_SUBDIR}/*/*/{RECORD}"):
         record.unlink()
     stores = cache_info(cache).stores
-    assert len(stores) == 5 and all(s.current and s.version is None for s in stores)
+    assert len(stores) == 4 and all(s.current and s.version is None for s in stores)
     assert {(s.kind, s.format) for s in stores} == with_records
     assert prune_cache(cache).files == 0
 

@@ -175,12 +175,17 @@ def test_paths_that_are_not_utf8_survive_the_index(tmp_path, monkeypatch):
     assert to_json_dict(warm) == to_json_dict(cold)
 
 
-def test_the_corpus_loader_store_keeps_no_index(tmp_path):
+def test_the_corpus_loader_shards_keep_an_index_the_sweep_reads(tmp_path):
+    # One store: the loader's rows are as small as the sweep's (its frame rows are in frame
+    # files), so its shards get a side index, and a sweep after a load reads only that.
     import evalkit
 
     root = corpus(tmp_path / "c")
     cache_dir = tmp_path / "cache"
     evalkit.load_corpus(root, cache_dir=cache_dir, jobs=1)
-    assert shards(cache_dir) and not indexes(cache_dir)
+    assert shards(cache_dir) and len(indexes(cache_dir)) == len(shards(cache_dir))
     warm = evalkit.load_corpus(root, cache_dir=cache_dir, jobs=1)
     assert (warm.cache_hits, warm.cache_misses) == (4, 0)
+    swept = run_sweep(root, cache_dir=cache_dir, jobs=1)
+    assert (swept.cache_hits, swept.cache_misses) == (4, 0)
+    assert to_json_dict(swept) == to_json_dict(run_sweep(root, cache=False, jobs=1))

@@ -103,7 +103,7 @@ def test_export_on_dask_writes_the_local_engine_files(tmp_path, client, monkeypa
     from evalkit.corpus.frames import FRAME_NAMES
     from evalkit.corpus.load import export_corpus
 
-    monkeypatch.setattr(load_mod, "EXPORT_BATCH", 3)  # several batches on one cluster
+    monkeypatch.setattr(load_mod, "LOAD_BATCH", 3)  # several pieces of parsed rows
     monkeypatch.setattr(load_mod, "CHUNK_ROWS", 4)
     root = corpus(tmp_path / "c")
     local = export_corpus(root, tmp_path / "local", jobs=1, cache=False)

@@ -4,7 +4,7 @@ become frame rows.
 `session_rows(s)` gives, per frame (`FRAME_NAMES`), the rows of one session without its identity
 columns but with `question` (JSON-able values only: the corpus store keeps them);
 `evalkit.corpus.discover.identity` gives a session's identity columns, and
-`evalkit.corpus.columns.build_frame` turns rows into a frame. The public frame functions
+`evalkit.store.columns.build_frame` turns rows into a frame. The public frame functions
 (`sessions_df`, `calls_df`, …) are in `evalkit.corpus.frames`.
 """
 

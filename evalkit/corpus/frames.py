@@ -2,7 +2,7 @@
 
 One function per entity, one row per entity (Inspect AI style), the identity columns first in
 every frame (`log`, `pass`, `repo`, `arm`, `run`, `question`, `slice`, `kind`, `agent`, `group`), then
-the frame's own columns, all declared in `evalkit.corpus.columns` (name, dtype, unit, meaning).
+the frame's own columns, all declared in `evalkit.store.columns` (name, dtype, unit, meaning).
 Efficiency columns are fractions; `chars` count UTF-16 code units (Decision 1); a value the
 transcript does not carry is `<NA>`.
 
@@ -18,7 +18,7 @@ error list instead of raising.
 
 Row building is split in two so the corpus loader can cache it: `session_rows` turns one
 parsed session into the rows of every frame (without identity, JSON-able), `identity` gives a
-session's identity columns, and `evalkit.corpus.columns.build_frame` is the one place rows
+session's identity columns, and `evalkit.store.columns.build_frame` is the one place rows
 become a frame.
 """
 
@@ -28,7 +28,6 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from evalkit.corpus.columns import build_frame
 from evalkit.corpus.discover import SessionRef, identity, ref_for_files
 from evalkit.corpus.frame_rows import (
     FRAME_NAMES,
@@ -41,6 +40,7 @@ from evalkit.corpus.frame_rows import (
 )
 from evalkit.errors import EvalkitError
 from evalkit.session import InteractiveSession, Session, parse_session, read_session_file
+from evalkit.store.columns import build_frame
 
 __all__ = [
     "files_df",

@@ -3,13 +3,15 @@
 `load_corpus_frames(DIR)` is the loading step of `evalkit.load_corpus` (which adds the sweep's
 tables, `evalkit.tables.corpus.Corpus.sweep`). It discovers the sessions exactly as the sweep
 does (`evalkit.corpus.discover`, one discovery), parses each session once, in parallel and
-through the sweep's corpus store (`evalkit.corpus.parse`, `evalkit.store.shards`), and keeps, per session, the
-sweep's record and the rows of every frame from that one parse. The rows become frames
-(`evalkit.corpus.columns.build_frame`, the one place rows become a frame) `LOAD_BATCH`
-sessions at a time as the payloads arrive, each payload let go once its rows are taken, and
-the pieces are joined in discovery order (`_FrameParts`). A stored corpus is read a batch of
-sessions at a time (`BatchStore`), so a warm load holds the frames and a batch, not every
-stored payload (issue 16).
+through the store every command shares (`evalkit.corpus.parse`, `evalkit.store.shards`), and
+keeps, per session, the sweep's record and the rows of every frame from that one parse.
+
+A stored session's rows are read from the store's frame files (`evalkit.store.frame_files`)
+with pyarrow straight into pandas, its identity columns taken from this discovery: no row is
+built in Python again. A parsed session's rows become frames (`evalkit.store.columns.build_frame`,
+the one place rows become a frame) `LOAD_BATCH` sessions at a time as the payloads arrive, each
+payload let go once its rows are taken (and stored as frame files for the next load). The
+pieces are joined in discovery order (`_FrameParts`).
 
 Every file of the tree is accounted for (`accounting()`), and a session that cannot be read is
 reported in `errors` (or raised with `strict=True`) while the rest still loads.
@@ -24,7 +26,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
-from evalkit.corpus.columns import build_frame, dictionary_json
 from evalkit.corpus.discover import Discovery, Layout, SessionRef, discover, force_format, identity
 from evalkit.corpus.frame_rows import FRAME_NAMES, SessionError
 from evalkit.corpus.layouts import discover_layout, parse_layout
@@ -39,7 +40,10 @@ from evalkit.corpus.records import (
 from evalkit.errors import EvalkitError, UsageError
 from evalkit.formats.detect import check_format
 from evalkit.formats.profiles import load_profile
-from evalkit.store.shards import BatchStore, code_fingerprint, default_cache_dir
+from evalkit.store.columns import build_frame, dictionary_json
+from evalkit.store.frame_files import assemble, file_name, identity_table, read_frame_file
+from evalkit.store.keys import store_fingerprint
+from evalkit.store.shards import CorpusStore, default_cache_dir
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -254,34 +258,8 @@ def load_corpus_frames(
     """
     loader = _Loader(path, layout, profile, jobs, cache, cache_dir, verify, engine, format)
     found = loader.found
-    at = {ref.log: i for i, ref in enumerate(found.sessions)}
-    records: list[SessionRecord | None] = [None] * len(found.sessions)
-    parts = _FrameParts()
-
-    def keep(ref: SessionRef, payload: dict[str, Any]) -> None:
-        # Each payload is let go once its record and frame rows are taken (issue 16).
-        i = at[ref.log]
-        records[i] = record_from_payload(ref, payload)
-        parts.add(i, ref, payload)
-
     bar = None if progress is False else Progress(len(loader.wanted), enabled=progress)
-    wanted = {r.log for r in loader.wanted}
-    todo = []
-    # A stored session's payload is read a batch of sessions at a time (`BatchStore`) ...
-    for k in range(0, len(found.sessions), LOAD_BATCH):
-        batch = found.sessions[k : k + LOAD_BATCH]
-        loader.store.select(r for r in batch if r.log in wanted)
-        for ref in batch:
-            hit = loader.store.lookup(ref) if ref.log in wanted else loader.skip(ref)
-            if hit is None:
-                todo.append(ref)
-                continue
-            keep(ref, hit)
-            if bar and ref.log in wanted:
-                bar.advance()
-    loader.store.select(())  # the last batch's shards let go before parsing
-    # ... and the others are parsed, in one run over the cores, each kept as it arrives.
-    loader.payloads(todo, jobs, bar, scheduler, keep=keep)
+    records, parts, again = _gather(loader, found.sessions, jobs, bar, scheduler)
     loader.store.finish(loader.wanted)
     errors = parts.errors()
     if strict and errors:
@@ -295,12 +273,96 @@ def load_corpus_frames(
         records=tuple(records),  # type: ignore[arg-type]
         errors=tuple(errors),
         tables=parts.frames(),
-        cache_hits=loader.store.hits,
+        cache_hits=loader.store.hits - again,
         cache_misses=loader.store.misses,
     )
 
 
-LOAD_BATCH = 256  # sessions `load_corpus` looks up in the store, and turns into frames, at a time
+def _gather(
+    loader: _Loader, refs: list[SessionRef], jobs, bar, scheduler
+) -> tuple[list[SessionRecord | None], _FrameParts, int]:
+    """Every session of `refs`: its record, and its rows of every frame (from the store's
+    frame files, or parsed), in a `_FrameParts`; and how many stored sessions had to be
+    parsed again because a frame file was missing or damaged."""
+    at = {ref.log: i for i, ref in enumerate(refs)}
+    records: list[SessionRecord | None] = [None] * len(refs)
+    parts = _FrameParts()
+    stored: list[tuple[int, SessionRef, dict[str, list[Any]]]] = []
+
+    def keep(ref: SessionRef, payload: dict[str, Any]) -> None:
+        # Each payload is let go once its record and frame rows are taken (issue 16).
+        i = at[ref.log]
+        records[i] = record_from_payload(ref, payload)
+        if "rows" not in payload and "frames" in payload:
+            stored.append((i, ref, payload["frames"]))
+        else:
+            parts.add(i, ref, payload)
+
+    wanted = {r.log for r in loader.wanted}
+    for ref in refs:
+        if ref.log not in wanted:
+            keep(ref, loader.skip(ref))
+    loader.payloads([r for r in refs if r.log in wanted], jobs, bar, scheduler, keep=keep)
+    again = 0
+    while stored:
+        redo = _add_stored(loader.store, stored, parts)
+        stored = []
+        if not redo:
+            break
+        again += len(redo)  # counted as hits, then parsed: their frame files were bad
+        loader.payloads(redo, jobs, None, scheduler, keep=keep)
+    return records, parts, again
+
+
+def _add_stored(
+    store: CorpusStore,
+    stored: list[tuple[int, SessionRef, dict[str, list[Any]]]],
+    parts: _FrameParts,
+) -> list[SessionRef]:
+    """Add the stored sessions' rows of every frame to `parts`, read from the store's frame
+    files; the sessions whose files were missing or damaged are returned (and those files
+    refused by the store), to be parsed again."""
+    stored = sorted(stored, key=lambda x: x[0])  # discovery order
+    idents = identity_table([identity(ref) for _, ref, _ in stored])
+    tables: dict[str, dict[str, Any]] = {}
+    refused: set[str] = set()
+    for _, _, where in stored:
+        for frame, (hex_, _, _) in where.items():
+            got = tables.setdefault(frame, {})
+            if hex_ not in got and file_name(frame, hex_) not in refused:
+                table = read_frame_file(store.directory, frame, hex_)  # type: ignore[arg-type]
+                if table is None:
+                    refused.add(file_name(frame, hex_))
+                else:
+                    got[hex_] = table
+    bad: set[int] = set()
+    while True:
+        pieces = {}
+        for frame in FRAME_NAMES:
+            items = [
+                (k, where[frame])
+                for k, (_, _, where) in enumerate(stored)
+                if frame in where and k not in bad
+            ]
+            df, lost = assemble(frame, tables.get(frame, {}), items, idents)
+            if lost:  # those sessions leave every frame: assembled again without them
+                bad |= {items[j][0] for j in lost}
+                break
+            pieces[frame] = (df, items)
+        else:
+            break  # every frame assembled with no session lost
+    for frame, (df, items) in pieces.items():
+        if len(df):
+            at = [stored[k][0] for k, ref in items for _ in range(ref[2])]
+            parts.add_piece(frame, df, at)
+    for k in bad:  # a lost session's files are not used again, whatever made it lost
+        refused |= {file_name(frame, ref[0]) for frame, ref in stored[k][2].items()}
+    if refused:
+        store.refuse_frames(refused)
+    return [stored[k][1] for k in sorted(bad)]
+
+
+LOAD_BATCH = 256  # parsed sessions whose rows `load_corpus` turns into frames at a time
 
 
 class _FrameParts:
@@ -341,6 +403,12 @@ class _FrameParts:
         if self._gathered >= LOAD_BATCH:
             self._flush()
 
+    def add_piece(self, name: str, df: pd.DataFrame, at: list[int]) -> None:
+        """Rows of frame `name` already built (a stored session's, read from the store), with
+        the discovery place of each row's session."""
+        self._pieces[name].append((df, at))
+        self._in_order = False
+
     def _flush(self) -> None:
         for name in FRAME_NAMES:
             if self._rows[name]:
@@ -354,8 +422,12 @@ class _FrameParts:
 
     def frames(self) -> dict[str, pd.DataFrame]:
         """Every frame, its rows in discovery order (the pieces let go as they are joined)."""
+        return {name: self.frame(name) for name in FRAME_NAMES}
+
+    def frame(self, name: str) -> pd.DataFrame:
+        """Frame `name`, its rows in discovery order (its pieces let go as they are joined)."""
         self._flush()
-        return {name: self._join(name) for name in FRAME_NAMES}
+        return self._join(name)
 
     def _join(self, name: str) -> pd.DataFrame:
         import numpy as np
@@ -403,24 +475,19 @@ class _Loader:
             r for r in found.sessions if spec is not None or layout is None or r.layout == layout
         ]
         prof = self.profile
-        # Frame payloads hold more than the sweep's: their own cache entries, same machinery.
-        self.store = BatchStore(
+        # The store every command of these options shares; its rows hit only with frame rows.
+        self.store = CorpusStore(
             (cache_dir or default_cache_dir()) if cache else None,
             root,
-            fingerprint=code_fingerprint()
-            + ":frames"
-            + (f":{prof.fingerprint()}" if prof else "")
-            + (f":format:{fmt}" if fmt else ""),  # a forced reader: payloads of its own
+            fingerprint=store_fingerprint(fmt, prof.fingerprint() if prof else None),
             verify=verify,
-            side_index=False,  # frames are read with pyarrow anyway; their rows are large
-            lazy=("rows",),  # a stored corpus's frame rows are held as text until looked up
+            frames=True,
         )
         if engine not in ("local", "dask"):
             raise UsageError(f"unknown engine {engine!r} (choose local or dask)")
         self.engine = engine
 
     def payloads(self, refs, jobs, bar, scheduler, keep=None) -> list[Any]:
-        self.store.select(refs)
         return analyse_payloads(
             self.root,
             refs,
@@ -463,7 +530,6 @@ def _collect(
 # --- writing frames ---------------------------------------------------------------------------
 
 CHUNK_ROWS = 4096  # rows of one frame built and written at a time (a Parquet row group)
-EXPORT_BATCH = 256  # sessions `export_corpus` loads at a time
 
 
 class FrameWriter:
@@ -613,12 +679,12 @@ def export_corpus(
     engine: str = "local",
     scheduler: Any = None,
 ) -> Exported:
-    """`load_corpus_frames(path, ...).export(out, fmt)` without holding the corpus: sessions
-    are loaded `EXPORT_BATCH` at a time and their rows handed to a `FrameWriter`, so memory is
-    bounded by a batch and a chunk (plus what the store keeps of a stored corpus). The files
-    hold the same rows, in the same order, as the frames of `load_corpus`.
+    """`load_corpus_frames(path, ...).export(out, fmt)`: the files hold the same rows, in the
+    same order, as the frames of `load_corpus`. A stored session's rows are read from the
+    store's frame files, not built again; each frame is written `CHUNK_ROWS` rows at a time
+    and let go once written, so memory is that of the frames, never a second copy of them.
 
-    `engine="dask"` parses each batch's sessions as Dask tasks (`evalkit.corpus.parse.dask_cluster`)
+    `engine="dask"` parses the sessions not stored as Dask tasks (`evalkit.corpus.parse.dask_cluster`)
     on `scheduler` (a `distributed.Client`, a scheduler address, or None for a local cluster of
     `jobs` workers, started once for the whole export); the files are the local engine's.
 
@@ -637,23 +703,15 @@ def export_corpus(
 def _export(loader: _Loader, out, fmt: str, jobs, progress, scheduler) -> Exported:
     writer = FrameWriter(out, fmt)
     try:
-        wanted = {r.log for r in loader.wanted}
-        sessions = loader.found.sessions
-        bar = None if progress is False else Progress(len(wanted), enabled=progress)
-        errors: list[SessionError] = []
-        for k in range(0, len(sessions), EXPORT_BATCH):
-            batch = sessions[k : k + EXPORT_BATCH]
-            todo = [r for r in batch if r.log in wanted]
-            payloads = loader.payloads(todo, jobs, bar, scheduler)
-            by_log = {r.log: p for r, p in zip(todo, payloads, strict=True)}
-            rows: dict[str, list[dict[str, Any]]] = {name: [] for name in FRAME_NAMES}
-            del payloads
-            for ref in batch:  # each payload let go once its rows are taken
-                _collect(ref, by_log.pop(ref.log, None) or loader.skip(ref), rows, errors)
-            for name in FRAME_NAMES:
-                writer.add(name, rows[name])
-            del by_log, rows  # before the next batch is loaded
+        bar = None if progress is False else Progress(len(loader.wanted), enabled=progress)
+        _, parts, _ = _gather(loader, loader.found.sessions, jobs, bar, scheduler)
         loader.store.finish(loader.wanted)
+        errors = parts.errors()
+        for name in FRAME_NAMES:
+            df = parts.frame(name)
+            for k in range(0, len(df), CHUNK_ROWS):
+                writer.add_frame(name, df.iloc[k : k + CHUNK_ROWS].reset_index(drop=True))
+            del df  # each frame let go once written
         return Exported(writer.close(), tuple(errors), dict(writer.rows))
     finally:
         writer.abort()

@@ -41,6 +41,7 @@ from typing import Any
 from evalkit.errors import UsageError
 from evalkit.formats.detect import FORMATS
 from evalkit.formats.profiles import PRESETS, preset
+from evalkit.store.keys import store_fingerprint
 from evalkit.store.shards import (
     _SHARD,
     _SUBDIR,
@@ -93,7 +94,9 @@ class StoreDir:
         path: Relative to the cache directory (`corpus-store-v1/<code>/<corpus>`).
         corpus: The swept directory, resolved, or None when the store has no valid record.
         corpus_given: The swept directory as the sweep was given it (None when unknown).
-        kind: `sweep`, `frames` (the corpus loader's), `trials` (the trial sweep's), or None.
+        kind: `sweep` (the reference's rules: the sweep's and the corpus loader's), `trials`
+            (a tool profile's: the trial sweep's and the loader's with that profile), `frames`
+            (an older evalkit's corpus loader's), or None.
         format: The reader forced on every session (`--format`), or None.
         version: The evalkit version that created it, or None when unknown.
         current: Made by this evalkit's code (a sweep of this evalkit reads it).
@@ -292,17 +295,14 @@ def _digest20(data: bytes) -> str:
 def _current_names() -> dict[str, tuple[str, str | None]]:
     """The code-digest directory names this evalkit writes (with no tool profile or a preset
     one), with their kind and forced format: how a store without a record is still known to be
-    current. The fingerprints are those of `tables.sweep`, `tables.trials` and `corpus.load`."""
+    current. The fingerprints are those `keys.store_fingerprint` gives the sweep, the trial sweep
+    and the corpus loader, which share them."""
     code = code_fingerprint()
-    suffixes: dict[str, tuple[str, str | None]] = {"": ("sweep", None)}
-    for profile in ["", *(f":{preset(name).fingerprint()}" for name in PRESETS)]:
-        suffixes[f":frames{profile}"] = ("frames", None)
-        if profile:
-            suffixes[f":trials{profile}"] = ("trials", None)
-        for fmt in FORMATS:
-            suffixes[f":frames{profile}:format:{fmt}"] = ("frames", fmt)
-    for fmt in FORMATS:
-        suffixes[f":format:{fmt}"] = ("sweep", fmt)
+    suffixes: dict[str, tuple[str, str | None]] = {}
+    for profile in [None, *(preset(name).fingerprint() for name in PRESETS)]:
+        kind = "sweep" if profile is None else "trials"
+        for fmt in (None, *FORMATS):
+            suffixes[store_fingerprint(fmt, profile)[len(code) :]] = (kind, fmt)
     return {_digest20((code + s).encode()): v for s, v in suffixes.items()}
 
 

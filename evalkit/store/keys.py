@@ -77,11 +77,23 @@ def limits_suffix(environ: os._Environ[str] | dict[str, str] | None = None) -> s
     return f":limits:{digest}"
 
 
+def store_fingerprint(fmt: str | None = None, profile: str | None = None) -> str:
+    """The fingerprint of a store without its limits (`CorpusStore` adds them): the code
+    digest, `:trials:DIGEST` when the sessions are read with a tool profile (the trial sweep,
+    or `load_corpus(profile=…)`: its payloads hold the profile's figures), and `:format:NAME`
+    when one reader is forced on every session (its payloads differ for the same files). The
+    sweep and the corpus loader of the same options share the store (`shards`)."""
+    fingerprint = code_fingerprint()
+    if profile is not None:
+        fingerprint += f":trials:{profile}"
+    if fmt is not None:
+        fingerprint += f":format:{fmt}"
+    return fingerprint
+
+
 def sweep_fingerprint(fmt: str | None = None) -> str:
-    """The fingerprint of the sweep's store without its limits (`CorpusStore` adds them): the
-    code digest, and `:format:NAME` when one reader is forced on every session (its payloads
-    differ for the same files)."""
-    return code_fingerprint() if fmt is None else f"{code_fingerprint()}:format:{fmt}"
+    """The sweep's store fingerprint: `store_fingerprint` with the reference's rules."""
+    return store_fingerprint(fmt)
 
 
 def store_directory(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -18,9 +19,9 @@ from typing import Any, Literal
 __all__ = ["PayloadField", "PAYLOAD_FIELDS", "PAYLOAD_VERSION", "CALL_FIELDS", "STATUSES"]
 
 # Bump when the payload's shape or meaning changes; part of every cache key.
-PAYLOAD_VERSION = 8  # 2: damage line counts; 3: tool calls, skipped; 4: run figures; 5: store;
+PAYLOAD_VERSION = 9  # 2: damage line counts; 3: tool calls, skipped; 4: run figures; 5: store;
 # 6: reasons in plain words; 7: other agents (agent, agent_sessions, ledger); 8: Codex rollout
-# residual columns in the agent rows
+# residual columns in the agent rows; 9: frame rows in frame files (`frames`), not in the row
 
 Kind = Literal["str", "str?", "int", "bool", "str-list", "calls", "json"]
 
@@ -128,13 +129,24 @@ def _figures_column_ok(values: list[Any]) -> bool:
     return True
 
 
-def _rows_ok(v: Any) -> bool:
-    # frame name → rows, each a dict of column → JSON scalar
+_HEX32 = re.compile(r"[0-9a-f]{32}\Z")
+_FRAME = re.compile(r"[a-z_]+\Z")
+
+
+def _frames_ok(v: Any) -> bool:
+    # frame name → [file digest (32 hex), first row, rows > 0]
     return type(v) is dict and all(
         type(name) is str
-        and type(table) is list
-        and all(type(r) is dict and _SCALARS.issuperset(map(type, r.values())) for r in table)
-        for name, table in v.items()
+        and _FRAME.match(name) is not None
+        and type(ref) is list
+        and len(ref) == 3
+        and type(ref[0]) is str
+        and _HEX32.match(ref[0]) is not None
+        and type(ref[1]) is int
+        and type(ref[2]) is int
+        and ref[1] >= 0
+        and ref[2] > 0
+        for name, ref in v.items()
     )
 
 
@@ -194,8 +206,10 @@ PAYLOAD_FIELDS: tuple[PayloadField, ...] = (
     ),
     # Only with a tool profile (the trial sweep): what it keeps of the run (`run_payload`).
     PayloadField("run", "json", None, optional=True, check=_run_ok),
-    # Only with `frames=True` (the corpus loader): every frame's rows, or why they failed.
-    PayloadField("rows", "json", None, optional=True, check=_rows_ok),
+    # Only with `frames=True` (the corpus loader): where every frame's rows are stored
+    # (`evalkit.store.frame_files`), or why they could not be built. A parse's own payload
+    # holds the rows themselves (`rows`), which are stored as frame files, not in the row.
+    PayloadField("frames", "json", None, optional=True, check=_frames_ok),
     PayloadField("rows_error", "str?", None, optional=True),
     # Other agents (issue 15): which agent wrote the file, and a summary of each of its sessions.
     PayloadField("agent", "str?", None, optional=True),

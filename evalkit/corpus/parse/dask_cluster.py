@@ -112,8 +112,8 @@ def run_chunks(
 def _partition(root: str, refs: Sequence[SessionRef], name: str):
     """One partition of frame `name`: its sessions parsed, their rows as `load_corpus` keeps
     them (identity columns first; a session that cannot be read has no rows)."""
-    from evalkit.corpus.columns import build_frame
     from evalkit.corpus.discover import identity
+    from evalkit.store.columns import build_frame
 
     rows = []
     for ref, (payload, _) in zip(refs, analyse_chunk(root, refs, frames=True), strict=True):
@@ -139,8 +139,8 @@ def frame(
     Raises:
         UsageError: Dask is not installed, or `name` is not a frame.
     """
-    from evalkit.corpus.columns import build_frame
     from evalkit.corpus.frame_rows import FRAME_NAMES
+    from evalkit.store.columns import build_frame
 
     try:
         import dask.dataframe as dd

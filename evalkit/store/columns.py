@@ -18,6 +18,7 @@ Units: `chars` are UTF-16 code units (Decision 1); `fraction` is a share between
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,9 @@ __all__ = [
     "frame_names",
     "columns_of",
     "build_frame",
+    "build_columns",
+    "arrow_schema",
+    "stored_text",
     "dictionary_frame",
     "dictionary_json",
 ]
@@ -460,14 +464,18 @@ def build_frame(frame: str, rows: list[dict[str, Any]]) -> pd.DataFrame:
     Raises:
         ValueError: A row holds a key the dictionary does not declare for `frame`.
     """
-    import pandas as pd
-
     cols = columns_of(frame)
-    names = [c.name for c in cols]
-    known = set(names)
+    known = {c.name for c in cols}
     extra = set().union(*rows) - known if rows else set()
     if extra:
         raise ValueError(f"frame {frame}: undeclared columns {sorted(extra)}")
+    return build_columns(cols, rows)
+
+
+def build_columns(cols: Sequence[Column], rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """`cols` of `rows` as a frame, as `build_frame` builds them (keys not in `cols` ignored)."""
+    import pandas as pd
+
     data = {}
     for c in cols:
         values = [r.get(c.name) for r in rows]
@@ -475,15 +483,28 @@ def build_frame(frame: str, rows: list[dict[str, Any]]) -> pd.DataFrame:
             # NaN is "no value" here (e.g. an efficiency with no explore call): <NA>.
             values = [None if v is None or v != v else v for v in values]
         elif c.dtype == "string":
-            values = [_text(v) for v in values]
+            values = [stored_text(v) for v in values]
         data[c.name] = pd.array(values, dtype=c.dtype)
-    return pd.DataFrame(data, columns=names)
+    return pd.DataFrame(data, columns=[c.name for c in cols])
+
+
+def arrow_schema(frame: str) -> list[tuple[str, Any]]:
+    """The frame's columns as (name, Arrow type): what its stored rows and exports hold."""
+    import pyarrow as pa
+
+    types = {
+        "string": pa.large_string(),
+        "Int64": pa.int64(),
+        "Float64": pa.float64(),
+        "boolean": pa.bool_(),
+    }
+    return [(c.name, types[c.dtype]) for c in columns_of(frame)]
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _text(v: Any) -> Any:
+def stored_text(v: Any) -> Any:
     """A text value as a string column can hold it: a lone surrogate (a file name that is not
     UTF-8, read with surrogateescape, or a `\\udXXX` escape in a transcript) cannot be stored
     as UTF-8, so it becomes the same `\\udXXX` escape evalkit's JSON output shows."""
