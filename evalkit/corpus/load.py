@@ -24,7 +24,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
-from evalkit.corpus.columns import build_frame, dictionary_json
+from evalkit.corpus.columns import build_frame, dictionary_json, name_text
 from evalkit.corpus.discover import Discovery, Layout, SessionRef, discover, force_format
 from evalkit.corpus.frames import FRAME_NAMES, SessionError, identity
 from evalkit.corpus.layouts import discover_layout, parse_layout
@@ -96,7 +96,11 @@ class LoadedCorpus:
 
     @cached_property
     def _refs(self) -> dict[str, SessionRef]:
-        return {ref.log: ref for ref in self.discovery.sessions}
+        # By the frames' `log` (`name_text`), and by the name itself when it holds a byte that
+        # is not UTF-8 (a record's `log`): the escaped text of a name never holds one.
+        refs = {name_text(ref.log): ref for ref in self.discovery.sessions}
+        refs.update((ref.log, ref) for ref in self.discovery.sessions if ref.log not in refs)
+        return refs
 
     def frame(self, name: str) -> pd.DataFrame:
         """The frame `name` (`sessions`, `calls`, `sections`, `files`, `tool_calls`); a copy,
@@ -132,8 +136,10 @@ class LoadedCorpus:
     def session(self, log: str) -> Session | InteractiveSession | AgentSession:
         """The session whose log is `log`, parsed in full (a lookup: no discovery is re-run).
 
-        A Codex file gives its `AgentSession`; an Inspect sample is named
-        `<file>#<sample id>:<epoch>`, as in the frames.
+        `log` as the frames hold it (a byte of the name that is not UTF-8 written `\\udcXX`,
+        a backslash `\\\\`: `evalkit.corpus.columns.name_text`). A Codex file gives its
+        `AgentSession`; an Inspect sample is named `<file>#<sample id>:<epoch>`, as in the
+        frames.
 
         Raises:
             KeyError: No session of the corpus has that log.
@@ -148,7 +154,7 @@ class LoadedCorpus:
         from evalkit.corpus.agents import session_log
 
         for s in got:
-            if session_log(ref.log, s) == log:
+            if name_text(session_log(ref.log, s)) in (log, name_text(log)):
                 return s
         raise KeyError(log)
 
