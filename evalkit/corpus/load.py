@@ -40,7 +40,8 @@ from evalkit.corpus.records import (
 from evalkit.errors import EvalkitError, UsageError
 from evalkit.formats.detect import check_format
 from evalkit.formats.profiles import load_profile
-from evalkit.store.columns import build_frame, dictionary_json
+from evalkit.owned_folder import OwnedFolder
+from evalkit.store.columns import build_frame, dictionary_json, name_text
 from evalkit.store.frame_files import assemble, file_name, identity_table, read_frame_file
 from evalkit.store.keys import store_fingerprint
 from evalkit.store.shards import CorpusStore, default_cache_dir
@@ -100,7 +101,11 @@ class LoadedCorpus:
 
     @cached_property
     def _refs(self) -> dict[str, SessionRef]:
-        return {ref.log: ref for ref in self.discovery.sessions}
+        # By the frames' `log` (`name_text`), and by the name itself when it holds a byte that
+        # is not UTF-8 (a record's `log`): the escaped text of a name never holds one.
+        refs = {name_text(ref.log): ref for ref in self.discovery.sessions}
+        refs.update((ref.log, ref) for ref in self.discovery.sessions if ref.log not in refs)
+        return refs
 
     def frame(self, name: str) -> pd.DataFrame:
         """The frame `name` (`sessions`, `calls`, `sections`, `files`, `tool_calls`); a copy,
@@ -136,8 +141,10 @@ class LoadedCorpus:
     def session(self, log: str) -> Session | InteractiveSession | AgentSession:
         """The session whose log is `log`, parsed in full (a lookup: no discovery is re-run).
 
-        A Codex file gives its `AgentSession`; an Inspect sample is named
-        `<file>#<sample id>:<epoch>`, as in the frames.
+        `log` as the frames hold it (a byte of the name that is not UTF-8 written `\\udcXX`,
+        a backslash `\\\\`: `evalkit.store.columns.name_text`). A Codex file gives its
+        `AgentSession`; an Inspect sample is named `<file>#<sample id>:<epoch>`, as in the
+        frames.
 
         Raises:
             KeyError: No session of the corpus has that log.
@@ -152,7 +159,7 @@ class LoadedCorpus:
         from evalkit.corpus.agents import session_log
 
         for s in got:
-            if session_log(ref.log, s) == log:
+            if name_text(session_log(ref.log, s)) in (log, name_text(log)):
                 return s
         raise KeyError(log)
 
@@ -166,8 +173,10 @@ class LoadedCorpus:
     def export(self, out: str | os.PathLike[str], fmt: str = "parquet") -> list[Path]:
         """Write every frame to `out/<frame>.<fmt>` plus `out/columns.json` (the dictionary).
 
-        `out` is created when missing. A file evalkit did not write is never replaced: an
-        existing `out/<frame>.<fmt>` or `columns.json` that is not a previous export is an error.
+        `out` is created when missing. Only regular files evalkit creates itself are written
+        there, never through a symbolic link, and a file is replaced only when the folder's
+        marker records evalkit writing it, with its digest (`evalkit.owned_folder`): anything
+        else is refused before anything is written.
 
         Each frame is written in chunks of `CHUNK_ROWS` rows (a Parquet row group each), so
         writing needs memory for one chunk, not for a whole frame. The files read back as
@@ -550,28 +559,19 @@ class FrameWriter:
         if fmt not in EXPORT_FORMATS:
             raise UsageError(f"unknown export format {fmt!r} (parquet or csv)")
         out = Path(out)
-        if out.exists() and not out.is_dir():
-            raise UsageError(f"{os.fspath(out)}: exists and is not a directory")
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise UsageError(f"{os.fspath(out)}: cannot create ({exc.strerror})") from None
         self.out, self.fmt = out, fmt
         self.targets = {name: out / f"{name}.{fmt}" for name in FRAME_NAMES}
-        dictionary = out / "columns.json"
-        marker = out / ".evalkit-export"
-        clash = [t.name for t in [*self.targets.values(), dictionary] if t.exists()]
-        if clash and not marker.exists():
-            raise UsageError(
-                f"{os.fspath(out)}: already holds {', '.join(clash)} not written by evalkit "
-                "export; choose an empty or new directory"
-            )
+        # Only regular files it creates itself, inside OUT, and never a file it did not record
+        # writing (issue 21): every name is checked before anything is written.
+        self._folder = OwnedFolder.claim(
+            out, [*(t.name for t in self.targets.values()), "columns.json"], what="evalkit export"
+        )
         self._pending: dict[str, list[pd.DataFrame]] = {name: [] for name in FRAME_NAMES}
         self._waiting = dict.fromkeys(FRAME_NAMES, 0)  # rows in `_pending`
         self._sinks: dict[str, Any] = {}  # frame → open ParquetWriter, or CSV file
+        self._files: dict[str, Any] = {}  # frame → its file (under the ParquetWriter)
         self._schemas: dict[str, Any] = {}
         self.rows = dict.fromkeys(FRAME_NAMES, 0)
-        self._guard(lambda: marker.write_text(MARKER_TEXT))
 
     def _guard(self, write):
         try:
@@ -606,13 +606,11 @@ class FrameWriter:
         return head
 
     def _write(self, name: str, df: pd.DataFrame) -> None:
-        target = self.targets[name]
+        target = self.targets[name].name
         if self.fmt == "csv":
             sink = self._sinks.get(name)
             if sink is None:
-                sink = self._sinks[name] = self._guard(
-                    lambda: open(target, "w", encoding="utf-8", newline="")  # noqa: SIM115
-                )
+                sink = self._sinks[name] = self._folder.open_text(target, newline="")
                 self._guard(lambda: df.to_csv(sink, index=False))
             else:
                 self._guard(lambda: df.to_csv(sink, index=False, header=False))
@@ -624,7 +622,8 @@ class FrameWriter:
         table = pa.Table.from_pandas(df, schema=schema, preserve_index=False)
         if name not in self._sinks:
             self._schemas[name] = table.schema
-            self._sinks[name] = self._guard(lambda: pq.ParquetWriter(target, table.schema))
+            fh = self._files[name] = self._folder.open(target)
+            self._sinks[name] = self._guard(lambda: pq.ParquetWriter(fh, table.schema))
         self._guard(lambda: self._sinks[name].write_table(table))
 
     def close(self) -> list[Path]:
@@ -637,21 +636,29 @@ class FrameWriter:
                 self._write(name, self._take(name, self._waiting[name]))
             elif name not in self._sinks:  # an empty frame still gets its file
                 self._write(name, build_frame(name, []))
-        self.abort()
+        self._close_sinks()
         frames = dictionary_json()
         doc = {"format": self.fmt, "frames": {name: frames[name] for name in FRAME_NAMES}}
-        dictionary = self.out / "columns.json"
-        self._guard(lambda: dictionary.write_text(json.dumps(doc, indent=2) + "\n", "utf-8"))
+        text = json.dumps(doc, indent=2) + "\n"
+        dictionary = self._guard(lambda: self._folder.write_text("columns.json", text))
+        self._guard(self._folder.commit)  # the marker records each file with its digest
         return [*self.targets.values(), dictionary]
 
-    def abort(self) -> None:
-        """Close every open file (after `close`, or when writing stopped on an error)."""
+    def _close_sinks(self) -> None:
         sinks, self._sinks = self._sinks, {}
+        files, self._files = self._files, {}
         for sink in sinks.values():
             self._guard(sink.close)
+        for fh in files.values():  # a ParquetWriter leaves the file it was given open
+            self._guard(fh.close)
 
-
-MARKER_TEXT = "files in this directory were written by evalkit export\n"
+    def abort(self) -> None:
+        """Close every open file (after `close`, or when writing stopped on an error); after
+        an error, what was being written stays recorded as such (`OwnedFolder.abort`)."""
+        try:
+            self._close_sinks()
+        finally:
+            self._folder.abort()
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit.corpus.discover import Discovery, SessionRef
-from evalkit.errors import NOT_A_TRANSCRIPT, NotATranscript, TranscriptError
+from evalkit.errors import NOT_A_TRANSCRIPT, NotATranscript, TranscriptError, one_line
 from evalkit.formats.detect import detect_format
 from evalkit.store.keys import RACY_NS
 from evalkit.store.manifest import FileManifest, file_state, regular_file_digest, session_files
@@ -315,11 +315,15 @@ def _analyse_parsed(
         # Not Claude Code: another agent's log, told by its content (only then is it looked
         # at, so a Claude Code corpus pays nothing for the other readers).
         if fmt is None and not interactive and len(paths) == 1:
-            other = detect_format(paths[0])
+            try:
+                other = detect_format(paths[0])
+            except Exception as err:  # noqa: BLE001 — this file's reason, never the corpus's
+                return _unexpected(err, "detecting its format"), {}
             if other != "claude-code":
                 return _agent_payload(root, paths[0], log, other, frames), {}
         where = _relative(exc.path, root)
-        reason = NOT_A_TRANSCRIPT if where == segments[0] else f"{where}: {NOT_A_TRANSCRIPT}"
+        why = exc.reason or NOT_A_TRANSCRIPT  # a line over the limit is named (issue 21)
+        reason = why if where == segments[0] else f"{where}: {why}"
         return {"status": "skipped", "reason": reason}, {}
     except TranscriptError as exc:
         where = _relative(exc.path, root)
@@ -328,10 +332,7 @@ def _analyse_parsed(
     except RecursionError:
         return {"status": "crash", "reason": "input nested too deeply to parse"}, {}
     except Exception as exc:  # noqa: BLE001 — a crash is counted and reported, never fatal (§8.2)
-        return {
-            "status": "crash",
-            "reason": f"unexpected {type(exc).__name__} while parsing: {exc}",
-        }, {}
+        return _unexpected(exc, "parsing"), {}
     extra: dict[str, Any] = {}
     if profile is not None and not interactive:
         extra["run"] = run_payload(parsed)
@@ -373,6 +374,15 @@ def _analyse_parsed(
     }
 
 
+def _unexpected(exc: BaseException, doing: str) -> dict[str, Any]:
+    """The crash payload of an exception evalkit did not foresee while `doing` a step."""
+    if isinstance(exc, RecursionError):
+        return {"status": "crash", "reason": "input nested too deeply to parse"}
+    detail = one_line(str(exc))[:200]
+    what = f"unexpected {type(exc).__name__} while {doing}" + (f": {detail}" if detail else "")
+    return {"status": "crash", "reason": what}
+
+
 def _relative_to(path: str, root: str, given: str | None) -> str:
     """`_relative(path, root)` for `path = os.path.join(root, given)`: `given` itself when it
     is already the relative path (normal, downward, relative), without `relpath`'s work."""
@@ -399,6 +409,15 @@ def analyse_with_files(
     of the bytes the parse read; a file the parse did not read (a crash before it, a
     `.meta.json`) is hashed here, between the two examinations.
     """
+    try:
+        return _analyse_with_files(root, ref, frames, profile)
+    except Exception as exc:  # noqa: BLE001 — one file's failure is that file's reason (issue 21)
+        return _unexpected(exc, "reading"), None
+
+
+def _analyse_with_files(
+    root: str, ref: SessionRef, frames: bool, profile: Any
+) -> tuple[dict[str, Any], FileManifest | None]:
     import time
 
     files = session_files(ref)
@@ -458,10 +477,7 @@ def _agent_payload(root: str, path: str, log: str, fmt: str, frames: bool) -> di
         line = f":{exc.line}" if exc.line is not None else ""
         return {"status": "crash", "reason": f"{where}{line}: {exc.reason}"}
     except Exception as exc:  # noqa: BLE001 — a crash is counted and reported, never fatal
-        return {
-            "status": "crash",
-            "reason": f"unexpected {type(exc).__name__} while reading: {exc}",
-        }
+        return _unexpected(exc, "reading")
 
 
 def run_payload(session: Any) -> dict[str, Any]:

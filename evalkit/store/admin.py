@@ -48,11 +48,11 @@ from evalkit.store.shards import (
     RECORD,
     RECORD_VERSION,
     STORE_FILE,
-    TEMP_FILE,
     code_fingerprint,
     default_cache_dir,
     fingerprint_parts,
 )
+from evalkit.store.temps import TEMP_AGE_NS, TEMP_FILE, stale_temp
 
 __all__ = [
     "StoreDir",
@@ -70,7 +70,6 @@ __all__ = [
 
 STORE_SUBDIR = _SUBDIR
 OLDER_SUBDIR = "sweep"  # evalkit.corpus.cache.SweepCache, replaced by the corpus store
-TEMP_AGE_NS = 24 * 3600 * 10**9  # a temporary file this old is a write that was interrupted
 
 _HEX20 = re.compile(r"^[0-9a-f]{20}\Z")
 _HEX2 = re.compile(r"^[0-9a-f]{2}\Z")
@@ -556,7 +555,7 @@ class _Tally:
 # to remove (by name and status), and which subdirectories are evalkit's, with their rule. A file
 # whose name is not evalkit's, and anything that is neither a regular file nor a directory (a
 # symbolic link, a FIFO), is left and listed.
-_FileRule = Callable[[str, os.stat_result], bool]
+_FileRule = Callable[[int, str, os.stat_result], bool]  # (directory fd, name, status)
 
 
 def _no_file(name: str) -> bool:
@@ -594,7 +593,7 @@ def _clean(parent: int, name: str, rel: str, rule: _Rule, tally: _Tally) -> bool
             elif not (stat.S_ISREG(st.st_mode) and rule.own(child)):
                 tally.left.append(crel)  # not evalkit's
                 empty = False
-            elif not rule.remove(child, st) or not _unlink(fd, child, crel, tally):
+            elif not rule.remove(fd, child, st) or not _unlink(fd, child, crel, tally):
                 empty = False  # evalkit's, kept (a current store's shard) or not removable
             else:
                 tally.files += 1
@@ -627,12 +626,14 @@ def _unlink(fd: int, name: str, rel: str, tally: _Tally) -> bool:
     return True
 
 
-def _any(name: str, st: os.stat_result) -> bool:
+def _any(fd: int, name: str, st: os.stat_result) -> bool:
     return True
 
 
 def _old_temp(now_ns: int) -> _FileRule:
-    return lambda name, st: bool(TEMP_FILE.match(name)) and now_ns - st.st_mtime_ns >= TEMP_AGE_NS
+    """A temporary file an interrupted writer left: no live writer holds its lock (issue 21;
+    `temps.stale_temp`), never a concurrent writer's file."""
+    return lambda fd, name, st: bool(TEMP_FILE.match(name)) and stale_temp(fd, name, now_ns)
 
 
 def _hex20(rule: _Rule) -> Callable[[str], _Rule | None]:
@@ -738,7 +739,8 @@ def prune_cache(
     """Remove what no sweep of this evalkit will read again: store directories made by another
     evalkit code version (or with no record and not this evalkit's), store directories of corpora
     that no longer exist, older evalkit's per-session cache files, and temporary files of writes
-    interrupted a day ago or more. A current store of an existing corpus is kept.
+    interrupted (whose writer is gone: `temps.stale_temp`). A current store of an existing
+    corpus is kept.
 
     Args:
         cache_dir: The cache directory (default: the sweep's).

@@ -78,7 +78,9 @@ IDENTITY: tuple[Column, ...] = (
         "log",
         "string",
         "label",
-        "the session: its first file, relative to the corpus, / separators",
+        "the session: its first file, relative to the corpus, / separators; a byte of the "
+        "name that is not UTF-8 is written \\udcXX and a backslash \\\\, as the sweep's "
+        "JSON writes them, so no two files share a log",
     ),
     _c(
         "pass", "string", "label", "the evaluation pass the path names (cg22, ab-readme), else <NA>"
@@ -482,6 +484,8 @@ def build_columns(cols: Sequence[Column], rows: list[dict[str, Any]]) -> pd.Data
         if c.dtype == "Float64":
             # NaN is "no value" here (e.g. an efficiency with no explore call): <NA>.
             values = [None if v is None or v != v else v for v in values]
+        elif c.name in _NAME_COLUMNS:
+            values = [name_text(v) if type(v) is str else v for v in values]
         elif c.dtype == "string":
             values = [stored_text(v) for v in values]
         data[c.name] = pd.array(values, dtype=c.dtype)
@@ -502,6 +506,24 @@ def arrow_schema(frame: str) -> list[tuple[str, Any]]:
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_NAME_ESCAPES = re.compile("[\\\\\ud800-\udfff]")
+# The identity columns read from file and folder names (issue 21: one escape rule, `name_text`).
+_NAME_COLUMNS = frozenset({"log", "pass", "repo", "arm", "run", "suite", "task", "trial", "group"})
+
+
+def name_text(name: str) -> str:
+    """A file or folder name as a frame holds it: a lone surrogate (a byte of the name that is
+    not UTF-8, which Python holds as `\\udcXX`) as its escape `\\udcXX`, and a backslash as
+    `\\\\`, as JSON writes both, so that two names never give one text (issue 21); any other
+    name as it is. The text of a name is what the sweep's JSON holds between the quotes."""
+    if "\\" not in name and (name.isascii() or not _LONE_SURROGATE.search(name)):
+        return name
+    return _NAME_ESCAPES.sub(_escape_name, name)
+
+
+def _escape_name(m: re.Match[str]) -> str:
+    c = m[0]
+    return "\\\\" if c == "\\" else f"\\u{ord(c):04x}"
 
 
 def stored_text(v: Any) -> Any:

@@ -28,7 +28,6 @@ import hashlib
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -39,6 +38,7 @@ from evalkit.store.columns import (
     build_frame,
     columns_of,
 )
+from evalkit.store.temps import temp_file
 
 __all__ = [
     "FRAME_FILE",
@@ -120,7 +120,7 @@ def _put(directory: str | os.PathLike[str], name: str, data: bytes) -> bool:
         if stat.S_ISREG(os.lstat(target).st_mode) and os.lstat(target).st_size == len(data):
             return True
     try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".parquet")
+        fd, tmp = temp_file(directory, ".parquet")  # locked while written
     except OSError:
         return False
     try:

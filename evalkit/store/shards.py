@@ -58,7 +58,6 @@ import operator
 import os
 import re
 import stat
-import tempfile
 import time
 from array import array
 from collections.abc import Collection, Iterable, Iterator, Sequence
@@ -85,6 +84,7 @@ from evalkit.store.manifest import (
     session_files,
 )
 from evalkit.store.rows import CALL_FIELDS, PAYLOAD_FIELDS, STATUSES, PayloadField
+from evalkit.store.temps import remove_stale_temps, temp_file
 
 __all__ = [
     "CorpusStore",
@@ -906,7 +906,7 @@ class CorpusStore:
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             write_record(self.directory, self.fingerprint, self.root)
-            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".parquet")
+            fd, tmp = temp_file(self.directory, ".parquet")
         except OSError:
             return None  # a read-only or full cache directory only costs speed
         import uuid  # only a sweep that writes needs it
@@ -932,7 +932,7 @@ class CorpusStore:
         # read from the Parquet, and no index is ever left without its shard.
         assert self.directory is not None
         try:
-            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
+            fd, tmp = temp_file(self.directory, ".json")
         except OSError:
             return
         try:
@@ -951,6 +951,8 @@ class CorpusStore:
         """
         if not self.enabled:
             return
+        assert self.directory is not None
+        remove_stale_temps(self.directory)  # what an interrupted writer left (issue 21)
         self._pending.extend(self._refresh)
         self._refresh = []
         self.flush()
@@ -1023,12 +1025,11 @@ class CorpusStore:
 RECORD = "store.json"
 RECORD_VERSION = 1
 # Every name this module writes in a store directory: shards, their side indexes, the record,
-# and temporary files (`tempfile.mkstemp`: `.tmp-` and 8 characters) of writes in progress.
+# and temporary files (`temps.temp_file`: `.tmp-` and 8 characters) of writes in progress.
 # `evalkit cache prune` and `clear` remove only files with these names: a new kind of file
 # written here must be named here.
 # The names evalkit writes in a store directory: shards and their side indexes, the record, the
 # sweep's output snapshots (`evalkit.store.snapshot`), and their temporary files.
-TEMP_FILE = re.compile(r"^\.tmp-[a-z0-9_]{8}\.(?:parquet|json|out)\Z")
 STORE_FILE = re.compile(
     r"^(?:shard-[0-9a-f]{16}-[0-9a-f]{32}(?:\.parquet|\.index\.json)"
     r"|frames-[a-z_]+-[0-9a-f]{32}\.parquet"
@@ -1085,7 +1086,7 @@ def write_record(directory: Path, fingerprint: str, root: str) -> None:
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".json")
+        fd, tmp = temp_file(directory, ".json")
     except OSError:
         return
     try:

@@ -278,10 +278,11 @@ class _Writer:
         self._hash = hashlib.sha256()
         self._current = 0
         try:
-            import tempfile
+            from evalkit.store.temps import remove_stale_temps, temp_file
 
             snap.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, self._tmp = tempfile.mkstemp(dir=snap.path.parent, prefix=".tmp-", suffix=".out")
+            remove_stale_temps(snap.path.parent)  # what an interrupted sweep left (issue 21)
+            fd, self._tmp = temp_file(snap.path.parent, ".out")  # locked while it is written
             self._fh = os.fdopen(fd, "wb")
             header = {"tree": snap.tree.digest, "options": snap.options, "corpus": snap.root}
             self._raw(_MAGIC + json.dumps(header, ensure_ascii=True).encode() + b"\n")

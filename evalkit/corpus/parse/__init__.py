@@ -65,9 +65,50 @@ class Progress:
             self.stream.flush()
 
 
-def _ignore_interrupt() -> None:
-    # Workers leave Ctrl-C to the main process, which stops the pool and reports it once.
+# How often a worker checks that its parent is alive (the fallback of `_death_signal`).
+_PARENT_CHECK_S = 0.5
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _worker_start(parent: int) -> None:
+    """A parser worker's set-up: it leaves Ctrl-C to the main process (which stops the pool and
+    reports it once), and it never outlives that process (issue 21).
+
+    Killed alone (an out-of-memory killer picks the largest process), the main process left
+    each worker blocked forever on its pipe, holding standard output open, so `evalkit sweep
+    DIR | jq` never finished. On Linux the kernel kills the worker when its parent dies
+    (`PR_SET_PDEATHSIG`); everywhere, a thread checks every `_PARENT_CHECK_S` seconds that the
+    parent is still the process that started it, and ends the worker when it is not. A worker
+    holds nothing to clean up: it parses, and the main process stores what it returns.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _death_signal()
+    if os.getppid() != parent:  # the parent died before the signal was asked for
+        os._exit(1)
+    import threading
+
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
+def _death_signal() -> None:
+    """Ask Linux to kill this process when its parent dies; nothing elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # no prctl: the parent check alone
+        pass
+
+
+def _watch_parent(parent: int) -> None:
+    import time
+
+    while os.getppid() == parent:
+        time.sleep(_PARENT_CHECK_S)
+    os._exit(1)
 
 
 def _size(root: str, ref: SessionRef) -> int:
@@ -202,7 +243,9 @@ def _run_local(
 
         import evalkit.session  # noqa: F401
 
-        pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_interrupt)
+        pool = ProcessPoolExecutor(
+            max_workers=workers, initializer=_worker_start, initargs=(os.getpid(),)
+        )
         try:
             _share(
                 pool,
