@@ -8,10 +8,12 @@ it in this list (`tests/test_layers.py` checks it):
 * `evalkit.metrics` — the final answer (§1.7), explore envelopes (§2, §4), allocation (§3),
   sufficiency (§5), occupancy (§6), per-session summary fields (§1.11), the token ledger
 * `evalkit.session` — one parsed session (headless or interactive) with all of the above
-* `evalkit.corpus` — discovery by layout rules (§7), per-session records, the cache, parallel
-  parsing, the column dictionary (`evalkit.columns`) and the DataFrames (`sessions_df`,
-  `calls_df`, `sections_df`, `files_df`, `tool_calls_df`); `evalkit.load_corpus(DIR)` loads a
-  whole corpus directory into them (with the sweep's tables, `evalkit.tables.corpus`)
+* `evalkit.store` — what is kept between runs: the stored rows, their keys, the Parquet shards,
+  a sweep's stored output, the cache's pruning; it knows nothing of the corpus
+* `evalkit.corpus` — discovery by layout rules (§7), per-session records, the parsing engines,
+  the column dictionary (`evalkit.columns`) and the DataFrames (`sessions_df`, `calls_df`,
+  `sections_df`, `files_df`, `tool_calls_df`); `evalkit.load_corpus(DIR)` loads a whole corpus
+  directory into them (with the sweep's tables, `evalkit.tables.corpus`)
 * `evalkit.tables` — the quantile rule and the sweep's slice, per-call and arm tables (§8);
   beside it `evalkit.stats` (small-n statistics) and `evalkit.paired` (paired evidence: schema,
   strict gate, per-pair tables, collector)

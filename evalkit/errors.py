@@ -76,11 +76,19 @@ class NotATranscript(TranscriptError):
 
     A README, an image, an evidence JSON or a JSONL of application logs: reading it as a
     transcript would report a session of zeros, so it is refused (the sweep lists it as
-    skipped with this reason).
+    skipped with this reason). `too_long`: lines skipped for being over the line limit; when
+    there are any, the reason names the limit, since one of them may have been the event.
     """
 
-    def __init__(self, path: str) -> None:
-        super().__init__(path, NOT_A_TRANSCRIPT)
+    def __init__(self, path: str, too_long: int = 0) -> None:
+        reason = NOT_A_TRANSCRIPT
+        if too_long:
+            lines = "1 line" if too_long == 1 else f"{too_long} lines"
+            reason = (
+                f"{lines} over the length limit (EVALKIT_MAX_LINE_MB) skipped, and no other "
+                "line is a Claude Code event"
+            )
+        super().__init__(path, reason)
 
 
 class UsageError(EvalkitError):

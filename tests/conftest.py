@@ -35,9 +35,9 @@ def pytest_unconfigure(config) -> None:
 
 @pytest.fixture
 def trusted(monkeypatch):
-    """For the sweep's stored output (`evalkit.corpus.snapshot`): files a test made a moment
+    """For the sweep's stored output (`evalkit.store.snapshot`): files a test made a moment
     ago count as old enough to trust by their times (the two-second rule has tests of its own,
     in tests/test_sweep_snapshot.py)."""
-    from evalkit.corpus import snapshot
+    from evalkit.store import snapshot
 
     monkeypatch.setattr(snapshot, "RACY_NS", 0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from tests.builders import ASST, RESULT, USE, E, _result_event, alloc_text, lines, write_jsonl
@@ -39,3 +40,12 @@ def cited(root: Path, rel: str, cited_chars: int, uncited_chars: int, *, calls: 
     """A session returning `lib/a.js` (cited by path) and `lib/b.js` (not cited)."""
     files = [("lib/a.js", "fa(function)", cited_chars), ("lib/b.js", "fb(function)", uncited_chars)]
     return put(root, rel, explore_session(files, "It is in `lib/a.js`.", calls=calls))
+
+
+def aged(root, seconds=60):
+    """Move every file's modification time into the past, so no row is stored as racy."""
+    for path in root.rglob("*"):
+        if path.is_file():
+            st = path.stat()
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - seconds * 10**9))
+    return root

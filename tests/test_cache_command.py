@@ -1,4 +1,4 @@
-"""`evalkit cache` (evalkit/corpus/cache_admin.py, evalkit/outputs/cache_text.py,
+"""`evalkit cache` (evalkit/store/admin.py, evalkit/outputs/cache_text.py,
 evalkit/commands/cache.py): what the store holds, prune and clear, and that they never remove
 what evalkit did not create."""
 
@@ -13,18 +13,18 @@ from pathlib import Path
 import pytest
 
 from evalkit.cli import main
-from evalkit.corpus import store as store_mod
-from evalkit.corpus.cache_admin import (
+from evalkit.corpus.discover import discover
+from evalkit.corpus.parse import analyse_sessions
+from evalkit.outputs.cache_text import age_text, size_text
+from evalkit.store import shards as store_mod
+from evalkit.store.admin import (
     STORE_SUBDIR,
     TEMP_AGE_NS,
     cache_info,
     clear_cache,
     prune_cache,
 )
-from evalkit.corpus.discover import discover
-from evalkit.corpus.parse import analyse_sessions
-from evalkit.corpus.store import RECORD, CorpusStore, code_fingerprint, fingerprint_parts
-from evalkit.outputs.cache_text import age_text, size_text
+from evalkit.store.shards import RECORD, CorpusStore, code_fingerprint, fingerprint_parts
 from evalkit.tables.sweep import run_sweep
 from tests.sweep_helpers import cited, put
 
@@ -150,9 +150,10 @@ def test_kinds_and_forced_formats_are_recorded(tmp_path, capsys):
     run_sweep(root, cache_dir=cache, jobs=1, format="claude-code")
     load_corpus(root, cache_dir=cache, jobs=1)
     got = {(s["kind"], s["format"]) for s in cli_json(capsys, "--cache-dir", str(cache))["stores"]}
-    assert got == {("sweep", "claude-code"), ("frames", None)}
+    # The loader writes to the sweep's store (one store for every command).
+    assert got == {("sweep", "claude-code"), ("sweep", None)}
     code, out, _ = cli(capsys, "--cache-dir", str(cache))
-    assert "sweep --format claude-code" in out and "frames" in out
+    assert "sweep --format claude-code" in out
     assert fingerprint_parts("abc:frames:0123456789abcdef:format:codex-exec") == {
         "code": "abc",
         "kind": "frames",
@@ -206,16 +207,17 @@ def test_this_evalkits_stores_are_known_by_name_without_a_record(tmp_path):
     # Every file a store holds is named as evalkit's (what prune and clear may remove).
     assert cache_info(cache).foreign == () and cache_info(cache).files == len(files_under(cache))
     with_records = {(s.kind, s.format) for s in cache_info(cache).stores}
+    # One store per set of reading options: the loader shares the sweep's and, with a
+    # profile, the trial sweep's (sourcegraph's; the trial sweep's own is codegraph's).
     assert with_records == {
         ("sweep", None),
         ("sweep", "claude-code"),
-        ("frames", None),
         ("trials", None),
     }
     for record in cache.glob(f"{STORE_SUBDIR}/*/*/{RECORD}"):
         record.unlink()
     stores = cache_info(cache).stores
-    assert len(stores) == 5 and all(s.current and s.version is None for s in stores)
+    assert len(stores) == 4 and all(s.current and s.version is None for s in stores)
     assert {(s.kind, s.format) for s in stores} == with_records
     assert prune_cache(cache).files == 0
 
@@ -510,7 +512,7 @@ def test_a_corpus_name_that_is_not_utf8(tmp_path, capsys):
 
 def test_the_test_run_has_a_cache_of_its_own():
     # tests/conftest.py: no test writes into the user's own ~/.cache/evalkit.
-    from evalkit.corpus.store import default_cache_dir
+    from evalkit.store.shards import default_cache_dir
 
     home = os.path.realpath(os.path.expanduser("~"))
     assert not os.path.realpath(default_cache_dir()).startswith(os.path.join(home, ".cache"))

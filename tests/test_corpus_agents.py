@@ -10,8 +10,8 @@ import pytest
 
 import evalkit
 from evalkit.cli import main
-from evalkit.corpus.columns import columns_of
 from evalkit.formats.inspect.logs import inspect_available
+from evalkit.store.columns import columns_of
 from tests.agent_builders import (
     codex_session_lines,
     exec_stream_events,

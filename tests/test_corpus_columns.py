@@ -1,4 +1,4 @@
-"""The column dictionary (evalkit/corpus/columns.py): every frame is built from it, exactly.
+"""The column dictionary (evalkit/store/columns.py): every frame is built from it, exactly.
 
 A frame with a column the dictionary lacks cannot be built (`build_frame` refuses the key), and
 a declared column that no row builder fills fails here; missing values are <NA>.
@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 
 import evalkit
-from evalkit.corpus.columns import FRAMES, IDENTITY
 from evalkit.corpus.frames import FRAME_NAMES
 from evalkit.paths import bundled_corpus
+from evalkit.store.columns import FRAMES, IDENTITY
 from evalkit.sweep import run_sweep
 
 ID_NAMES = [c.name for c in IDENTITY]
@@ -28,7 +28,7 @@ def swept():
 
 
 def test_missing_means_missing():
-    from evalkit.corpus.columns import build_frame
+    from evalkit.store.columns import build_frame
 
     df = build_frame("sessions", [{"log": "a", "efficiency": float("nan"), "success": None}])
     assert df["efficiency"].dtype == "Float64" and df["efficiency"].isna().all()

@@ -4,6 +4,7 @@ hold exactly the rows, order and dtypes of `load_corpus`'s frames."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 
 import pandas as pd
@@ -13,9 +14,8 @@ import evalkit
 from evalkit.corpus import load as load_mod
 from evalkit.corpus.frames import FRAME_NAMES
 from evalkit.corpus.load import export_corpus
-from evalkit.corpus.store import BatchStore
 from evalkit.errors import UsageError
-from tests.sweep_helpers import cited, put
+from tests.sweep_helpers import aged, cited, put
 
 
 def corpus(root):
@@ -25,13 +25,12 @@ def corpus(root):
     put(root, "cg22/ab-express/run-new-9.jsonl")  # no explore
     put(root, "broken.jsonl", text="null\n")  # a crash: left out, listed
     put(root, "notes.txt", text="not a transcript\n")
-    return root
+    return aged(root)  # no row stored as racy: a warm load under load rewrites none
 
 
 @pytest.fixture
 def small_chunks(monkeypatch):
     monkeypatch.setattr(load_mod, "CHUNK_ROWS", 3)
-    monkeypatch.setattr(load_mod, "EXPORT_BATCH", 2)
 
 
 def assert_same_as_frames(loaded, out, fmt):
@@ -80,7 +79,7 @@ def test_export_corpus_streams_the_same_files(tmp_path, small_chunks, fmt, cache
 
 
 def test_a_batched_export_keeps_every_session_in_the_store(tmp_path, small_chunks, monkeypatch):
-    from evalkit.corpus import store as store_mod
+    from evalkit.store import shards as store_mod
 
     root = corpus(tmp_path / "c")
     monkeypatch.setattr(store_mod, "FLUSH_ROWS", 1)  # a shard per session ...
@@ -130,21 +129,24 @@ def test_evalkit_export_command_streams(tmp_path, small_chunks, capsys):
     assert_same_as_frames(loaded, tmp_path / "o", "parquet")
 
 
-def test_the_loader_store_holds_frame_rows_as_text_and_gives_them_back_equal(tmp_path):
-    from evalkit.corpus import store as store_mod
-    from evalkit.corpus.discover import discover
+def test_a_stored_row_names_its_frame_rows_which_are_typed_parquet(tmp_path):
+    import pyarrow.parquet as pq
+
+    from evalkit.store import shards as store_mod
+    from evalkit.store.columns import arrow_schema
+    from evalkit.store.keys import store_fingerprint
 
     root = corpus(tmp_path / "c")
     loaded = evalkit.load_corpus(root, cache_dir=tmp_path / "cache", jobs=1)
-    fingerprint = store_mod.code_fingerprint() + ":frames"
-    lazy = store_mod.CorpusStore(tmp_path / "cache", root, fingerprint=fingerprint, lazy=["rows"])
-    eager = store_mod.CorpusStore(tmp_path / "cache", root, fingerprint=fingerprint)
-    held = [r.payload.get("rows") for rows in lazy._load().values() for r in rows]
-    assert held and all(v is None or type(v) is store_mod._Lazy for v in held)
-    assert any(v is not None for v in held)
-    for ref in discover(root).sessions:
-        assert lazy.lookup(ref) == eager.lookup(ref)
-    assert lazy.hits == eager.hits == len(loaded.records)
+    store = store_mod.CorpusStore(tmp_path / "cache", root, fingerprint=store_fingerprint())
+    payloads = [r.payload for rows in store._load().values() for r in rows]
+    parsed = [p for p in payloads if p["status"] in ("parsed", "no-explore")]
+    assert parsed and all("rows" not in p and set(p["frames"]) <= set(FRAME_NAMES) for p in parsed)
+    assert sum(p["frames"]["sessions"][2] for p in parsed) == len(loaded.frame("sessions"))
+    for path in (tmp_path / "cache").rglob("frames-*.parquet"):
+        frame = path.name.split("-")[1]
+        schema = pq.read_schema(path)
+        assert [(f.name, f.type) for f in schema][2:] == arrow_schema(frame)
 
 
 def test_a_file_name_that_is_not_utf8_loads_and_exports_escaped(tmp_path):
@@ -159,6 +161,13 @@ def test_a_file_name_that_is_not_utf8_loads_and_exports_escaped(tmp_path):
     export_corpus(root, out, "parquet", jobs=1, cache=False)
     got = pd.read_parquet(out / "sessions.parquet")
     assert sorted(got["log"]) == ["run-\\udcff.jsonl", "run-new-1.jsonl"]
+    cold = evalkit.load_corpus(root, cache_dir=tmp_path / "cache", jobs=1)
+    warm = evalkit.load_corpus(root, cache_dir=tmp_path / "cache", jobs=1)
+    assert warm.cache_misses == 0
+    for name in FRAME_NAMES:
+        assert warm.frame(name).equals(loaded.frame(name)) and cold.frame(name).equals(
+            loaded.frame(name)
+        )
 
 
 def exported_bytes(out):
@@ -166,61 +175,106 @@ def exported_bytes(out):
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv"])
-def test_a_warm_export_streams_the_no_cache_files_byte_for_byte(
+def test_a_warm_export_writes_the_no_cache_files_byte_for_byte_without_building_rows(
     tmp_path, small_chunks, monkeypatch, fmt
 ):
-    from evalkit.corpus import store as store_mod
+    from evalkit.store import frame_files
+    from evalkit.store import shards as store_mod
 
-    monkeypatch.setattr(store_mod, "FLUSH_ROWS", 3)  # several shards, each read by two batches
+    monkeypatch.setattr(store_mod, "FLUSH_ROWS", 3)  # several shards, so several frame files
     root = corpus(tmp_path / "c")
     cache_dir = tmp_path / "cache"
     export_corpus(root, tmp_path / "none", fmt, jobs=1, cache=False)
     export_corpus(root, tmp_path / "cold", fmt, jobs=1, cache_dir=cache_dir)
-    read = []
-    original = BatchStore._table
+    read, built = [], []
+    original_read, original_build = frame_files.read_frame_file, load_mod.build_frame
 
-    def counted(self, name, columns=None):
-        read.append((name, columns))
-        return original(self, name, columns)
+    def counted_read(directory, frame, hex_):
+        read.append((frame, hex_))
+        return original_read(directory, frame, hex_)
 
-    monkeypatch.setattr(BatchStore, "_table", counted)
+    def counted_build(name, rows):
+        built.append(len(rows))
+        return original_build(name, rows)
+
+    monkeypatch.setattr(load_mod, "read_frame_file", counted_read)
+    monkeypatch.setattr(load_mod, "build_frame", counted_build)
     shards = sorted(cache_dir.rglob("shard-*.parquet"))
+    files = sorted(cache_dir.rglob("frames-*.parquet"))
     warm = export_corpus(root, tmp_path / "warm", fmt, jobs=1, cache_dir=cache_dir)
+    warm_read, warm_built = list(read), list(built)  # the warm export's own
     assert sorted(cache_dir.rglob("shard-*.parquet")) == shards  # every shard read, none refused
+    assert sorted(cache_dir.rglob("frames-*.parquet")) == files
     assert exported_bytes(tmp_path / "warm") == exported_bytes(tmp_path / "none")
     assert exported_bytes(tmp_path / "cold") == exported_bytes(tmp_path / "none")
     assert (
         warm.errors
         and warm.errors == export_corpus(root, tmp_path / "again", fmt, jobs=1, cache=False).errors
     )
-    # Every shard read whole once at most (a shard two batches need is kept between them).
-    whole = [name for name, columns in read if columns is None]
-    assert whole and len(whole) == len(set(whole))
+    # Every frame file read once, and no row built again (only empty frames are made).
+    assert warm_read and len(warm_read) == len(set(warm_read)) == len(files)
+    assert set(warm_built) <= {0}
     assert evalkit.load_corpus(root, cache_dir=cache_dir, jobs=1).cache_misses == 0
 
 
-def test_the_batch_store_looks_up_what_the_store_gives(tmp_path, small_chunks, monkeypatch):
-    from evalkit.corpus import store as store_mod
-    from evalkit.corpus.discover import discover
+def test_the_sweep_and_the_loader_share_one_store(tmp_path, monkeypatch):
+    from evalkit.outputs.sweep_text import render_json
+    from evalkit.tables.sweep import run_sweep
 
-    monkeypatch.setattr(store_mod, "FLUSH_ROWS", 2)
     root = corpus(tmp_path / "c")
-    export_corpus(root, tmp_path / "cold", jobs=1, cache_dir=tmp_path / "cache")
-    fingerprint = store_mod.code_fingerprint() + ":frames"
-    plain = store_mod.CorpusStore(tmp_path / "cache", root, fingerprint=fingerprint, lazy=["rows"])
-    batched = BatchStore(tmp_path / "cache", root, fingerprint=fingerprint, lazy=["rows"])
-    refs = discover(root).sessions
-    for k in range(0, len(refs), 3):
-        batched.select(refs[k : k + 3])
-        for ref in refs[k : k + 3]:
-            assert batched.lookup(ref) == plain.lookup(ref)
-    assert batched.hits == plain.hits > 0 and batched.misses == plain.misses
+    cache_dir = tmp_path / "cache"
+    fresh = render_json(run_sweep(root, cache=False, jobs=1))
+    swept = run_sweep(root, cache_dir=cache_dir, jobs=1)
+    assert swept.cache_misses > 0 and not list(cache_dir.rglob("frames-*.parquet"))
+    # A sweep's rows carry no frame rows: the loader parses those sessions once more and
+    # stores them with their frame rows, in the same store (a crash has no rows to store).
+    cold = evalkit.load_corpus(root, cache_dir=cache_dir, jobs=1)
+    crashes = sum(r.status == "crash" for r in swept.records)
+    assert crashes and cold.cache_hits == crashes
+    assert cold.cache_misses == swept.cache_misses - crashes
+    assert list(cache_dir.rglob("frames-*.parquet"))
+    assert len({p.parent for p in cache_dir.rglob("shard-*.parquet")}) == 1  # one store
+    again = run_sweep(root, cache_dir=cache_dir, jobs=1)
+    assert again.cache_misses == 0 and render_json(again) == fresh
+    warm = evalkit.load_corpus(root, cache_dir=cache_dir, jobs=1)
+    assert warm.cache_misses == 0
+    for name in cold.tables:
+        assert warm.frame(name).equals(cold.frame(name))
+
+
+def test_a_damaged_frame_file_is_a_miss_and_the_files_are_the_same(
+    tmp_path, small_chunks, monkeypatch
+):
+    from evalkit.store import shards as store_mod
+
+    monkeypatch.setattr(store_mod, "FLUSH_ROWS", 3)
+    root = corpus(tmp_path / "c")
+    cache_dir = tmp_path / "cache"
+    export_corpus(root, tmp_path / "none", jobs=1, cache=False)
+    export_corpus(root, tmp_path / "cold", jobs=1, cache_dir=cache_dir)
+    files = sorted(cache_dir.rglob("frames-calls-*.parquet"))
+    assert len(files) > 1
+    data = bytearray(files[0].read_bytes())
+    data[len(data) // 2] ^= 0xFF  # one byte: the digest its name gives no longer holds
+    files[0].write_bytes(bytes(data))
+    loaded = evalkit.load_corpus(root, cache_dir=cache_dir, jobs=1)
+    assert loaded.cache_misses > 0  # the sessions it held were parsed again
+    # Refused and removed; stored again by the parse (same rows, same name) with sound bytes.
+    assert (
+        not files[0].exists()
+        or hashlib.sha256(files[0].read_bytes()).hexdigest()[:32] == files[0].stem.rsplit("-", 1)[1]
+    )
+    export_corpus(root, tmp_path / "warm", jobs=1, cache_dir=cache_dir)
+    assert exported_bytes(tmp_path / "warm") == exported_bytes(tmp_path / "none")
+    fresh = evalkit.load_corpus(root, cache=False, jobs=1)
+    for name in fresh.tables:
+        assert loaded.frame(name).equals(fresh.frame(name))
 
 
 def test_a_warm_export_refuses_a_bad_shard_and_still_writes_the_same_files(
     tmp_path, small_chunks, monkeypatch
 ):
-    from evalkit.corpus import store as store_mod
+    from evalkit.store import shards as store_mod
 
     monkeypatch.setattr(store_mod, "FLUSH_ROWS", 3)
     root = corpus(tmp_path / "c")

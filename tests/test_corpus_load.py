@@ -18,12 +18,13 @@ import pandas as pd
 import pytest
 
 import evalkit
-from evalkit.corpus.columns import FRAMES, IDENTITY
 from evalkit.corpus.frames import FRAME_NAMES, sessions_df
 from evalkit.corpus.load import CorpusError
 from evalkit.errors import UsageError
+from evalkit.outputs.sweep_text import render_json
 from evalkit.paths import bundled_corpus
 from evalkit.session import InteractiveSession
+from evalkit.store.columns import FRAMES, IDENTITY
 from evalkit.sweep import run_sweep
 from tests.sweep_helpers import cited, put
 from tests.test_interactive import MAIN, SUB_A1, SUB_B, write_records
@@ -246,8 +247,10 @@ def test_the_cache_gives_the_same_frames(tmp_path, monkeypatch):
     for name in FRAME_NAMES:
         pd.testing.assert_frame_equal(warm.frame(name), fresh.frame(name))
         pd.testing.assert_frame_equal(first.frame(name), fresh.frame(name))
-    # The sweep's own cache entries are separate: a sweep after a load still parses.
-    assert run_sweep(tmp_path / "c", jobs=1).cache_misses == 5
+    # One store serves both: a sweep after a load parses nothing, and gives the same output.
+    after = run_sweep(tmp_path / "c", jobs=1)
+    assert (after.cache_hits, after.cache_misses) == (5, 0)
+    assert render_json(after) == render_json(run_sweep(tmp_path / "c", cache=False, jobs=1))
 
 
 # --- export -----------------------------------------------------------------------------------

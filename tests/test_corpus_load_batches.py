@@ -14,8 +14,8 @@ import pytest
 
 import evalkit
 from evalkit.corpus import load as load_mod
-from evalkit.corpus import store as store_mod
 from evalkit.corpus.frames import FRAME_NAMES
+from evalkit.store import shards as store_mod
 from tests.sweep_helpers import cited, put
 
 RUNS = 6

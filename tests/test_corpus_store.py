@@ -1,4 +1,4 @@
-"""The corpus store (evalkit/corpus/store.py): hits, misses, invalidation, same numbers, and a
+"""The corpus store (evalkit/store/shards.py): hits, misses, invalidation, same numbers, and a
 store that is never trusted blindly."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ import os
 import pytest
 
 from evalkit.corpus import records
-from evalkit.corpus import store as store_mod
 from evalkit.corpus.discover import discover
 from evalkit.corpus.parse import analyse_sessions
-from evalkit.corpus.store import CorpusStore, code_fingerprint, default_cache_dir
 from evalkit.outputs.sweep_text import to_json_dict
+from evalkit.store import shards as store_mod
+from evalkit.store.shards import CorpusStore, code_fingerprint, default_cache_dir
 from evalkit.tables.sweep import run_sweep
-from tests.sweep_helpers import cited, put
+from tests.sweep_helpers import aged, cited, put
 
 
 def corpus(root):
@@ -122,15 +122,6 @@ def test_fifo_and_device_links_are_crashes_not_hangs_with_the_cache_on(tmp_path)
     reasons = {r.log: r.reason for r in result.records if r.status == "crash"}
     assert "not a regular file" in reasons["pipe.jsonl"]
     assert "not a regular file" in reasons["zero.jsonl"]
-
-
-def aged(root, seconds=60):
-    """Move every file's modification time into the past, so no row is stored as racy."""
-    for path in root.rglob("*"):
-        if path.is_file():
-            st = path.stat()
-            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - seconds * 10**9))
-    return root
 
 
 def test_a_warm_sweep_reads_no_transcript_bytes(tmp_path, monkeypatch):
@@ -343,7 +334,7 @@ def test_cli_verify_and_engine_options(tmp_path, capsys, monkeypatch):
 def test_a_shard_that_grew_while_read_is_read_on_up_to_the_bound(tmp_path, monkeypatch):
     # The store reads a buffer of the file's size (not of the 256 MB bound); a file that grew
     # after its size was taken is read on, and one that grew past the bound is refused.
-    from evalkit.corpus import store as store_mod
+    from evalkit.store import shards as store_mod
 
     f = tmp_path / "shard"
     f.write_bytes(b"a" * 5000)

@@ -1,4 +1,4 @@
-"""The corpus store's side index (evalkit/corpus/store.py): a warm sweep reads its rows as JSON,
+"""The corpus store's side index (evalkit/store/shards.py): a warm sweep reads its rows as JSON,
 without pyarrow, only when the index describes exactly the shard's bytes and every row passes
 the checks a shard's rows pass; otherwise the shard itself is read, as without an index."""
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.corpus import store as store_mod
 from evalkit.outputs.sweep_text import to_json_dict
+from evalkit.store import shards as store_mod
 from evalkit.tables.sweep import run_sweep
 from tests.sweep_helpers import cited, put
 
@@ -89,7 +89,7 @@ def test_a_warm_sweep_command_imports_no_frame_or_parsing_library(tmp_path, fmt)
 def _edit_index(path, edit):
     # The document edited, then framed with its digest made anew, so that the checks of the
     # values themselves must refuse it (an edit that leaves the old digest is refused by that).
-    from evalkit.corpus import store as store_mod
+    from evalkit.store import shards as store_mod
 
     doc = json.loads(path.read_text())["index"]
     edit(doc)
@@ -175,12 +175,17 @@ def test_paths_that_are_not_utf8_survive_the_index(tmp_path, monkeypatch):
     assert to_json_dict(warm) == to_json_dict(cold)
 
 
-def test_the_corpus_loader_store_keeps_no_index(tmp_path):
+def test_the_corpus_loader_shards_keep_an_index_the_sweep_reads(tmp_path):
+    # One store: the loader's rows are as small as the sweep's (its frame rows are in frame
+    # files), so its shards get a side index, and a sweep after a load reads only that.
     import evalkit
 
     root = corpus(tmp_path / "c")
     cache_dir = tmp_path / "cache"
     evalkit.load_corpus(root, cache_dir=cache_dir, jobs=1)
-    assert shards(cache_dir) and not indexes(cache_dir)
+    assert shards(cache_dir) and len(indexes(cache_dir)) == len(shards(cache_dir))
     warm = evalkit.load_corpus(root, cache_dir=cache_dir, jobs=1)
     assert (warm.cache_hits, warm.cache_misses) == (4, 0)
+    swept = run_sweep(root, cache_dir=cache_dir, jobs=1)
+    assert (swept.cache_hits, swept.cache_misses) == (4, 0)
+    assert to_json_dict(swept) == to_json_dict(run_sweep(root, cache=False, jobs=1))

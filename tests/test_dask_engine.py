@@ -52,7 +52,7 @@ def test_dask_results_are_stored_and_reused(tmp_path, client):
 
 def test_frames_as_dask_dataframes_equal_load_corpus(tmp_path, client):
     import evalkit
-    from evalkit.corpus.dask_engine import frame
+    from evalkit.corpus.parse.dask_cluster import frame
 
     root = corpus(tmp_path / "c")
     loaded = evalkit.load_corpus(root, cache=False, jobs=1)
@@ -78,7 +78,7 @@ def test_load_corpus_on_dask_equals_local(tmp_path, client):
 
 def test_an_unreachable_scheduler_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
     from evalkit.cli import main
-    from evalkit.corpus import dask_engine
+    from evalkit.corpus.parse import dask_cluster as dask_engine
 
     monkeypatch.setattr(dask_engine, "CONNECT_TIMEOUT", "1s")
 
@@ -103,7 +103,7 @@ def test_export_on_dask_writes_the_local_engine_files(tmp_path, client, monkeypa
     from evalkit.corpus.frames import FRAME_NAMES
     from evalkit.corpus.load import export_corpus
 
-    monkeypatch.setattr(load_mod, "EXPORT_BATCH", 3)  # several batches on one cluster
+    monkeypatch.setattr(load_mod, "LOAD_BATCH", 3)  # several pieces of parsed rows
     monkeypatch.setattr(load_mod, "CHUNK_ROWS", 4)
     root = corpus(tmp_path / "c")
     local = export_corpus(root, tmp_path / "local", jobs=1, cache=False)

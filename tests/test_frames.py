@@ -5,10 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from evalkit.corpus.columns import IDENTITY
 from evalkit.corpus.frames import calls_df, sections_df, sessions_df, tool_calls_df
 from evalkit.errors import TranscriptError
 from evalkit.session import parse_session
+from evalkit.store.columns import IDENTITY
 from tests.builders import ASST, RESULT, TEXT, USE, E, lines, write_jsonl
 from tests.test_cli_run import seed_example
 

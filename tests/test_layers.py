@@ -1,7 +1,7 @@
 """The package's layers: data flows one way, and every module sits in a layer.
 
-formats → metrics → session → corpus → tables (with stats and paired) → outputs (with the
-synthetic-corpus generator) → commands and cli. A module may import its own layer or any layer
+formats → metrics → session → store → corpus → tables (with stats and paired) → outputs (with
+the synthetic-corpus generator) → commands and cli. A module may import its own layer or any layer
 to its left, never one to its right; imports inside functions and `TYPE_CHECKING` blocks count
 too, since they are the same dependency taken later.
 """
@@ -22,6 +22,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("formats", ("evalkit.formats",)),
     ("metrics", ("evalkit.metrics",)),
     ("session", ("evalkit.session",)),
+    # The store knows nothing of the corpus: a stored session is a protocol (log and files).
+    ("store", ("evalkit.store",)),
     ("corpus", ("evalkit.corpus", "evalkit.frames", "evalkit.columns")),
     ("tables", ("evalkit.tables", "evalkit.sweep", "evalkit.stats", "evalkit.paired")),
     ("outputs", ("evalkit.outputs", "evalkit.notebook", "evalkit.synthetic")),
@@ -157,3 +159,95 @@ def test_allowed_imports_are_not_reported():
     assert violations("evalkit.metrics.allocation", source) == []
     assert layer_of("evalkit.paired.cli") == layer_of("evalkit.cli")
     assert layer_of("evalkit.corpus.__main__") == layer_of("evalkit.commands")
+
+
+# --- No import circle -------------------------------------------------------------------------
+
+
+def import_graph(sources: dict[str, str]) -> dict[str, set[str]]:
+    """Module → the package modules it imports (imports inside functions included; the lazy
+    facade exempt). `from pkg import name` is an import of `pkg.name` when that is a module of
+    the package, else of `pkg`; a package's `__init__` imported on the way to one of its
+    modules is not counted (it is the same import)."""
+    graph: dict[str, set[str]] = {}
+    for module, source in sources.items():
+        exempt = facade_lines(source, module)
+        package = module if module.count(".") == 0 else module.rsplit(".", 1)[0]
+        edges: set[str] = set()
+        for node in ast.walk(ast.parse(source)):
+            if getattr(node, "lineno", None) in exempt:
+                continue
+            if isinstance(node, ast.Import):
+                edges |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                named = {f"{target}.{a.name}" for a in node.names} & sources.keys()
+                edges |= named or {target}
+        graph[module] = {t for t in edges if t in sources and t != module}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[list[str]] = []
+    counter = 0
+
+    def visit(v: str) -> None:
+        nonlocal counter
+        index[v] = low[v] = counter
+        counter += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def test_no_import_circle():
+    sources = {name: path.read_text(encoding="utf-8") for name, path in package_modules()}
+    found = circles(import_graph(sources))
+    assert not found, "import circles:\n" + "\n".join(" ↔ ".join(c) for c in found)
+
+
+def test_a_circle_is_reported_inside_a_layer_and_across_layers():
+    inside = {
+        "evalkit.corpus.a": "from evalkit.corpus import b\n",
+        "evalkit.corpus.b": "def f():\n    from evalkit.corpus.c import x\n",
+        "evalkit.corpus.c": "import evalkit.corpus.a\n",
+        "evalkit.corpus.d": "from evalkit.corpus import a\n",
+    }
+    assert circles(import_graph(inside)) == [
+        ["evalkit.corpus.a", "evalkit.corpus.b", "evalkit.corpus.c"]
+    ]
+    across = {
+        "evalkit.metrics.m": "def f():\n    from evalkit.tables.t import y\n",
+        "evalkit.tables.t": "from evalkit.metrics.m import z\n",
+    }
+    assert circles(import_graph(across)) == [["evalkit.metrics.m", "evalkit.tables.t"]]
+    assert circles(import_graph({k: "" for k in inside})) == []

@@ -848,3 +848,57 @@ def test_a_clean_non_scripted_run_reaches_a_strict_pass(capsys, bench, tmp_path,
     assert (result.verdict, result.findings) == ("pass", ())
     assert code == 0 and "strict: pass (9 of 9 pairs qualified)" in stdout
     _assert_cleaned(owned_tmp, bench[0])
+
+
+def test_a_driver_that_removes_the_group_folder_is_named_and_the_samples_run_are_kept(
+    capsys, bench, tmp_path, owned_tmp
+):
+    # Issue 21, item 6: the second sample's driver deletes the collector's temporary group
+    # folder (its own worktree, every receipt). The message names that, not the evidence file,
+    # and the first sample, already run, is kept in a file of its own beside the output.
+    _, _, config, _ = bench
+    wrapper = tmp_path / "remover.py"
+    count = tmp_path / "calls"
+    wrapper.write_text(
+        "import os, shutil, sys\n"
+        "from pathlib import Path\n"
+        "from evalkit.paired.scripted_driver import main\n"
+        "code = main()\n"
+        f"count = Path({str(count)!r})\n"
+        "n = int(count.read_text()) + 1 if count.exists() else 1\n"
+        "count.write_text(str(n))\n"
+        "if n == 2:\n"
+        "    shutil.rmtree(Path.cwd().parent.parent)\n"
+        "sys.exit(code)\n",
+        encoding="utf-8",
+    )
+    import shlex
+
+    driver = shlex.join([sys.executable, str(wrapper), "--pinned-config", str(config)])
+    out = tmp_path / "evidence.json"
+    code, stdout, stderr = _collect(
+        capsys,
+        bench,
+        out,
+        "--experiment",
+        "tool_selection",
+        "--variant",
+        "direct",
+        "--repetitions",
+        "3",
+        "--model-config-digest",
+        bench[3],
+        "--case-manifest",
+        SMALL_MANIFEST,
+        driver_text=driver,
+    )
+    assert code == 2 and not out.exists(), stderr
+    assert stderr.count("\n") == 1 and "cannot be measured" not in stderr
+    assert "temporary folder" in stderr and "removed" in stderr
+    (kept,) = tmp_path.glob("evidence.unsaved-*.json")
+    assert str(kept) in stderr
+    samples = _samples(json.loads(kept.read_text(encoding="utf-8")))
+    assert [s["status"] for s in samples][0] == "pass"
+    assert [s.get("reason_code") for s in samples][1:] == ["sample_contract_error"] * 2
+    load_evidence(kept)  # a valid evidence file: `pairs check` reads it
+    _assert_cleaned(owned_tmp, bench[0])

@@ -157,7 +157,7 @@ def test_outputs_over_the_bundled_data_are_in_plain_words(name, capsys):
 def test_cache_outputs_are_in_plain_words(tmp_path, capsys):
     from evalkit.corpus.discover import discover
     from evalkit.corpus.parse import analyse_sessions
-    from evalkit.corpus.store import CorpusStore, code_fingerprint
+    from evalkit.store.shards import CorpusStore, code_fingerprint
     from evalkit.tables.sweep import run_sweep
 
     cache = str(tmp_path / "cache")

@@ -1,4 +1,4 @@
-"""Review of the sweep's output snapshot (evalkit/corpus/snapshot.py, issue 16): cases where a
+"""Review of the sweep's output snapshot (evalkit/store/snapshot.py, issue 16): cases where a
 snapshot hit printed, wrote or exited otherwise than the sweep itself (`--no-cache`) does now."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import os
 import pytest
 
 from evalkit.cli import main
-from evalkit.corpus import snapshot as snapshot_mod
+from evalkit.store import snapshot as snapshot_mod
 from evalkit.tables import sweep as sweep_mod
 from tests.harbor_helpers import build_harbor_corpus
 from tests.sweep_helpers import cited, put

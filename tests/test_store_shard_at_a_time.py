@@ -8,14 +8,15 @@ import os
 import shutil
 
 from evalkit.corpus import records
-from evalkit.corpus import store as store_mod
 from evalkit.corpus.discover import discover
 from evalkit.corpus.records import analyse_with_files, record_from_payload
-from evalkit.corpus.store import CorpusStore
 from evalkit.metrics.figures import RunFigures
+from evalkit.store import rows
+from evalkit.store import shards as store_mod
+from evalkit.store.shards import CorpusStore
 from evalkit.tables.sweep import run_sweep
-from tests.sweep_helpers import cited, put
-from tests.test_corpus_store import aged, shards
+from tests.sweep_helpers import aged, cited, put
+from tests.test_corpus_store import shards
 
 
 def corpus(root):
@@ -141,7 +142,7 @@ def test_a_compact_record_equals_the_payload_it_came_from(tmp_path):
 
 
 def vars_of(call):
-    return (getattr(call, f) for f in records.CALL_FIELDS)
+    return (getattr(call, f) for f in rows.CALL_FIELDS)
 
 
 def test_sharing_never_joins_values_that_differ_in_type_or_sign():

@@ -1,4 +1,4 @@
-"""The sweep's output snapshot (evalkit/corpus/snapshot.py): a warm `evalkit sweep` prints the
+"""The sweep's output snapshot (evalkit/store/snapshot.py): a warm `evalkit sweep` prints the
 stored output only when nothing it depends on changed, and is otherwise the sweep it always was."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import os
 import pytest
 
 from evalkit.cli import main
-from evalkit.corpus import snapshot as snapshot_mod
-from evalkit.corpus.snapshot import tree_state
+from evalkit.store import snapshot as snapshot_mod
+from evalkit.store.snapshot import tree_state
 from evalkit.tables import sweep as sweep_mod
 from tests.sweep_helpers import cited, put
 
@@ -367,7 +367,7 @@ def test_a_trial_sweep_reads_its_outcomes_and_profile_files_again(
 def test_no_snapshot_when_evalkits_code_changed_while_the_sweep_ran(
     tmp_path, capsys, trusted, monkeypatch
 ):
-    from evalkit.corpus import cache_keys
+    from evalkit.store import keys as cache_keys
 
     root = corpus(tmp_path / "c")
     real = sweep_mod.run_sweep

@@ -24,11 +24,11 @@ from decimal import Decimal
 
 import pytest
 
-from evalkit.corpus import records as records_mod
-from evalkit.corpus import store as store_mod
 from evalkit.corpus.discover import _joined_key, discover, natural_key
 from evalkit.ecma import js_json, number_str
 from evalkit.outputs.sweep_text import to_json_dict
+from evalkit.store import rows as records_mod
+from evalkit.store import shards as store_mod
 from evalkit.tables.sweep import run_sweep
 from tests.sweep_helpers import cited, put
 

@@ -32,7 +32,8 @@ commands:
                          or missing, size, sessions, last used
   evalkit cache prune    remove stale stores, stores of corpora that no longer exist,
                          older evalkit's per-session cache files (sweep/), and temporary
-                         files of writes interrupted a day ago or more
+                         files whose writer was interrupted (a sweep also removes those
+                         of its own store)
   evalkit cache clear    remove everything evalkit stored there
 
 Prune and clear remove only files evalkit itself writes, by their names, inside its own
@@ -112,13 +113,13 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from evalkit.corpus.cache_admin import cache_info, clear_cache, prune_cache
     from evalkit.outputs.cache_text import (
         render_info_json,
         render_info_text,
         render_removal_json,
         render_removal_text,
     )
+    from evalkit.store.admin import cache_info, clear_cache, prune_cache
 
     action = args.action or "info"
     if action == "info":

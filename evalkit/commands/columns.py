@@ -6,8 +6,8 @@ import argparse
 import json
 import sys
 
-from evalkit.corpus.columns import FRAMES, columns_of, dictionary_json
 from evalkit.errors import UsageError
+from evalkit.store.columns import FRAMES, columns_of, dictionary_json
 
 HELP = """\
 Print the column dictionary: for each frame evalkit builds, every column in order with its

@@ -38,8 +38,11 @@ Corpora past one machine: --engine dask parses on a Dask cluster (pip install
 "evalkit[dask]"): --scheduler tcp://HOST:8786 for a running cluster, else a local cluster of
 -j workers. The files are the same as with the local engine.
 
-OUT is created when missing. evalkit never replaces a file it did not write: an OUT that
-already holds sessions.parquet (or another frame file) from elsewhere is refused.
+OUT is created when missing. evalkit writes only regular files it creates itself inside OUT,
+never through a symbolic link, and replaces only a file its marker (OUT/.evalkit-export)
+records it wrote, with that file's SHA-256: a link, a file of your own (a sessions.csv beside
+an earlier Parquet export) or a file changed since is refused, naming it, before anything is
+written. An OUT that is itself a symbolic link is refused too: give the folder it points to.
 Sessions that cannot be read are left out and listed on stderr; the rest is exported.
 
 exit status: 0 written; 2 unusable input (no such directory, OUT not writable, bad option).

@@ -356,21 +356,21 @@ class _Tee:
 
 
 def _snapshot(args, arms, trials: bool):
-    """The snapshot of this command's output (`evalkit.corpus.snapshot`), or None when the
+    """The snapshot of this command's output (`evalkit.store.snapshot`), or None when the
     command uses no store (`--no-cache`) or standard output cannot show every character (the
     output then depends on which characters it holds)."""
     if args.no_cache or not _writes_any_text(sys.stdout):
         return None
     import os
 
-    from evalkit.corpus.cache_keys import (
+    from evalkit.paths import bundled_corpus, is_bundled_corpus
+    from evalkit.store.keys import (
         default_cache_dir,
         limits_suffix,
         store_directory,
         sweep_fingerprint,
     )
-    from evalkit.corpus.snapshot import Snapshot, file_digest, file_state
-    from evalkit.paths import bundled_corpus, is_bundled_corpus
+    from evalkit.store.snapshot import Snapshot, file_digest, file_state
 
     root = os.fspath(args.dir if args.dir is not None else bundled_corpus())
     if not os.path.isdir(root):
@@ -424,7 +424,7 @@ def _snapshot(args, arms, trials: bool):
 def _same_code() -> bool:
     """Whether evalkit's code is still what keyed the snapshot: an edit or a checkout while the
     sweep ran would else store the new code's output under the old code's digest."""
-    from evalkit.corpus.cache_keys import code_fingerprint
+    from evalkit.store.keys import code_fingerprint
 
     return code_fingerprint.__wrapped__() == code_fingerprint()
 

@@ -12,14 +12,13 @@ mixed into the explore tables.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
 from evalkit.ecma import utf16_len
 from evalkit.errors import TranscriptError
 from evalkit.formats.codex.rollout import rollout_id
-from evalkit.formats.common import AgentSession
+from evalkit.formats.common import AgentSession, dumps
 from evalkit.formats.detect import read_agent_file
 from evalkit.metrics.agent_occupancy import agent_occupancy
 
@@ -121,7 +120,7 @@ def _family_counts(s: AgentSession) -> dict[str, int]:
 def _row(s: AgentSession, log: str) -> dict[str, Any]:
     fam = _family_counts(s)
     multi = s.turns is not None and s.turns > 1
-    skipped = (s.read.malformed + s.read.non_object) if s.read is not None else None
+    skipped = s.read.skipped if s.read is not None else None
     return {
         "log": log,
         "agent": s.agent,
@@ -157,7 +156,7 @@ def _row(s: AgentSession, log: str) -> dict[str, Any]:
 def _occupancy_row(s: AgentSession) -> dict[str, Any]:
     """The residual columns of a Codex rollout (evalkit's analogue of the Claude Code residual,
     `evalkit.metrics.agent_occupancy`); none (<NA>) for `exec --json` and Inspect."""
-    from evalkit.corpus.frames import occupancy_columns, retrieval_columns
+    from evalkit.corpus.frame_rows import occupancy_columns, retrieval_columns
 
     o = agent_occupancy(s)
     if o is None:
@@ -178,7 +177,7 @@ def _detail(value: Any) -> str:
     if isinstance(value, list):  # argv, or a file change's [{path, kind}]
         value = " ".join(str(v.get("path", "")) if isinstance(v, dict) else str(v) for v in value)
     if not isinstance(value, str):
-        value = json.dumps(value, ensure_ascii=False) if value is not None else ""
+        value = dumps(value) if value is not None else ""
     line = value.strip().split("\n", 1)[0]
     return line[:_DETAIL_UNITS]
 
@@ -211,7 +210,7 @@ def _tool_call_rows(s: AgentSession, log: str) -> list[dict[str, Any]]:
 def agent_rows(sessions: list[AgentSession], file_log: str) -> dict[str, list[dict[str, Any]]]:
     """The frame rows of a file's sessions (identity overrides included: `log`, `agent`,
     `kind`, `question`, `slice`); the explore frames and the Claude Code models frame get none."""
-    from evalkit.corpus.frames import FRAME_NAMES
+    from evalkit.corpus.frame_rows import FRAME_NAMES
 
     out: dict[str, list[dict[str, Any]]] = {name: [] for name in FRAME_NAMES}
     for s in sessions:
@@ -251,12 +250,13 @@ def agent_payload(root: str, first: str, log: str, fmt: str | None, frames: bool
     damage = []
     read = sessions[0].read
     if read is not None and (text := read.damage()):
-        # As `FileDamage` fields: file, what, malformed, non_object, invalid_utf8, cut gzip.
+        # As `FileDamage` fields: file, what, malformed, non_object, invalid_utf8, cut gzip;
+        # a line over the limit or with a type that is not text is a skipped line too.
         damage.append(
             [
                 log,
                 text,
-                read.malformed,
+                read.malformed + read.too_long + read.bad_type,
                 read.non_object,
                 read.invalid_utf8,
                 read.truncated_gzip,

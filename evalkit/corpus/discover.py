@@ -52,6 +52,7 @@ __all__ = [
     "Discovery",
     "discover",
     "force_format",
+    "linked_duplicates",
     "natural_key",
     "ref_for_files",
     "identity",
@@ -312,6 +313,7 @@ def discover(root: str | os.PathLike[str]) -> Discovery:
     listing: dict[tuple[str, ...], list[str]] = {}
     entries: list[FileEntry] = []
     keys: dict[str, tuple] = {}  # natural_key of every listed file's path, built per directory
+    linked: set[str] = set()  # files that are symbolic links, relative to the root
 
     def walk_error(exc: OSError) -> None:
         rel = Path(exc.filename).relative_to(root).as_posix() if exc.filename else "."
@@ -347,6 +349,7 @@ def discover(root: str | os.PathLike[str]) -> Discovery:
         dirnames[:] = keep
         fkeys = {n: natural_key(n) for n in filenames}
         listing[parts] = sorted(filenames, key=fkeys.__getitem__)
+        linked.update(_rel(parts, n) for n in filenames if n in links)
         for n, k in fkeys.items():
             keys[_rel(parts, n)] = k if dir_key is None else _joined_key(dir_key, k)
 
@@ -387,8 +390,63 @@ def discover(root: str | os.PathLike[str]) -> Discovery:
         return natural_key(path) if key is None else key
 
     sessions.sort(key=lambda s: path_key(s.log))
+    if linked:
+        sessions, entries = linked_duplicates(root, sessions, entries, linked)
     entries.sort(key=lambda e: path_key(e.path))
     return Discovery(root, tuple(sessions), tuple(entries))
+
+
+def linked_duplicates(
+    root: str | os.PathLike[str],
+    sessions: list[SessionRef],
+    entries: list[FileEntry],
+    linked: Collection[str] | None = None,
+) -> tuple[list[SessionRef], list[FileEntry]]:
+    """One session for one transcript reached through symbolic links (issue 21).
+
+    Two sessions whose files are the same files (the same device and inode, links followed)
+    are one session, as a `.gz` copy beside its file is: a session reached without a link is
+    kept, else the first in path order, and each other one's files are skipped with the reason.
+    `sessions` in path order; `linked`: the files that are links (None: each is looked at).
+    Only sessions with a linked file can be dropped, so a corpus without links pays nothing.
+    """
+    root = os.fspath(root)
+
+    def is_link(rel: str) -> bool:
+        if linked is not None:
+            return rel in linked
+        try:
+            return os.path.islink(os.path.join(root, rel))
+        except (OSError, ValueError):
+            return False
+
+    via_link = [any(map(is_link, ref.segments)) for ref in sessions]
+    if not any(via_link):
+        return sessions, entries
+    kept: dict[tuple[tuple[int, int], ...], SessionRef] = {}
+    order = sorted(range(len(sessions)), key=lambda i: via_link[i])  # unlinked first, stable
+    dropped: dict[str, str] = {}  # log → the log it duplicates
+    for i in order:
+        ref = sessions[i]
+        try:
+            ident = tuple(
+                (st.st_dev, st.st_ino)
+                for st in (os.stat(os.path.join(root, f)) for f in ref.segments)
+            )
+        except (OSError, ValueError):
+            continue  # a dangling link: its parse names the problem
+        first = kept.setdefault(ident, ref)
+        if first is not ref and via_link[i]:
+            dropped[ref.log] = first.log
+    if not dropped:
+        return sessions, entries
+    out = []
+    for e in entries:
+        if e.session in dropped:
+            why = f"symbolic link to the transcript of {dropped[e.session]}, not read again"
+            e = FileEntry(e.path, None, why)
+        out.append(e)
+    return [ref for ref in sessions if ref.log not in dropped], out
 
 
 def _walk(top: str, onerror: Any) -> Iterator[tuple[Any, ...]]:
@@ -396,7 +454,8 @@ def _walk(top: str, onerror: Any) -> Iterator[tuple[Any, ...]]:
 
     Yields `(dirpath, parts, key, dirnames, links, filenames)`: `parts` is the directory's
     path relative to `top` as a tuple, `key` its `natural_key` (None at the top), `links` the
-    names in `dirnames` that are symbolic links (from the listing, without a `stat`). The
+    names in `dirnames` and `filenames` that are symbolic links (from the listing, without a
+    `stat`). The
     caller replaces `dirnames` with the `(name, key)` pairs of the subdirectories to enter, in
     order. A directory that cannot be listed is reported to `onerror` and not yielded, as
     `os.walk` does; a name whose type cannot be told is a file, as there.
@@ -416,6 +475,11 @@ def _walk(top: str, onerror: Any) -> Iterator[tuple[Any, ...]]:
                         is_dir = False
                     if not is_dir:
                         files.append(entry.name)
+                        try:
+                            if entry.is_symlink():  # from the listing: no system call
+                                links.add(entry.name)
+                        except OSError:
+                            pass
                         continue
                     dirs.append(entry.name)
                     try:

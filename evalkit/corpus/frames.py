@@ -2,7 +2,7 @@
 
 One function per entity, one row per entity (Inspect AI style), the identity columns first in
 every frame (`log`, `pass`, `repo`, `arm`, `run`, `question`, `slice`, `kind`, `agent`, `group`), then
-the frame's own columns, all declared in `evalkit.corpus.columns` (name, dtype, unit, meaning).
+the frame's own columns, all declared in `evalkit.store.columns` (name, dtype, unit, meaning).
 Efficiency columns are fractions; `chars` count UTF-16 code units (Decision 1); a value the
 transcript does not carry is `<NA>`.
 
@@ -18,28 +18,29 @@ error list instead of raising.
 
 Row building is split in two so the corpus loader can cache it: `session_rows` turns one
 parsed session into the rows of every frame (without identity, JSON-able), `identity` gives a
-session's identity columns, and `evalkit.corpus.columns.build_frame` is the one place rows
+session's identity columns, and `evalkit.store.columns.build_frame` is the one place rows
 become a frame.
 """
 
 from __future__ import annotations
 
-import bisect
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from evalkit.corpus.columns import build_frame
 from evalkit.corpus.discover import SessionRef, identity, ref_for_files
-from evalkit.ecma import js_string, utf16_len
-from evalkit.errors import EvalkitError, TranscriptError
-from evalkit.formats.claude_code.transcripts import is_explore, tool_results
-from evalkit.metrics.occupancy import DEFAULT_WINDOW_TOKENS, FAMILIES, Occupancy
-from evalkit.metrics.sufficiency import BUCKETS
-from evalkit.metrics.summary import Summary, summarize
-from evalkit.metrics.tokens import ClaudeCodeTokens, claude_code_tokens
+from evalkit.corpus.frame_rows import (
+    FRAME_NAMES,
+    AnySession,
+    SessionError,
+    error_text,
+    occupancy_columns,
+    retrieval_columns,
+    session_rows,
+)
+from evalkit.errors import EvalkitError
 from evalkit.session import InteractiveSession, Session, parse_session, read_session_file
+from evalkit.store.columns import build_frame
 
 __all__ = [
     "files_df",
@@ -57,34 +58,7 @@ __all__ = [
     "FRAME_NAMES",
 ]
 
-FRAME_NAMES = ("sessions", "calls", "sections", "files", "tool_calls", "models")
-
-AnySession = Session | InteractiveSession
 SessionLike = AnySession | str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
-
-
-@dataclass(frozen=True)
-class SessionError:
-    """A session left out of a frame because it could not be read.
-
-    Attributes:
-        log: The session (its first file; corpus-relative when a corpus was loaded).
-        error: Why, in one line.
-    """
-
-    log: str
-    error: str
-
-    def __str__(self) -> str:
-        return f"{self.log}: {self.error}"
-
-
-def _error_text(exc: EvalkitError, log: str) -> str:
-    why = str(exc)
-    # A TranscriptError names its file; don't repeat it when it is the session's log.
-    if isinstance(exc, TranscriptError) and exc.path == log:
-        why = exc.reason if exc.line is None else f"line {exc.line}: {exc.reason}"
-    return why
 
 
 def _is_single(sessions: Any) -> bool:
@@ -118,7 +92,7 @@ def load_sessions(
             if strict:
                 raise
             log = os.fspath(paths[0]) if paths else "(none)"
-            errors.append(SessionError(log, _error_text(exc, log)))
+            errors.append(SessionError(log, error_text(exc, log)))
     return parsed, errors
 
 
@@ -137,389 +111,6 @@ def _ref_of(s: AnySession) -> SessionRef:
     if isinstance(s, InteractiveSession):
         return ref_for_files((s.log,), interactive=True)
     return ref_for_files(tuple(os.fspath(p) for p in s.transcript.paths), log=s.log)
-
-
-# --- rows of one session (no identity; JSON-able so the corpus cache can keep them) -----------
-
-
-@dataclass(frozen=True)
-class _View:
-    """What the row builders need, from a headless `Session` or an `InteractiveSession`."""
-
-    events: Sequence[dict[str, Any]]
-    path: str
-    starts: tuple[int, ...]
-    segments: int
-    any_type: bool
-    answer_source: str | None
-    allocation: Any
-    sufficiency: Any
-    occupancy: Any
-    summary: Summary | None
-    skipped_lines: int
-    tokens: ClaudeCodeTokens
-
-    def question(self, event_index: int) -> int:
-        """1-based segment (question) holding event `event_index`."""
-        if event_index < 0:
-            return 1
-        return bisect.bisect_right(self.starts, event_index) or 1
-
-
-def _view(s: AnySession) -> _View:
-    if isinstance(s, InteractiveSession):
-        try:  # evalkit's own per-session fields over the merged events (the reader has none)
-            summary: Summary | None = summarize(s.events, path=s.path)
-        except TranscriptError:
-            summary = None
-        return _View(
-            events=s.events,
-            path=s.path,
-            starts=(0,),
-            segments=1,
-            any_type=True,
-            answer_source=s.answer.source if s.answer else None,
-            allocation=s.allocation,
-            sufficiency=s.sufficiency,
-            occupancy=None,  # the reference's session reader computes none (§1.10 step 7)
-            summary=summary,
-            skipped_lines=sum(r.skipped for r in s.segment_reads),
-            tokens=claude_code_tokens(s.events),
-        )
-    t = s.transcript
-    return _View(
-        events=t.events,
-        path=t.paths[0],
-        starts=t.segment_starts,
-        segments=len(t.paths),
-        any_type=False,
-        answer_source=s.answer.source,
-        allocation=s.allocation,
-        sufficiency=s.sufficiency,
-        occupancy=s.occupancy,
-        summary=s.summary,
-        skipped_lines=t.skipped_lines,
-        tokens=s.tokens,
-    )
-
-
-def session_rows(s: AnySession) -> dict[str, list[dict[str, Any]]]:
-    """The rows of every frame for one session, without the identity columns but with
-    `question` (JSON-able values only: the corpus loader caches them)."""
-    v = _view(s)
-    results = list(tool_results(v.events, path=v.path, any_type=v.any_type))
-    calls, call_questions = _call_rows(v, results)
-    return {
-        "sessions": [_session_row(v)],
-        "calls": calls,
-        "sections": _section_rows(v, call_questions),
-        "files": _file_rows(v),
-        "tool_calls": _tool_call_rows(v, results),
-        "models": _model_rows(v),
-    }
-
-
-def _nan_to_none(x: float | None) -> float | None:
-    return None if x is None or x != x else x
-
-
-def _session_row(v: _View) -> dict[str, Any]:
-    a = v.allocation
-    row: dict[str, Any] = {
-        "question": 1 if v.segments == 1 else None,
-        "segments": v.segments,
-        "answer_source": v.answer_source,
-        "has_answer": a.has_answer,
-        "explore_calls": len(a.calls),
-        "sections": a.sections,
-        "files_returned": a.files_returned,
-        "files_cited": a.files_used,
-        "chars": a.envelope,
-        "cited_chars": a.used,
-        "path_cited_chars": a.used_path,
-        # No explore call with sections: the efficiency is undefined, not zero (§8.1).
-        "efficiency": a.efficiency if a.calls else None,
-        "path_efficiency": a.efficiency_path if a.calls else None,
-        "skipped_lines": v.skipped_lines,
-    }
-    r = v.sufficiency
-    row.update(
-        {
-            "answered_calls": r.answered,
-            "errored_calls": r.errors,
-            "concurrent_accesses": r.concurrent,
-            **{f"next_{b}": r.counts[b] for b in BUCKETS},
-        }
-    )
-    if (o := v.occupancy) is not None:
-        row.update(occupancy_columns(o))
-    if (m := v.summary) is not None:
-        has_result = m.results > 0  # no result event: duration, cost and outcome are unknown
-        row.update(
-            {
-                "assistant_messages": m.turns,
-                "tool_calls": len(m.calls),
-                "tool_calls_no_toolsearch": m.tools,
-                "read_calls": m.reads,
-                "grep_glob_calls": m.grep,
-                "bash_calls": m.bash,
-                "codegraph_calls": m.cg,
-                "codegraph_tools_exposed": (
-                    len(m.init_tools) if m.init_tools is not None else None
-                ),
-                "duration_s": m.dur if has_result else None,
-                "cost_usd": m.cost if has_result else None,
-                "success": m.ok if has_result else None,
-                # §1.11: the reference's Σ result.usage, and the later revision's per-message sum.
-                "tokens_processed": m.processed_result_usage if has_result else None,
-                "tokens_processed_per_message": m.processed_message_usage,
-                "raced": m.raced,
-                "cli_calls": m.cli_calls,
-                "cli_contaminated": m.cli_contaminated,
-            }
-        )
-    row.update(_token_columns(v))
-    # Columns every agent has (issue 15); Claude Code has no aborted turns, forks or scores here.
-    largest = max(
-        (m for m in v.tokens.message_models if m[0] is not None),
-        key=lambda m: (m[2] or 0, m[1]),
-        default=None,
-    )
-    row.update(
-        {
-            "model": largest[0] if largest is not None else None,
-            # One `claude -p` prompt per segment file (Decision 7); unknown for interactive logs.
-            "turns": None if v.any_type else v.segments,
-            "aborted_turns": None,
-            "reward": None,
-            "passed": None,
-            "parent_copy_included": None,
-        }
-    )
-    return row
-
-
-def _token_columns(v: _View) -> dict[str, Any]:
-    """The token ledger and the cost figures done right (agent-formats §5.3)."""
-    t = v.tokens
-    g = t.ledger
-    window = t.context_window or DEFAULT_WINDOW_TOKENS
-    row: dict[str, Any] = {
-        "prompt_tokens": g.prompt_tokens,
-        "cache_read_tokens": g.cache_read_tokens,
-        "cache_write_tokens": g.cache_write_tokens,
-        "uncached_prompt_tokens": g.uncached_prompt_tokens,
-        "output_tokens": g.output_tokens,
-        "reasoning_tokens": g.reasoning_tokens,
-        "requests_main": t.main_requests,
-        "requests_subagent": t.subagent_requests,
-        "prompt_tokens_main": t.main_prompt_tokens,
-        "prompt_tokens_subagent": t.subagent_prompt_tokens,
-        "repeated_message_ids": t.repeated_ids,
-        "num_turns": t.num_turns,
-        "duration_api_ms": t.duration_api_ms,
-        "cost_usd_last": t.cost_last,
-        "totals_carried_over": t.cumulative if t.cost_last is not None else None,
-        "session_cost_usd": t.cost,
-        "model_usage": t.model_usage,
-        "models": len(t.models),
-        "context_window": t.context_window,
-    }
-    if (o := v.occupancy) is not None:
-        row.update(retrieval_columns(o, window))
-    return row
-
-
-def occupancy_columns(o: Occupancy) -> dict[str, Any]:
-    """The sessions frame's occupancy columns of one `Occupancy` (Claude Code's, or the Codex
-    rollout analogue of `evalkit.metrics.agent_occupancy`)."""
-    return {
-        "final_context": o.final_context,
-        "base_context": o.base_context,
-        "chars_per_token": _nan_to_none(o.chars_per_token),
-        "calibrated": o.calibrated,
-        "dispersion": _nan_to_none(o.dispersion),
-        # Another tool profile's tool family has no column here: <NA>, never mislabelled.
-        **{f"residual_{f}": o.residual.get(f) for f in FAMILIES},
-        "residual_file_access": o.residual_file_access,
-        **{f"contributed_{f}": o.contributed.get(f) for f in FAMILIES},
-        "contributed_file_access": o.contributed_file_access,
-        "evicted": o.evicted,
-        "compactions": o.compactions,
-    }
-
-
-def retrieval_columns(o: Occupancy, window: float) -> dict[str, Any]:
-    """The retrieval residual (the tool under test's + file-access residual, §8.4) and the
-    share-of-context and share-of-window figures, `window` being the session's window."""
-    residual = o.residual[o.tool_family] + o.residual_file_access  # the profile's tool
-    return {
-        "retrieval_residual": residual,
-        "retrieval_residual_share": residual / o.final_context if o.final_context else None,
-        "final_context_window_share": o.final_context / window,
-        "retrieval_residual_window_share": residual / window,
-    }
-
-
-_MODEL_USAGE_COLUMNS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_read_tokens",
-    "cache_creation_tokens",
-    "cost_usd",
-    "context_window",
-    "web_search_requests",
-    "source",
-)
-
-
-def _model_rows(v: _View) -> list[dict[str, Any]]:
-    """One row per model of the session: every `message.model` of its assistant messages
-    (requests and prompt tokens, each message id once) and every model of `result.modelUsage`
-    (the session's carried-over or summed totals), in first-seen order. Messages without a
-    model make a row (model <NA>) only when no model is named at all."""
-    t = v.tokens
-    question = 1 if v.segments == 1 else None
-    rows: dict[str | None, dict[str, Any]] = {}
-    # Every column is named in every row: what `result.modelUsage` does not give stays <NA>.
-    unknown = dict.fromkeys(_MODEL_USAGE_COLUMNS)
-    for model, requests, prompt in t.message_models:
-        rows[model] = {
-            "question": question,
-            "model": model,
-            "requests": requests,
-            "prompt_tokens": prompt,
-            **unknown,
-        }
-    for m in t.models:
-        rows.setdefault(
-            m.model,
-            {"question": question, "model": m.model, "requests": 0, "prompt_tokens": None},
-        )
-        rows[m.model].update(
-            {
-                "input_tokens": m.input_tokens,
-                "output_tokens": m.output_tokens,
-                "cache_read_tokens": m.cache_read_tokens,
-                "cache_creation_tokens": m.cache_creation_tokens,
-                "cost_usd": m.cost_usd,
-                "context_window": m.context_window,
-                "web_search_requests": m.web_search_requests,
-                "source": t.model_usage,
-            }
-        )
-    if None in rows and len(rows) > 1:  # requests without a model beside named ones
-        rows.pop(None)
-    return list(rows.values())
-
-
-def _json_id(x: Any) -> str | None:
-    """An id as text for a `string` column (ids are strings in every Claude Code transcript)."""
-    if x is None:
-        return None
-    return x if isinstance(x, str) else js_string(x)
-
-
-def _call_rows(v: _View, results: list[Any]) -> tuple[list[dict[str, Any]], dict[int, int]]:
-    # The tool_result of each allocation call: §1.6's explore results, in the order of the
-    # texts allocation was given, each call naming the text it came from (§3.2 step 1).
-    answered = [r for r in results if is_explore(r.name) and not r.is_error]
-    kept = [answered[c.source] for c in v.allocation.calls]
-    # Sufficiency judges each explore tool_use once (its last non-error result, §9.1); a
-    # duplicated result is two allocation calls sharing that verdict.
-    verdicts = {}
-    for verdict in v.sufficiency.calls:
-        if isinstance(verdict.tool_use_id, str):
-            verdicts[verdict.tool_use_id] = verdict
-    rows = []
-    questions: dict[int, int] = {}
-    for c, r in zip(v.allocation.calls, kept, strict=True):
-        tid = r.tool_use_id
-        verdict = verdicts.get(tid) if isinstance(tid, str) else None
-        questions[c.index] = v.question(r.index)
-        rows.append(
-            {
-                "question": questions[c.index],
-                "call": c.index,
-                "tool_use_id": _json_id(tid),
-                "thread": js_string(verdict.thread) if verdict else None,
-                "sections": len(c.files),
-                "cited_sections": c.cited_files,
-                "chars": c.envelope,
-                "cited_chars": c.used,
-                "path_cited_chars": c.used_path,
-                "efficiency": c.efficiency,
-                "sufficiency_bucket": verdict.bucket if verdict else None,
-                "next_action": verdict.next_text if verdict else None,
-            }
-        )
-    return rows, questions
-
-
-def _section_rows(v: _View, questions: dict[int, int]) -> list[dict[str, Any]]:
-    return [
-        {
-            "question": questions.get(c.index),
-            "call": c.index,
-            "section": i,
-            "path": f.path,
-            "chars": f.chars,
-            "cited_via": f.via,
-            "cited_symbol": f.symbol,
-            "symbols": ", ".join(f.symbols),
-        }
-        for c in v.allocation.calls
-        for i, f in enumerate(c.files, start=1)
-    ]
-
-
-def _file_rows(v: _View) -> list[dict[str, Any]]:
-    a = v.allocation
-    return [
-        {
-            "question": 1 if v.segments == 1 else None,
-            "rank": i,
-            "path": f.path,
-            "chars": f.chars,
-            "share": f.chars / a.envelope if a.envelope else None,
-            "sections": f.calls,
-            "cited_via": f.via,
-            "cited_symbol": f.symbol,
-        }
-        for i, f in enumerate(a.files, start=1)
-    ]
-
-
-def _tool_call_rows(v: _View, results: list[Any]) -> list[dict[str, Any]]:
-    if v.summary is None:
-        return []
-    answered: dict[Any, list[Any]] = {}  # id → [results, chars, last is_error]
-    for r in results:
-        if not isinstance(r.tool_use_id, str):
-            continue
-        entry = answered.setdefault(r.tool_use_id, [0, 0, None])
-        entry[0] += 1
-        entry[1] += utf16_len(r.text)
-        entry[2] = r.is_error
-    rows = []
-    for c in v.summary.calls:
-        got = answered.get(c.tool_use_id) if isinstance(c.tool_use_id, str) else None
-        rows.append(
-            {
-                "question": v.question(c.event),
-                "call": c.index,
-                "tool_use_id": _json_id(c.tool_use_id),
-                "thread": c.thread,
-                "message_id": _json_id(c.message_id),
-                "name": c.name,
-                "family": c.family,
-                "detail": c.detail.removeprefix(" "),
-                "results": got[0] if got else 0,
-                "result_chars": got[1] if got else None,
-                "is_error": got[2] if got else None,
-            }
-        )
-    return rows
 
 
 # --- frames -----------------------------------------------------------------------------------

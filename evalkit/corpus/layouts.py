@@ -26,7 +26,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalkit.corpus.discover import Discovery, FileEntry, SessionRef, natural_key
+from evalkit.corpus.discover import (
+    Discovery,
+    FileEntry,
+    SessionRef,
+    linked_duplicates,
+    natural_key,
+)
 from evalkit.errors import UsageError
 
 __all__ = [
@@ -248,5 +254,6 @@ def discover_layout(root: str | os.PathLike[str], layout: str | CorpusLayout) ->
     else:
         sessions = _pattern(spec, files, entries)
     sessions.sort(key=lambda s: natural_key(s.log))
+    sessions, entries = linked_duplicates(root, sessions, entries)  # one session per transcript
     entries.sort(key=lambda e: natural_key(e.path))
     return Discovery(root, tuple(sessions), tuple(entries))

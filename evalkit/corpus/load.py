@@ -3,13 +3,15 @@
 `load_corpus_frames(DIR)` is the loading step of `evalkit.load_corpus` (which adds the sweep's
 tables, `evalkit.tables.corpus.Corpus.sweep`). It discovers the sessions exactly as the sweep
 does (`evalkit.corpus.discover`, one discovery), parses each session once, in parallel and
-through the sweep's corpus store (`evalkit.corpus.parse`, `evalkit.corpus.store`), and keeps, per session, the
-sweep's record and the rows of every frame from that one parse. The rows become frames
-(`evalkit.corpus.columns.build_frame`, the one place rows become a frame) `LOAD_BATCH`
-sessions at a time as the payloads arrive, each payload let go once its rows are taken, and
-the pieces are joined in discovery order (`_FrameParts`). A stored corpus is read a batch of
-sessions at a time (`BatchStore`), so a warm load holds the frames and a batch, not every
-stored payload (issue 16).
+through the store every command shares (`evalkit.corpus.parse`, `evalkit.store.shards`), and
+keeps, per session, the sweep's record and the rows of every frame from that one parse.
+
+A stored session's rows are read from the store's frame files (`evalkit.store.frame_files`)
+with pyarrow straight into pandas, its identity columns taken from this discovery: no row is
+built in Python again. A parsed session's rows become frames (`evalkit.store.columns.build_frame`,
+the one place rows become a frame) `LOAD_BATCH` sessions at a time as the payloads arrive, each
+payload let go once its rows are taken (and stored as frame files for the next load). The
+pieces are joined in discovery order (`_FrameParts`).
 
 Every file of the tree is accounted for (`accounting()`), and a session that cannot be read is
 reported in `errors` (or raised with `strict=True`) while the rest still loads.
@@ -24,9 +26,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
-from evalkit.corpus.columns import build_frame, dictionary_json
-from evalkit.corpus.discover import Discovery, Layout, SessionRef, discover, force_format
-from evalkit.corpus.frames import FRAME_NAMES, SessionError, identity
+from evalkit.corpus.discover import Discovery, Layout, SessionRef, discover, force_format, identity
+from evalkit.corpus.frame_rows import FRAME_NAMES, SessionError
 from evalkit.corpus.layouts import discover_layout, parse_layout
 from evalkit.corpus.parse import Progress, analyse_payloads
 from evalkit.corpus.records import (
@@ -36,10 +37,14 @@ from evalkit.corpus.records import (
     read_ref,
     record_from_payload,
 )
-from evalkit.corpus.store import BatchStore, code_fingerprint, default_cache_dir
 from evalkit.errors import EvalkitError, UsageError
 from evalkit.formats.detect import check_format
 from evalkit.formats.profiles import load_profile
+from evalkit.owned_folder import OwnedFolder
+from evalkit.store.columns import build_frame, dictionary_json, name_text
+from evalkit.store.frame_files import assemble, file_name, identity_table, read_frame_file
+from evalkit.store.keys import store_fingerprint
+from evalkit.store.shards import CorpusStore, default_cache_dir
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -96,7 +101,11 @@ class LoadedCorpus:
 
     @cached_property
     def _refs(self) -> dict[str, SessionRef]:
-        return {ref.log: ref for ref in self.discovery.sessions}
+        # By the frames' `log` (`name_text`), and by the name itself when it holds a byte that
+        # is not UTF-8 (a record's `log`): the escaped text of a name never holds one.
+        refs = {name_text(ref.log): ref for ref in self.discovery.sessions}
+        refs.update((ref.log, ref) for ref in self.discovery.sessions if ref.log not in refs)
+        return refs
 
     def frame(self, name: str) -> pd.DataFrame:
         """The frame `name` (`sessions`, `calls`, `sections`, `files`, `tool_calls`); a copy,
@@ -132,8 +141,10 @@ class LoadedCorpus:
     def session(self, log: str) -> Session | InteractiveSession | AgentSession:
         """The session whose log is `log`, parsed in full (a lookup: no discovery is re-run).
 
-        A Codex file gives its `AgentSession`; an Inspect sample is named
-        `<file>#<sample id>:<epoch>`, as in the frames.
+        `log` as the frames hold it (a byte of the name that is not UTF-8 written `\\udcXX`,
+        a backslash `\\\\`: `evalkit.store.columns.name_text`). A Codex file gives its
+        `AgentSession`; an Inspect sample is named `<file>#<sample id>:<epoch>`, as in the
+        frames.
 
         Raises:
             KeyError: No session of the corpus has that log.
@@ -148,7 +159,7 @@ class LoadedCorpus:
         from evalkit.corpus.agents import session_log
 
         for s in got:
-            if session_log(ref.log, s) == log:
+            if name_text(session_log(ref.log, s)) in (log, name_text(log)):
                 return s
         raise KeyError(log)
 
@@ -162,8 +173,10 @@ class LoadedCorpus:
     def export(self, out: str | os.PathLike[str], fmt: str = "parquet") -> list[Path]:
         """Write every frame to `out/<frame>.<fmt>` plus `out/columns.json` (the dictionary).
 
-        `out` is created when missing. A file evalkit did not write is never replaced: an
-        existing `out/<frame>.<fmt>` or `columns.json` that is not a previous export is an error.
+        `out` is created when missing. Only regular files evalkit creates itself are written
+        there, never through a symbolic link, and a file is replaced only when the folder's
+        marker records evalkit writing it, with its digest (`evalkit.owned_folder`): anything
+        else is refused before anything is written.
 
         Each frame is written in chunks of `CHUNK_ROWS` rows (a Parquet row group each), so
         writing needs memory for one chunk, not for a whole frame. The files read back as
@@ -254,34 +267,8 @@ def load_corpus_frames(
     """
     loader = _Loader(path, layout, profile, jobs, cache, cache_dir, verify, engine, format)
     found = loader.found
-    at = {ref.log: i for i, ref in enumerate(found.sessions)}
-    records: list[SessionRecord | None] = [None] * len(found.sessions)
-    parts = _FrameParts()
-
-    def keep(ref: SessionRef, payload: dict[str, Any]) -> None:
-        # Each payload is let go once its record and frame rows are taken (issue 16).
-        i = at[ref.log]
-        records[i] = record_from_payload(ref, payload)
-        parts.add(i, ref, payload)
-
     bar = None if progress is False else Progress(len(loader.wanted), enabled=progress)
-    wanted = {r.log for r in loader.wanted}
-    todo = []
-    # A stored session's payload is read a batch of sessions at a time (`BatchStore`) ...
-    for k in range(0, len(found.sessions), LOAD_BATCH):
-        batch = found.sessions[k : k + LOAD_BATCH]
-        loader.store.select(r for r in batch if r.log in wanted)
-        for ref in batch:
-            hit = loader.store.lookup(ref) if ref.log in wanted else loader.skip(ref)
-            if hit is None:
-                todo.append(ref)
-                continue
-            keep(ref, hit)
-            if bar and ref.log in wanted:
-                bar.advance()
-    loader.store.select(())  # the last batch's shards let go before parsing
-    # ... and the others are parsed, in one run over the cores, each kept as it arrives.
-    loader.payloads(todo, jobs, bar, scheduler, keep=keep)
+    records, parts, again = _gather(loader, found.sessions, jobs, bar, scheduler)
     loader.store.finish(loader.wanted)
     errors = parts.errors()
     if strict and errors:
@@ -295,12 +282,96 @@ def load_corpus_frames(
         records=tuple(records),  # type: ignore[arg-type]
         errors=tuple(errors),
         tables=parts.frames(),
-        cache_hits=loader.store.hits,
+        cache_hits=loader.store.hits - again,
         cache_misses=loader.store.misses,
     )
 
 
-LOAD_BATCH = 256  # sessions `load_corpus` looks up in the store, and turns into frames, at a time
+def _gather(
+    loader: _Loader, refs: list[SessionRef], jobs, bar, scheduler
+) -> tuple[list[SessionRecord | None], _FrameParts, int]:
+    """Every session of `refs`: its record, and its rows of every frame (from the store's
+    frame files, or parsed), in a `_FrameParts`; and how many stored sessions had to be
+    parsed again because a frame file was missing or damaged."""
+    at = {ref.log: i for i, ref in enumerate(refs)}
+    records: list[SessionRecord | None] = [None] * len(refs)
+    parts = _FrameParts()
+    stored: list[tuple[int, SessionRef, dict[str, list[Any]]]] = []
+
+    def keep(ref: SessionRef, payload: dict[str, Any]) -> None:
+        # Each payload is let go once its record and frame rows are taken (issue 16).
+        i = at[ref.log]
+        records[i] = record_from_payload(ref, payload)
+        if "rows" not in payload and "frames" in payload:
+            stored.append((i, ref, payload["frames"]))
+        else:
+            parts.add(i, ref, payload)
+
+    wanted = {r.log for r in loader.wanted}
+    for ref in refs:
+        if ref.log not in wanted:
+            keep(ref, loader.skip(ref))
+    loader.payloads([r for r in refs if r.log in wanted], jobs, bar, scheduler, keep=keep)
+    again = 0
+    while stored:
+        redo = _add_stored(loader.store, stored, parts)
+        stored = []
+        if not redo:
+            break
+        again += len(redo)  # counted as hits, then parsed: their frame files were bad
+        loader.payloads(redo, jobs, None, scheduler, keep=keep)
+    return records, parts, again
+
+
+def _add_stored(
+    store: CorpusStore,
+    stored: list[tuple[int, SessionRef, dict[str, list[Any]]]],
+    parts: _FrameParts,
+) -> list[SessionRef]:
+    """Add the stored sessions' rows of every frame to `parts`, read from the store's frame
+    files; the sessions whose files were missing or damaged are returned (and those files
+    refused by the store), to be parsed again."""
+    stored = sorted(stored, key=lambda x: x[0])  # discovery order
+    idents = identity_table([identity(ref) for _, ref, _ in stored])
+    tables: dict[str, dict[str, Any]] = {}
+    refused: set[str] = set()
+    for _, _, where in stored:
+        for frame, (hex_, _, _) in where.items():
+            got = tables.setdefault(frame, {})
+            if hex_ not in got and file_name(frame, hex_) not in refused:
+                table = read_frame_file(store.directory, frame, hex_)  # type: ignore[arg-type]
+                if table is None:
+                    refused.add(file_name(frame, hex_))
+                else:
+                    got[hex_] = table
+    bad: set[int] = set()
+    while True:
+        pieces = {}
+        for frame in FRAME_NAMES:
+            items = [
+                (k, where[frame])
+                for k, (_, _, where) in enumerate(stored)
+                if frame in where and k not in bad
+            ]
+            df, lost = assemble(frame, tables.get(frame, {}), items, idents)
+            if lost:  # those sessions leave every frame: assembled again without them
+                bad |= {items[j][0] for j in lost}
+                break
+            pieces[frame] = (df, items)
+        else:
+            break  # every frame assembled with no session lost
+    for frame, (df, items) in pieces.items():
+        if len(df):
+            at = [stored[k][0] for k, ref in items for _ in range(ref[2])]
+            parts.add_piece(frame, df, at)
+    for k in bad:  # a lost session's files are not used again, whatever made it lost
+        refused |= {file_name(frame, ref[0]) for frame, ref in stored[k][2].items()}
+    if refused:
+        store.refuse_frames(refused)
+    return [stored[k][1] for k in sorted(bad)]
+
+
+LOAD_BATCH = 256  # parsed sessions whose rows `load_corpus` turns into frames at a time
 
 
 class _FrameParts:
@@ -341,6 +412,12 @@ class _FrameParts:
         if self._gathered >= LOAD_BATCH:
             self._flush()
 
+    def add_piece(self, name: str, df: pd.DataFrame, at: list[int]) -> None:
+        """Rows of frame `name` already built (a stored session's, read from the store), with
+        the discovery place of each row's session."""
+        self._pieces[name].append((df, at))
+        self._in_order = False
+
     def _flush(self) -> None:
         for name in FRAME_NAMES:
             if self._rows[name]:
@@ -354,8 +431,12 @@ class _FrameParts:
 
     def frames(self) -> dict[str, pd.DataFrame]:
         """Every frame, its rows in discovery order (the pieces let go as they are joined)."""
+        return {name: self.frame(name) for name in FRAME_NAMES}
+
+    def frame(self, name: str) -> pd.DataFrame:
+        """Frame `name`, its rows in discovery order (its pieces let go as they are joined)."""
         self._flush()
-        return {name: self._join(name) for name in FRAME_NAMES}
+        return self._join(name)
 
     def _join(self, name: str) -> pd.DataFrame:
         import numpy as np
@@ -403,24 +484,19 @@ class _Loader:
             r for r in found.sessions if spec is not None or layout is None or r.layout == layout
         ]
         prof = self.profile
-        # Frame payloads hold more than the sweep's: their own cache entries, same machinery.
-        self.store = BatchStore(
+        # The store every command of these options shares; its rows hit only with frame rows.
+        self.store = CorpusStore(
             (cache_dir or default_cache_dir()) if cache else None,
             root,
-            fingerprint=code_fingerprint()
-            + ":frames"
-            + (f":{prof.fingerprint()}" if prof else "")
-            + (f":format:{fmt}" if fmt else ""),  # a forced reader: payloads of its own
+            fingerprint=store_fingerprint(fmt, prof.fingerprint() if prof else None),
             verify=verify,
-            side_index=False,  # frames are read with pyarrow anyway; their rows are large
-            lazy=("rows",),  # a stored corpus's frame rows are held as text until looked up
+            frames=True,
         )
         if engine not in ("local", "dask"):
             raise UsageError(f"unknown engine {engine!r} (choose local or dask)")
         self.engine = engine
 
     def payloads(self, refs, jobs, bar, scheduler, keep=None) -> list[Any]:
-        self.store.select(refs)
         return analyse_payloads(
             self.root,
             refs,
@@ -463,7 +539,6 @@ def _collect(
 # --- writing frames ---------------------------------------------------------------------------
 
 CHUNK_ROWS = 4096  # rows of one frame built and written at a time (a Parquet row group)
-EXPORT_BATCH = 256  # sessions `export_corpus` loads at a time
 
 
 class FrameWriter:
@@ -484,28 +559,19 @@ class FrameWriter:
         if fmt not in EXPORT_FORMATS:
             raise UsageError(f"unknown export format {fmt!r} (parquet or csv)")
         out = Path(out)
-        if out.exists() and not out.is_dir():
-            raise UsageError(f"{os.fspath(out)}: exists and is not a directory")
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise UsageError(f"{os.fspath(out)}: cannot create ({exc.strerror})") from None
         self.out, self.fmt = out, fmt
         self.targets = {name: out / f"{name}.{fmt}" for name in FRAME_NAMES}
-        dictionary = out / "columns.json"
-        marker = out / ".evalkit-export"
-        clash = [t.name for t in [*self.targets.values(), dictionary] if t.exists()]
-        if clash and not marker.exists():
-            raise UsageError(
-                f"{os.fspath(out)}: already holds {', '.join(clash)} not written by evalkit "
-                "export; choose an empty or new directory"
-            )
+        # Only regular files it creates itself, inside OUT, and never a file it did not record
+        # writing (issue 21): every name is checked before anything is written.
+        self._folder = OwnedFolder.claim(
+            out, [*(t.name for t in self.targets.values()), "columns.json"], what="evalkit export"
+        )
         self._pending: dict[str, list[pd.DataFrame]] = {name: [] for name in FRAME_NAMES}
         self._waiting = dict.fromkeys(FRAME_NAMES, 0)  # rows in `_pending`
         self._sinks: dict[str, Any] = {}  # frame → open ParquetWriter, or CSV file
+        self._files: dict[str, Any] = {}  # frame → its file (under the ParquetWriter)
         self._schemas: dict[str, Any] = {}
         self.rows = dict.fromkeys(FRAME_NAMES, 0)
-        self._guard(lambda: marker.write_text(MARKER_TEXT))
 
     def _guard(self, write):
         try:
@@ -540,13 +606,11 @@ class FrameWriter:
         return head
 
     def _write(self, name: str, df: pd.DataFrame) -> None:
-        target = self.targets[name]
+        target = self.targets[name].name
         if self.fmt == "csv":
             sink = self._sinks.get(name)
             if sink is None:
-                sink = self._sinks[name] = self._guard(
-                    lambda: open(target, "w", encoding="utf-8", newline="")  # noqa: SIM115
-                )
+                sink = self._sinks[name] = self._folder.open_text(target, newline="")
                 self._guard(lambda: df.to_csv(sink, index=False))
             else:
                 self._guard(lambda: df.to_csv(sink, index=False, header=False))
@@ -558,7 +622,8 @@ class FrameWriter:
         table = pa.Table.from_pandas(df, schema=schema, preserve_index=False)
         if name not in self._sinks:
             self._schemas[name] = table.schema
-            self._sinks[name] = self._guard(lambda: pq.ParquetWriter(target, table.schema))
+            fh = self._files[name] = self._folder.open(target)
+            self._sinks[name] = self._guard(lambda: pq.ParquetWriter(fh, table.schema))
         self._guard(lambda: self._sinks[name].write_table(table))
 
     def close(self) -> list[Path]:
@@ -571,21 +636,29 @@ class FrameWriter:
                 self._write(name, self._take(name, self._waiting[name]))
             elif name not in self._sinks:  # an empty frame still gets its file
                 self._write(name, build_frame(name, []))
-        self.abort()
+        self._close_sinks()
         frames = dictionary_json()
         doc = {"format": self.fmt, "frames": {name: frames[name] for name in FRAME_NAMES}}
-        dictionary = self.out / "columns.json"
-        self._guard(lambda: dictionary.write_text(json.dumps(doc, indent=2) + "\n", "utf-8"))
+        text = json.dumps(doc, indent=2) + "\n"
+        dictionary = self._guard(lambda: self._folder.write_text("columns.json", text))
+        self._guard(self._folder.commit)  # the marker records each file with its digest
         return [*self.targets.values(), dictionary]
 
-    def abort(self) -> None:
-        """Close every open file (after `close`, or when writing stopped on an error)."""
+    def _close_sinks(self) -> None:
         sinks, self._sinks = self._sinks, {}
+        files, self._files = self._files, {}
         for sink in sinks.values():
             self._guard(sink.close)
+        for fh in files.values():  # a ParquetWriter leaves the file it was given open
+            self._guard(fh.close)
 
-
-MARKER_TEXT = "files in this directory were written by evalkit export\n"
+    def abort(self) -> None:
+        """Close every open file (after `close`, or when writing stopped on an error); after
+        an error, what was being written stays recorded as such (`OwnedFolder.abort`)."""
+        try:
+            self._close_sinks()
+        finally:
+            self._folder.abort()
 
 
 @dataclass(frozen=True)
@@ -613,12 +686,12 @@ def export_corpus(
     engine: str = "local",
     scheduler: Any = None,
 ) -> Exported:
-    """`load_corpus_frames(path, ...).export(out, fmt)` without holding the corpus: sessions
-    are loaded `EXPORT_BATCH` at a time and their rows handed to a `FrameWriter`, so memory is
-    bounded by a batch and a chunk (plus what the store keeps of a stored corpus). The files
-    hold the same rows, in the same order, as the frames of `load_corpus`.
+    """`load_corpus_frames(path, ...).export(out, fmt)`: the files hold the same rows, in the
+    same order, as the frames of `load_corpus`. A stored session's rows are read from the
+    store's frame files, not built again; each frame is written `CHUNK_ROWS` rows at a time
+    and let go once written, so memory is that of the frames, never a second copy of them.
 
-    `engine="dask"` parses each batch's sessions as Dask tasks (`evalkit.corpus.dask_engine`)
+    `engine="dask"` parses the sessions not stored as Dask tasks (`evalkit.corpus.parse.dask_cluster`)
     on `scheduler` (a `distributed.Client`, a scheduler address, or None for a local cluster of
     `jobs` workers, started once for the whole export); the files are the local engine's.
 
@@ -628,7 +701,7 @@ def export_corpus(
     loader = _Loader(path, layout, profile, jobs, cache, cache_dir, verify, engine)
     if engine != "dask":
         return _export(loader, out, fmt, jobs, progress, None)
-    from evalkit.corpus.dask_engine import client_for
+    from evalkit.corpus.parse.dask_cluster import client_for
 
     with client_for(scheduler, jobs or os.cpu_count() or 1) as client:
         return _export(loader, out, fmt, jobs, progress, client)
@@ -637,23 +710,15 @@ def export_corpus(
 def _export(loader: _Loader, out, fmt: str, jobs, progress, scheduler) -> Exported:
     writer = FrameWriter(out, fmt)
     try:
-        wanted = {r.log for r in loader.wanted}
-        sessions = loader.found.sessions
-        bar = None if progress is False else Progress(len(wanted), enabled=progress)
-        errors: list[SessionError] = []
-        for k in range(0, len(sessions), EXPORT_BATCH):
-            batch = sessions[k : k + EXPORT_BATCH]
-            todo = [r for r in batch if r.log in wanted]
-            payloads = loader.payloads(todo, jobs, bar, scheduler)
-            by_log = {r.log: p for r, p in zip(todo, payloads, strict=True)}
-            rows: dict[str, list[dict[str, Any]]] = {name: [] for name in FRAME_NAMES}
-            del payloads
-            for ref in batch:  # each payload let go once its rows are taken
-                _collect(ref, by_log.pop(ref.log, None) or loader.skip(ref), rows, errors)
-            for name in FRAME_NAMES:
-                writer.add(name, rows[name])
-            del by_log, rows  # before the next batch is loaded
+        bar = None if progress is False else Progress(len(loader.wanted), enabled=progress)
+        _, parts, _ = _gather(loader, loader.found.sessions, jobs, bar, scheduler)
         loader.store.finish(loader.wanted)
+        errors = parts.errors()
+        for name in FRAME_NAMES:
+            df = parts.frame(name)
+            for k in range(0, len(df), CHUNK_ROWS):
+                writer.add_frame(name, df.iloc[k : k + CHUNK_ROWS].reset_index(drop=True))
+            del df  # each frame let go once written
         return Exported(writer.close(), tuple(errors), dict(writer.rows))
     finally:
         writer.abort()

@@ -4,27 +4,25 @@
 JSON-able payload (numbers only, no labels) so the store can keep it; `SessionRecord` joins that
 payload with the labels discovery read from the path.
 
-The payload's fields are declared once, in `PAYLOAD_FIELDS`: the corpus store derives its
-columns and its validation from it. Adding a per-session value means adding one `PayloadField`
-(with the check its stored value must pass), the value in `analyse_session`, and its
-`SessionRecord` attribute in `record_from_payload`.
+The payload's fields are declared once, in `evalkit.store.rows.PAYLOAD_FIELDS`: the corpus
+store derives its columns and its validation from it. Adding a per-session value means adding
+one `PayloadField` there (with the check its stored value must pass), the value in
+`analyse_session`, and its `SessionRecord` attribute in `record_from_payload`.
 """
 
 from __future__ import annotations
 
-import itertools
-import operator
 import os
-import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from evalkit.corpus.cache_keys import RACY_NS
 from evalkit.corpus.discover import Discovery, SessionRef
-from evalkit.errors import NOT_A_TRANSCRIPT, NotATranscript, TranscriptError
+from evalkit.errors import NOT_A_TRANSCRIPT, NotATranscript, TranscriptError, one_line
 from evalkit.formats.detect import detect_format
+from evalkit.store.keys import RACY_NS
+from evalkit.store.manifest import FileManifest, file_state, regular_file_digest, session_files
 
 if TYPE_CHECKING:
     from evalkit.metrics.figures import RunFigures
@@ -34,207 +32,17 @@ __all__ = [
     "CallRecord",
     "FileDamage",
     "SessionRecord",
-    "PayloadField",
-    "PAYLOAD_FIELDS",
-    "CALL_FIELDS",
-    "STATUSES",
     "account_files",
-    "session_files",
     "analyse_session",
     "analyse_with_files",
+    "analyse_chunk",
+    "Analysed",
     "read_ref",
     "record_from_payload",
 ]
 
 Status = Literal["parsed", "no-explore", "crash", "skipped"]
 
-# Bump when the payload's shape or meaning changes; part of every cache key.
-PAYLOAD_VERSION = 8  # 2: damage line counts; 3: tool calls, skipped; 4: run figures; 5: store;
-# 6: reasons in plain words; 7: other agents (agent, agent_sessions, ledger); 8: Codex rollout
-# residual columns in the agent rows
-
-Kind = Literal["str", "str?", "int", "bool", "str-list", "calls", "json"]
-
-
-@dataclass(frozen=True)
-class PayloadField:
-    """One field of an analysed session's payload.
-
-    Attributes:
-        name: The payload key.
-        kind: Its shape: `str`, `str?` (or None), `int`, `bool`, `str-list`, `calls` (rows of
-            `CALL_FIELDS` ints) or `json` (any JSON-able value, or None: the store keeps it as
-            JSON text, so ints stay ints, NaN stays NaN, and `check` says what it must hold).
-        default: Its value when the payload does not hold it (a crash or skipped payload
-            carries only status and reason).
-        optional: Absent from a payload rather than None when there is no value (frame rows,
-            the figures of an interactive session).
-        check: For `json`: whether a decoded value has the field's shape.
-        check_column: For `json`, optional: `check` of every value of a list at once (the same
-            answer as `all(map(check, values))`, faster: the store checks a whole column).
-    """
-
-    name: str
-    kind: Kind
-    default: Any = None
-    optional: bool = False
-    check: Callable[[Any], bool] | None = None
-    check_column: Callable[[list[Any]], bool] | None = None
-
-
-_SCALARS = frozenset({str, int, float, bool, type(None)})
-
-
-def _scalar(x: Any) -> bool:
-    return x is None or type(x) in (str, int, float, bool)
-
-
-def _flat_dict(x: Any) -> bool:
-    """A dict of string keys and JSON scalars (the types of its keys and values looked at in
-    bulk: these checks run on every stored row a warm sweep reads)."""
-    return (
-        type(x) is dict
-        and _SCALARS.issuperset(map(type, x.values()))
-        and set(map(type, x)) <= {str}
-    )
-
-
-def _damage_ok(v: Any) -> bool:
-    # [file, what, malformed, non_object, invalid_utf8, truncated_gzip, unreadable]
-    types = (str, str, int, int, int, bool)
-    return type(v) is list and all(
-        type(d) is list
-        and len(d) == 7
-        and all(type(x) is t for x, t in zip(d, types, strict=False))
-        and (d[6] is None or type(d[6]) is str)
-        for d in v
-    )
-
-
-_FIGURE_KEYS: frozenset[str] | None = None
-
-
-def _figure_keys() -> frozenset[str]:
-    global _FIGURE_KEYS
-    if _FIGURE_KEYS is None:
-        from evalkit.metrics.figures import RunFigures
-
-        _FIGURE_KEYS = frozenset(RunFigures.__dataclass_fields__)
-    return _FIGURE_KEYS
-
-
-def _figures_ok(v: Any) -> bool:
-    # Every figure, each a JSON scalar or a dict of them (the counts).
-    if type(v) is not dict or v.keys() != _figure_keys():
-        return False
-    types = set(map(type, v.values()))
-    if types <= _SCALARS:
-        return True
-    return types <= _SCALARS_OR_DICT and all(_flat_dict(x) for x in v.values() if type(x) is dict)
-
-
-_SCALARS_OR_DICT = _SCALARS | {dict}
-
-
-def _figures_column_ok(values: list[Any]) -> bool:
-    """`_figures_ok` of every value: the keys of each, then the values figure by figure."""
-    keys = _figure_keys()
-    if not set(map(type, values)) <= {dict}:
-        return False
-    if not all(map(operator.eq, map(dict.keys, values), itertools.repeat(keys))):
-        return False
-    for key in keys:
-        column = list(map(operator.itemgetter(key), values))
-        types = set(map(type, column))
-        if types <= _SCALARS:
-            continue
-        if not types <= _SCALARS_OR_DICT:
-            return False
-        nested = [x for x in column if type(x) is dict]
-        chain = itertools.chain.from_iterable
-        if not set(map(type, chain(map(dict.values, nested)))) <= _SCALARS:
-            return False
-        if not set(map(type, chain(nested))) <= {str}:
-            return False
-    return True
-
-
-def _rows_ok(v: Any) -> bool:
-    # frame name → rows, each a dict of column → JSON scalar
-    return type(v) is dict and all(
-        type(name) is str
-        and type(table) is list
-        and all(type(r) is dict and _SCALARS.issuperset(map(type, r.values())) for r in table)
-        for name, table in v.items()
-    )
-
-
-def _json_tree(x: Any, depth: int = 0) -> bool:
-    if _scalar(x):
-        return True
-    if depth > 8:
-        return False
-    if type(x) is list:
-        return all(_json_tree(y, depth + 1) for y in x)
-    return type(x) is dict and all(
-        type(k) is str and _json_tree(y, depth + 1) for k, y in x.items()
-    )
-
-
-def _run_ok(v: Any) -> bool:
-    # `run_payload`: named values, the figures among them
-    return (
-        type(v) is dict
-        and _figures_ok(v.get("figures"))
-        and all(type(k) is str and _json_tree(x) for k, x in v.items())
-    )
-
-
-def _agent_sessions_ok(v: Any) -> bool:
-    return type(v) is list and all(map(_flat_dict, v))
-
-
-def _ledger_ok(v: Any) -> bool:
-    return type(v) is list and len(v) == 2 and _SCALARS.issuperset(map(type, v))
-
-
-# `CallRecord`'s fields, in the order a payload row of `calls` holds them.
-CALL_FIELDS = ("index", "envelope", "used", "used_path", "files", "cited_files")
-
-PAYLOAD_FIELDS: tuple[PayloadField, ...] = (
-    PayloadField("status", "str"),
-    PayloadField("reason", "str?"),
-    PayloadField("calls", "calls", ()),
-    PayloadField("chars", "int", 0),
-    PayloadField("cited_chars", "int", 0),
-    PayloadField("path_chars", "int", 0),
-    PayloadField("files_returned", "int", 0),
-    PayloadField("files_used", "int", 0),
-    PayloadField("cited_paths", "str-list", ()),
-    PayloadField("has_answer", "bool", False),
-    PayloadField("explore_results", "int", 0),
-    PayloadField("tool_calls", "int", 0),
-    PayloadField("damage", "json", [], check=_damage_ok),
-    PayloadField(
-        "figures",
-        "json",
-        None,
-        optional=True,
-        check=_figures_ok,
-        check_column=_figures_column_ok,
-    ),
-    # Only with a tool profile (the trial sweep): what it keeps of the run (`run_payload`).
-    PayloadField("run", "json", None, optional=True, check=_run_ok),
-    # Only with `frames=True` (the corpus loader): every frame's rows, or why they failed.
-    PayloadField("rows", "json", None, optional=True, check=_rows_ok),
-    PayloadField("rows_error", "str?", None, optional=True),
-    # Other agents (issue 15): which agent wrote the file, and a summary of each of its sessions.
-    PayloadField("agent", "str?", None, optional=True),
-    PayloadField("agent_sessions", "json", None, optional=True, check=_agent_sessions_ok),
-    # A headless Claude Code session's (prompt_tokens, output_tokens) for the agent table.
-    PayloadField("ledger", "json", None, optional=True, check=_ledger_ok),
-)
-STATUSES = ("parsed", "no-explore", "crash", "skipped")
 
 NO_EXPLORE = "no answered explore call with file sections (nothing to measure: not in the sweep)"
 
@@ -404,16 +212,6 @@ def _relative(path: str, root: str) -> str:
         return path
 
 
-def session_files(ref: SessionRef) -> tuple[str, ...]:
-    """Every file whose content a session's numbers depend on, relative to the swept directory.
-
-    Its segments; for an interactive session also its subagent files and each one's
-    `.meta.json` (which names the delegating call, §1.10 step 4) whether or not it exists.
-    """
-    metas = tuple(s[: -len(".jsonl")] + ".meta.json" for s in ref.subagents if s.endswith(".jsonl"))
-    return ref.segments + ref.subagents + metas
-
-
 def analyse_session(
     root: str,
     segments: tuple[str, ...],
@@ -430,7 +228,7 @@ def analyse_session(
     naming the file relative to `root`; a file that is not a Claude Code transcript at all is a
     `skipped` payload. `interactive` reads the session as §1.10 does (its `<id>/subagents/`
     merged, falsy lines dropped). `frames` adds `rows`: the rows of every corpus frame
-    (`evalkit.corpus.frames.session_rows`), from the same parse. `profile` (a `ToolProfile`)
+    (`evalkit.corpus.frame_rows.session_rows`), from the same parse. `profile` (a `ToolProfile`)
     parses with that tool profile and adds `run`: the figures the trial sweep reads
     (`run_payload`); give such a run a cache of its own, keyed by the profile. A Codex or
     Inspect file (`fmt`, or detected from the content of a one-file session) is read by its own
@@ -517,11 +315,15 @@ def _analyse_parsed(
         # Not Claude Code: another agent's log, told by its content (only then is it looked
         # at, so a Claude Code corpus pays nothing for the other readers).
         if fmt is None and not interactive and len(paths) == 1:
-            other = detect_format(paths[0])
+            try:
+                other = detect_format(paths[0])
+            except Exception as err:  # noqa: BLE001 — this file's reason, never the corpus's
+                return _unexpected(err, "detecting its format"), {}
             if other != "claude-code":
                 return _agent_payload(root, paths[0], log, other, frames), {}
         where = _relative(exc.path, root)
-        reason = NOT_A_TRANSCRIPT if where == segments[0] else f"{where}: {NOT_A_TRANSCRIPT}"
+        why = exc.reason or NOT_A_TRANSCRIPT  # a line over the limit is named (issue 21)
+        reason = why if where == segments[0] else f"{where}: {why}"
         return {"status": "skipped", "reason": reason}, {}
     except TranscriptError as exc:
         where = _relative(exc.path, root)
@@ -530,17 +332,14 @@ def _analyse_parsed(
     except RecursionError:
         return {"status": "crash", "reason": "input nested too deeply to parse"}, {}
     except Exception as exc:  # noqa: BLE001 — a crash is counted and reported, never fatal (§8.2)
-        return {
-            "status": "crash",
-            "reason": f"unexpected {type(exc).__name__} while parsing: {exc}",
-        }, {}
+        return _unexpected(exc, "parsing"), {}
     extra: dict[str, Any] = {}
     if profile is not None and not interactive:
         extra["run"] = run_payload(parsed)
     if frames:
         # Rows are built apart from the sweep's numbers: a failure here loses the session's
         # frame rows (reported as an error), never its place in the sweep.
-        from evalkit.corpus.frames import session_rows
+        from evalkit.corpus.frame_rows import session_rows
 
         try:
             extra["rows"] = session_rows(parsed)
@@ -575,6 +374,15 @@ def _analyse_parsed(
     }
 
 
+def _unexpected(exc: BaseException, doing: str) -> dict[str, Any]:
+    """The crash payload of an exception evalkit did not foresee while `doing` a step."""
+    if isinstance(exc, RecursionError):
+        return {"status": "crash", "reason": "input nested too deeply to parse"}
+    detail = one_line(str(exc))[:200]
+    what = f"unexpected {type(exc).__name__} while {doing}" + (f": {detail}" if detail else "")
+    return {"status": "crash", "reason": what}
+
+
 def _relative_to(path: str, root: str, given: str | None) -> str:
     """`_relative(path, root)` for `path = os.path.join(root, given)`: `given` itself when it
     is already the relative path (normal, downward, relative), without `relpath`'s work."""
@@ -591,56 +399,6 @@ def _relative_to(path: str, root: str, given: str | None) -> str:
     return _relative(path, root)
 
 
-FileState = tuple[int, int, int, int]  # size, mtime_ns, inode, ctime_ns; (-1, 0, 0, 0) = absent
-
-
-def file_state(path: str) -> FileState | None:
-    """What the store compares to decide "unchanged" without reading: None when the path
-    exists but is not a regular file (or cannot be examined), which is never stored."""
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return (-1, 0, 0, 0)
-    except OSError:
-        return None
-    if not stat.S_ISREG(st.st_mode):
-        return None
-    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
-
-
-def regular_file_digest(path: str) -> str | None:
-    """`content_digest` of a regular file's bytes; "" when absent; None if unreadable."""
-    from evalkit.formats.files import content_digest
-
-    try:  # non-blocking: a FIFO is refused below instead of hanging the open
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except FileNotFoundError:
-        return ""
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            return content_digest(fh.read())
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-@dataclass(frozen=True)
-class FileManifest:
-    """What a session's payload was computed from: for each file (relative to the root) its
-    state before the parse and the digest of the bytes read. `racy`: a file was modified so
-    recently that its modification time cannot tell a later same-size edit apart."""
-
-    files: tuple[str, ...]
-    states: tuple[FileState, ...]
-    digests: tuple[str, ...]
-    racy: bool
-
-
 def analyse_with_files(
     root: str, ref: SessionRef, frames: bool = False, profile: Any = None
 ) -> tuple[dict[str, Any], FileManifest | None]:
@@ -651,6 +409,15 @@ def analyse_with_files(
     of the bytes the parse read; a file the parse did not read (a crash before it, a
     `.meta.json`) is hashed here, between the two examinations.
     """
+    try:
+        return _analyse_with_files(root, ref, frames, profile)
+    except Exception as exc:  # noqa: BLE001 — one file's failure is that file's reason (issue 21)
+        return _unexpected(exc, "reading"), None
+
+
+def _analyse_with_files(
+    root: str, ref: SessionRef, frames: bool, profile: Any
+) -> tuple[dict[str, Any], FileManifest | None]:
     import time
 
     files = session_files(ref)
@@ -684,6 +451,21 @@ def analyse_with_files(
     return payload, FileManifest(tuple(files), tuple(before), tuple(digests), racy)  # type: ignore[arg-type]
 
 
+Analysed = tuple[dict[str, Any], FileManifest | None]
+
+
+def analyse_chunk(
+    root: str, refs: Sequence[SessionRef], frames: bool = False, profile: Any = None
+) -> list[Analysed]:
+    """The unit of parallel work, run by every parsing engine (`evalkit.corpus.parse`): each
+    session's payload and the manifest to store it under.
+
+    `frames` also builds every corpus frame's rows from the same parse, and `profile` parses
+    with a tool profile (`analyse_session`).
+    """
+    return [analyse_with_files(root, ref, frames, profile) for ref in refs]
+
+
 def _agent_payload(root: str, path: str, log: str, fmt: str, frames: bool) -> dict[str, Any]:
     """A Codex or Inspect file's payload; an unreadable one is a crash naming the file."""
     from evalkit.corpus.agents import agent_payload
@@ -695,10 +477,7 @@ def _agent_payload(root: str, path: str, log: str, fmt: str, frames: bool) -> di
         line = f":{exc.line}" if exc.line is not None else ""
         return {"status": "crash", "reason": f"{where}{line}: {exc.reason}"}
     except Exception as exc:  # noqa: BLE001 — a crash is counted and reported, never fatal
-        return {
-            "status": "crash",
-            "reason": f"unexpected {type(exc).__name__} while reading: {exc}",
-        }
+        return _unexpected(exc, "reading")
 
 
 def run_payload(session: Any) -> dict[str, Any]:

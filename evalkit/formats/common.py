@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalkit.ecma import pl
-from evalkit.formats.files import read_file_bytes
+from evalkit.formats.files import ReadLimits, read_file_bytes
 from evalkit.formats.frozen import quick_init
 
 __all__ = [
@@ -31,7 +31,10 @@ __all__ = [
     "FileRead",
     "Request",
     "TokenLedger",
+    "bad_type",
     "count_unknown",
+    "dumps",
+    "loads_or_none",
     "mcp_server",
     "number",
     "read_json_lines",
@@ -170,6 +173,9 @@ class FileRead:
         unknown: Record kinds the reader does not know, by kind: counted, never fatal.
         gzip: The file was gzip-compressed.
         truncated_gzip: The gzip stream ended early; what was decompressed is kept.
+        too_long: Lines longer than the line limit (`EVALKIT_MAX_LINE_MB`), skipped.
+        bad_type: JSON-object lines whose `type` (or their payload's or item's) is not text,
+            skipped (`bad_type`).
     """
 
     path: str
@@ -181,6 +187,13 @@ class FileRead:
     unknown: tuple[tuple[str, int], ...] = ()
     gzip: bool = False
     truncated_gzip: bool = False
+    too_long: int = 0
+    bad_type: int = 0
+
+    @property
+    def skipped(self) -> int:
+        """Non-blank lines that did not become records."""
+        return self.malformed + self.non_object + self.too_long + self.bad_type
 
     def damage(self) -> str | None:
         """What was lost or repaired reading this file, in words; None for a clean file.
@@ -197,6 +210,15 @@ class FileRead:
             parts.append(
                 f"{self.invalid_utf8} {pl(self.invalid_utf8, 'line')} with invalid UTF-8 "
                 "decoded with U+FFFD"
+            )
+        if self.too_long:
+            parts.append(
+                f"{self.too_long} {pl(self.too_long, 'line')} over the length limit "
+                "(EVALKIT_MAX_LINE_MB) skipped"
+            )
+        if self.bad_type:
+            parts.append(
+                f"{self.bad_type} {pl(self.bad_type, 'line')} with a type that is not text skipped"
             )
         if self.truncated_gzip:
             parts.append("gzip stream cut short (what it held was read)")
@@ -373,21 +395,30 @@ def tool_family(name: str) -> str:
 # --- reading JSON lines ----------------------------------------------------------------------
 
 
-def read_json_lines(path: str) -> tuple[list[tuple[int, dict[str, Any]]], FileRead]:
+def read_json_lines(
+    path: str, limits: ReadLimits | None = None
+) -> tuple[list[tuple[int, dict[str, Any]]], FileRead]:
     """Every JSON-object line of a file with its 1-based line number, and the reading account.
 
-    `*.gz` files are gunzipped. Blank lines, lines that are not JSON and JSON that is not an
-    object are counted and skipped; nothing is fatal but an unreadable file.
+    `*.gz` files are gunzipped. One damage rule for every reader (issue 21): blank lines, lines
+    over the line limit, lines that are not JSON (nested too deeply to parse included), JSON
+    that is not an object and objects whose `type` is not text (`bad_type`) are counted and
+    skipped; nothing is fatal but an unreadable file.
 
     Raises:
         TranscriptError: The path is missing, unreadable or not a regular file.
     """
-    data, gz, truncated, _digest = read_file_bytes(path)
+    limits = limits or ReadLimits.from_env()
+    data, gz, truncated, _digest = read_file_bytes(path, limits)
     out: list[tuple[int, dict[str, Any]]] = []
-    blank = malformed = non_object = invalid = 0
+    blank = malformed = non_object = invalid = too_long = wrong_type = 0
+    line_bytes = limits.line_bytes
     for lineno, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
             blank += 1
+            continue
+        if len(raw) > line_bytes:
+            too_long += 1
             continue
         try:
             text = raw.decode("utf-8")
@@ -399,10 +430,12 @@ def read_json_lines(path: str) -> tuple[list[tuple[int, dict[str, Any]]], FileRe
         except (ValueError, RecursionError):
             malformed += 1
             continue
-        if isinstance(value, dict):
-            out.append((lineno, value))
-        else:
+        if not isinstance(value, dict):
             non_object += 1
+        elif bad_type(value):
+            wrong_type += 1
+        else:
+            out.append((lineno, value))
     account = FileRead(
         path=path,
         records=len(out),
@@ -412,8 +445,92 @@ def read_json_lines(path: str) -> tuple[list[tuple[int, dict[str, Any]]], FileRe
         invalid_utf8=invalid,
         gzip=gz,
         truncated_gzip=truncated,
+        too_long=too_long,
+        bad_type=wrong_type,
     )
     return out, account
+
+
+_TYPED = ("payload", "item", "msg")
+
+
+def bad_type(record: dict[str, Any]) -> bool:
+    """Whether a JSON-object line has a `type` that is neither absent, null nor text: its own,
+    or that of the object under `payload` (a Codex rollout line), `item` (a `codex exec --json`
+    item event) or `msg`, `item_type` included. Such a line is damage: every reader skips and
+    counts it, and format detection never reads it as evidence."""
+    kind = record.get("type")
+    if kind is not None and type(kind) is not str:
+        return True
+    for key in _TYPED:
+        inner = record.get(key)
+        if type(inner) is dict:
+            for name in ("type", "item_type"):
+                kind = inner.get(name)
+                if kind is not None and type(kind) is not str:
+                    return True
+    return False
+
+
+def dumps(value: Any, *, sort_keys: bool = False) -> str:
+    """`json.dumps(value, ensure_ascii=False, sort_keys=sort_keys)` for a value read from JSON,
+    however deeply it is nested: a value too deep for `json.dumps`'s recursion is written by an
+    iterative walk giving the same text, so a line that parsed is measured, never a crash."""
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=sort_keys)
+    except RecursionError:
+        pass
+    return _dumps_walk(value, sort_keys)
+
+
+def _dumps_walk(value: Any, sort_keys: bool) -> str:
+    out: list[str] = []
+    stack: list[Any] = [value]
+    scalar = json.JSONEncoder(ensure_ascii=False).encode
+    while stack:
+        item = stack.pop()
+        if type(item) is _Text:
+            out.append(item.text)
+        elif isinstance(item, dict):
+            if not item:
+                out.append("{}")
+                continue
+            out.append("{")
+            keys = sorted(item) if sort_keys else list(item)
+            stack.append(_Text("}"))
+            for n in range(len(keys) - 1, -1, -1):
+                stack.append(item[keys[n]])
+                stack.append(_Text((", " if n else "") + scalar(str(keys[n])) + ": "))
+        elif isinstance(item, list | tuple):
+            if not item:
+                out.append("[]")
+                continue
+            out.append("[")
+            stack.append(_Text("]"))
+            for n in range(len(item) - 1, -1, -1):
+                stack.append(item[n])
+                if n:
+                    stack.append(_Text(", "))
+        else:
+            out.append(scalar(item))
+    return "".join(out)
+
+
+class _Text:
+    """Literal text on `dumps`'s work stack (a `str` there is a value to write)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def loads_or_none(text: str) -> Any:
+    """`json.loads(text)`, or None when it is not JSON or is nested too deeply to parse."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
 
 
 def number(value: Any) -> float | None:

@@ -104,25 +104,44 @@ def _is_inspect_zip(path: str) -> bool:
 
 
 def detect_format(path: str | os.PathLike[str]) -> Format:
-    """The format of a file, from its first bytes and records (see the module docstring)."""
+    """The format of a file, from its first bytes and records (see the module docstring).
+
+    Never raises: a head that cannot be read is Claude Code, whose reader then names the
+    problem. Detection skips what the readers skip (issue 21): a line over the line limit, a
+    line that is not JSON or is nested too deeply to parse, and a record whose `type` is not
+    text (`bad_type`), so such a line near the top never decides, or stops, the detection.
+    """
     name = os.fspath(path)
+    try:
+        return _detect(name)
+    except Exception:  # noqa: BLE001 — detection is a guess; the reader gives the reason
+        return "claude-code"
+
+
+def _detect(name: str) -> Format:
     head = _head(name)
     if head.startswith(b"PK\x03\x04"):
         return "inspect" if _is_inspect_zip(name) else "claude-code"
     text = head.decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
     if text.startswith("{") and _looks_like_inspect_json(text):
         return "inspect"
+    from evalkit.formats.common import bad_type
+
+    limit = _line_limit()
     records = []
-    for line in text.split("\n"):
+    pieces = head.split(b"\n")
+    for raw in pieces:
+        if len(raw) > limit:
+            continue  # the readers skip a line over the limit
         try:
-            value = json.loads(line)
-        except ValueError:
+            value = json.loads(raw.decode("utf-8", "replace").lstrip("\ufeff"))
+        except (ValueError, RecursionError):
             continue
-        if isinstance(value, dict):
+        if isinstance(value, dict) and not bad_type(value):
             records.append(value)
             if len(records) >= _HEAD_RECORDS:
                 break
-    if not records and _ROLLOUT_PREFIX.match(text):
+    if not records and len(pieces[0]) <= limit and _ROLLOUT_PREFIX.match(text):
         return "codex-rollout"  # a first line longer than the head read (long instructions)
     from evalkit.formats.codex.exec_json import EXEC_EVENTS
     from evalkit.formats.codex.rollout import ROLLOUT_KINDS
@@ -137,6 +156,15 @@ def detect_format(path: str | os.PathLike[str]) -> Format:
             if "instructions" in rec:
                 return "codex-rollout"
     return "claude-code"
+
+
+def _line_limit() -> int:
+    from evalkit.formats.files import ReadLimits
+
+    try:
+        return ReadLimits.from_env().line_bytes
+    except TranscriptError:
+        return ReadLimits().line_bytes  # the reader names the unusable setting
 
 
 def _looks_like_inspect_json(text: str) -> bool:

@@ -1,7 +1,7 @@
 """The names of the environment variables that bound reading a transcript (issue 11).
 
 Kept apart from `evalkit.formats.files`, which applies them (`ReadLimits`), so that what keys a
-stored result on them (`evalkit.corpus.cache_keys.limits_suffix`) can name them without
+stored result on them (`evalkit.store.keys.limits_suffix`) can name them without
 importing the readers.
 """
 

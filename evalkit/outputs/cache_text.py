@@ -1,6 +1,6 @@
 """`evalkit cache` output: what the cache holds, and what prune or clear removed, as text or JSON.
 
-Printing only: every figure comes from `evalkit.corpus.cache_admin`. Sizes are decimal (kB, MB,
+Printing only: every figure comes from `evalkit.store.admin`. Sizes are decimal (kB, MB,
 GB); times are shown as an age in text and as UTC ISO-8601 in JSON.
 """
 
@@ -10,16 +10,16 @@ import os
 import time
 from typing import Any
 
-from evalkit.corpus.cache_admin import (
+from evalkit.ecma import grp, js_json, pl
+from evalkit.errors import one_line
+from evalkit.outputs.sweep_text import text_table
+from evalkit.store.admin import (
     OLDER_SUBDIR,
     CacheInfo,
     Removal,
     StoreDir,
     prune_reason,
 )
-from evalkit.ecma import grp, js_json, pl
-from evalkit.errors import one_line
-from evalkit.outputs.sweep_text import text_table
 
 __all__ = [
     "size_text",

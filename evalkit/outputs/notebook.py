@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evalkit.paths import bundled_corpus, bundled_evidence, repo_root
+from evalkit.store.columns import name_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -262,7 +263,7 @@ def lowest_sessions(source: SweepResult | Corpus, n: int = 5) -> pd.DataFrame:
     else:
         frame, result = source.sessions_frame(), source
     frame = frame.set_index("log", drop=False)
-    logs = [r.log for r in result.tail(n)]
+    logs = [name_text(r.log) for r in result.tail(n)]  # as the frame holds names
     columns = [c for c in _TAIL_COLUMNS if c in frame.columns]
     return frame.loc[logs, columns].reset_index(drop=True)
 
@@ -271,7 +272,9 @@ def lowest_session_calls(result: SweepResult) -> pd.DataFrame:
     """The per-call breakdown of the sweep's lowest session (empty when the sweep has none)."""
     calls = result.calls_frame()
     lowest = result.tail(1)
-    return calls[calls["log"] == lowest[0].log].reset_index(drop=True) if lowest else calls.iloc[:0]
+    if not lowest:
+        return calls.iloc[:0]
+    return calls[calls["log"] == name_text(lowest[0].log)].reset_index(drop=True)
 
 
 def lowest_session_line(result: SweepResult) -> str:

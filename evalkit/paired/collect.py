@@ -96,6 +96,7 @@ __all__ = [
     "GroupResult",
     "SampleResult",
     "SampleSpec",
+    "CollectorFolderError",
     "EvidenceWriteError",
     "collect",
     "nested_output_path",
@@ -849,10 +850,19 @@ def collect(
             group_run.root = root / experiment  # each group gets its own worktrees/receipts
             for sub in ("worktrees", "receipts"):
                 (group_run.root / sub).mkdir(parents=True)
+            folders = _folder_state(group_run.root)
             plan = plan_samples(experiment, manifest, options.count, options.variant)
             samples = []
             for spec in plan:
-                result = run_sample(group_run, spec)
+                try:
+                    result = run_sample(group_run, spec)
+                    gone = _folder_state(group_run.root) != folders
+                except (OSError, EvalkitError):
+                    if _folder_state(group_run.root) == folders:
+                        raise  # not the folder: reported as it is
+                    result, gone = None, True
+                if gone:  # the driver removed or replaced the collector's own folder
+                    _stopped(group_run, experiment, output, plan, samples, spec, results, echo)
                 echo(result.line())
                 samples.append(result)
             evidence = _evidence(group_run, experiment, samples)
@@ -890,7 +900,14 @@ def _write_evidence(output: Path, text: str, echo: Callable[[str], None]) -> Non
         return
     except OSError as exc:
         reason = str(exc) if isinstance(exc, EvidenceWriteError) else exc.strerror or str(exc)
-    saved = None
+    saved = _keep(output, text, echo)
+    where = f"; the collected evidence was kept in {saved}" if saved else ""
+    raise EvidenceWriteError(f"could not write the evidence to {output} ({reason}){where}", saved)
+
+
+def _keep(output: Path, text: str, echo: Callable[[str], None]) -> Path | None:
+    """Keep evidence that cannot go to `output` in a new file beside it (or in the temporary
+    directory): `<stem>.unsaved-<random><suffix>`, created exclusively; None when neither works."""
     for directory in (output.parent, Path(tempfile.gettempdir())):
         try:
             fd, name = tempfile.mkstemp(
@@ -898,14 +915,78 @@ def _write_evidence(output: Path, text: str, echo: Callable[[str], None]) -> Non
             )
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(text)
-            saved = Path(name)
-            break
         except OSError:
             continue
-    where = f"; the collected evidence was kept in {saved}" if saved else ""
-    if saved:
-        echo(f"evidence kept in: {saved}")
-    raise EvidenceWriteError(f"could not write the evidence to {output} ({reason}){where}", saved)
+        echo(f"evidence kept in: {name}")
+        return Path(name)
+    return None
+
+
+def _folder_state(root: Path) -> tuple[tuple[int, int] | None, ...]:
+    """The identity (device, inode) of a group's folder and its `worktrees/` and `receipts/`,
+    None for one that is gone or is not a directory: a driver must never touch them."""
+    out = []
+    for path in (root, root / "worktrees", root / "receipts"):
+        try:
+            st = os.lstat(path)
+        except OSError:
+            out.append(None)
+            continue
+        out.append((st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None)
+    return tuple(out)
+
+
+class CollectorFolderError(EvalkitError):
+    """A driver removed or replaced the collector's own temporary folder: the run stopped, and
+    the samples it had completed were kept (`saved`)."""
+
+    def __init__(self, message: str, saved: tuple[Path, ...]) -> None:
+        super().__init__(message)
+        self.saved = saved
+
+
+def _stopped(
+    run: _Run,
+    experiment: str,
+    output: Path,
+    plan: list[SampleSpec],
+    done: list[SampleResult],
+    spec: SampleSpec,
+    results: list[GroupResult],
+    echo: Callable[[str], None],
+) -> None:
+    """Stop a run whose group folder a driver removed or replaced (issue 21): the samples run
+    before are kept with the evidence of the groups already complete, in files of their own
+    beside the outputs (as when the final write fails), each a valid evidence file in which
+    this sample and those not run are failures (`sample_contract_error`). Always raises
+    `CollectorFolderError`, naming the folder and the sample whose driver ran when it went."""
+    message = "the driver removed the collector's temporary folder"
+    broken = _Status("fail")
+    broken.fail("sample_contract_error", message)
+    rest = [_finish(spec, _empty_sample(spec), broken)]
+    for later in plan[plan.index(spec) + 1 :]:
+        not_run = _Status("fail")
+        not_run.fail("sample_contract_error", "not run: the collector's folder was removed")
+        rest.append(_finish(later, _empty_sample(later), not_run))
+    echo(rest[0].line())
+    kept = []
+    groups = [(g.output, g.evidence) for g in results]
+    groups.append((output, _evidence(run, experiment, [*done, *rest])))
+    for path, evidence in groups:
+        saved = _keep(path, dump_evidence(evidence), echo)
+        if saved is not None:
+            kept.append(saved)
+    where = (
+        f"; the {len(done)} completed {'sample was' if len(done) == 1 else 'samples were'} kept "
+        f"in {', '.join(map(str, kept))}"
+        if kept
+        else "; the completed samples could not be kept (no writable directory)"
+    )
+    raise CollectorFolderError(
+        f"collection stopped at sample {spec.label}: its driver removed or replaced the "
+        f"collector's temporary folder {run.root} (its worktrees and receipts){where}",
+        tuple(kept),
+    )
 
 
 def _cleanup(repo: Path, root: Path) -> None:

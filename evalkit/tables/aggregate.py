@@ -349,7 +349,7 @@ def sessions_frame(records: Sequence[SessionRecord]) -> pd.DataFrame:
         }
         for r in records
     ]
-    from evalkit.corpus.columns import build_frame  # the column dictionary: frames only
+    from evalkit.store.columns import build_frame  # the column dictionary: frames only
 
     return build_frame("sweep_sessions", rows)
 
@@ -374,7 +374,7 @@ def calls_frame(records: Sequence[SessionRecord]) -> pd.DataFrame:
         }
         for r, c in all_calls(records)
     ]
-    from evalkit.corpus.columns import build_frame
+    from evalkit.store.columns import build_frame
 
     return build_frame("sweep_calls", rows)
 

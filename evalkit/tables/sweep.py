@@ -4,7 +4,7 @@
 
 * `evalkit.corpus.discover` — sessions from a directory tree by the harness's layout rules (§7.1–7.5)
 * `evalkit.corpus.records` — parse one session into its allocation numbers (§8.2 steps 1–2)
-* `evalkit.corpus.store`, `evalkit.corpus.parse` — stored, parallel analysis of every session
+* `evalkit.store.shards`, `evalkit.corpus.parse` — stored, parallel analysis of every session
 * `evalkit.tables.quantile` — the one quantile rule (§8.1, Decision 2)
 * `evalkit.tables.aggregate` — corpus line, slice table, per-call line, arm table, tail (§8.2, §8.4)
 * `evalkit.outputs.sweep_text` — text, markdown and JSON output (`evalkit sweep`)
@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evalkit import paths
-from evalkit.corpus.cache_keys import sweep_fingerprint
 from evalkit.corpus.discover import Discovery, FileEntry, SessionRef, discover, force_format
 from evalkit.corpus.parse import Progress, analyse_sessions
 from evalkit.corpus.records import (
@@ -36,10 +35,11 @@ from evalkit.corpus.records import (
     account_files,
     read_ref,
 )
-from evalkit.corpus.store import CorpusStore, default_cache_dir
 from evalkit.errors import UsageError
 from evalkit.formats.detect import check_format
 from evalkit.paths import bundled_corpus
+from evalkit.store.keys import sweep_fingerprint
+from evalkit.store.shards import CorpusStore, default_cache_dir
 from evalkit.tables.agents import AgentRow, agent_table, has_other_agents
 from evalkit.tables.aggregate import (
     ArmCell,

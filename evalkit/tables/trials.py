@@ -28,10 +28,11 @@ from evalkit.corpus.layouts import CorpusLayout, discover_layout, parse_layout
 from evalkit.corpus.outcomes import OutcomeJoin, join_outcomes
 from evalkit.corpus.parse import Progress, analyse_payloads
 from evalkit.corpus.records import FileDamage
-from evalkit.corpus.store import CorpusStore, code_fingerprint, default_cache_dir
 from evalkit.errors import UsageError
 from evalkit.formats.profiles import ToolProfile, load_profile
 from evalkit.session import RunFigures
+from evalkit.store.keys import store_fingerprint
+from evalkit.store.shards import CorpusStore, default_cache_dir
 from evalkit.tables.compare import Comparison, arm_figures, select_runs
 from evalkit.tables.outcomes import DEFAULT_PASS_THRESHOLD, OutcomeTable, outcome_table
 
@@ -356,7 +357,7 @@ def run_trial_sweep(
     store = CorpusStore(
         (cache_dir or default_cache_dir()) if cache else None,
         root,
-        fingerprint=f"{code_fingerprint()}:trials:{prof.fingerprint()}",
+        fingerprint=store_fingerprint(profile=prof.fingerprint()),
     )
     bar = None if progress is False else Progress(len(found.sessions), enabled=progress)
     payloads = analyse_payloads(

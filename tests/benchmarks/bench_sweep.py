@@ -14,7 +14,7 @@ contenders interleaved (so a busy machine slows each of them alike), the best wa
   output (the CLI's imports included: it reads the store's side index and imports neither
   pyarrow nor numpy);
 * snapshot command: that command once more, which prints the output the previous one stored
-  (the tree unchanged: `evalkit.corpus.snapshot`), against "cold command", the same command on
+  (the tree unchanged: `evalkit.store.snapshot`), against "cold command", the same command on
   an empty store: the warm ÷ cold of a user's two runs;
 * serial: `--no-cache -j 1` (one process, nothing stored), and parallel: `--no-cache`;
 * frames: `load_corpus(DIR)` with every frame built (cold, warm on the same store, and with no

@@ -64,8 +64,8 @@ def main() -> None:
     from evalkit.corpus.discover import discover
     from evalkit.corpus.parse import analyse_sessions
     from evalkit.corpus.records import account_files
-    from evalkit.corpus.store import CorpusStore
     from evalkit.outputs.sweep_text import render_json, to_json_dict
+    from evalkit.store.shards import CorpusStore
     from evalkit.tables.aggregate import arm_table, corpus_counts, per_call, slice_table
     from evalkit.tables.sweep import run_sweep
 

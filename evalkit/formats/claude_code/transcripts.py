@@ -387,7 +387,7 @@ def read_transcript(
             name, drop_falsy=drop_falsy, limits=limits, known_stat=st
         )
         if not account.is_transcript:
-            raise NotATranscript(name)
+            raise NotATranscript(name, account.too_long)
         events.extend(seg_events)
         accounts.append(account)
     return Transcript(names, events, tuple(accounts), tuple(starts))

@@ -22,7 +22,6 @@ Older streams (until October 2025) tagged items by `item_type`, called the assis
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
@@ -33,6 +32,7 @@ from evalkit.formats.common import (
     FileRead,
     TokenLedger,
     count_unknown,
+    dumps,
     number,
     read_json_lines,
     tool_family,
@@ -94,7 +94,7 @@ def _call(item: dict[str, Any], itype: str) -> tuple[str, Any, str, bool, int | 
             if parts:
                 text = "\n".join(parts)
             elif result.get("structured_content") is not None:
-                text = json.dumps(result["structured_content"], ensure_ascii=False)
+                text = dumps(result["structured_content"])
             else:
                 text = ""
         else:
@@ -251,6 +251,8 @@ def read_exec_json(path: str | os.PathLike[str]) -> AgentSession:
             unknown=count_unknown(unknown),
             gzip=account.gzip,
             truncated_gzip=account.truncated_gzip,
+            too_long=account.too_long,
+            bad_type=account.bad_type,
         ),
         extra={"failed_turns": failed_turns, "stream_errors": stream_errors},
     )

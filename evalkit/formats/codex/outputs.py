@@ -8,12 +8,11 @@ builds. The reader tries them in that order and keeps the text otherwise.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from evalkit.formats.common import text_of_parts
+from evalkit.formats.common import dumps, loads_or_none, text_of_parts
 
 __all__ = ["DecodedOutput", "decode_output"]
 
@@ -52,13 +51,10 @@ def decode_output(output: Any) -> DecodedOutput:
         code = _header_exit(text)
         return DecodedOutput(text, code, code not in (None, 0))
     if not isinstance(output, str):
-        text = "" if output is None else json.dumps(output, ensure_ascii=False)
+        text = "" if output is None else dumps(output)
         return DecodedOutput(text, None, False)
     if output.startswith("{"):
-        try:
-            value = json.loads(output)
-        except ValueError:
-            value = None
+        value = loads_or_none(output)  # not JSON, or nested too deeply to read: the text
         if isinstance(value, dict) and isinstance(value.get("output"), str):
             meta = value.get("metadata")
             code = meta.get("exit_code") if isinstance(meta, dict) else None

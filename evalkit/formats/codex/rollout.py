@@ -38,6 +38,7 @@ from evalkit.formats.common import (
     Request,
     TokenLedger,
     count_unknown,
+    dumps,
     number,
     read_json_lines,
     text_of_parts,
@@ -124,7 +125,7 @@ def _str(x: Any) -> str | None:
 
 def _key(rec: dict[str, Any]) -> str:
     # Copies carry the fork's write time (§1.11): compare kind and payload only.
-    return json.dumps([rec.get("type"), rec.get("payload")], sort_keys=True)
+    return dumps([rec.get("type"), rec.get("payload")], sort_keys=True)
 
 
 def _copied_prefix(records: list[Record], parent: list[Record] | None) -> tuple[int, bool]:
@@ -192,7 +193,7 @@ def _arguments(raw: Any) -> Any:
         return raw
     try:
         return json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deeply to read: the text
         return raw
 
 
@@ -220,7 +221,10 @@ def read_rollout(path: str | os.PathLike[str], *, parent: str | None = None) -> 
     records = _lines(raw)
     meta = _first_meta(records)
     if meta is None:
-        raise TranscriptError(name, "not a Codex rollout file (no session_meta line)")
+        why = "no session_meta line"
+        if account.damage():
+            why += f"; {account.damage()}"
+        raise TranscriptError(name, f"not a Codex rollout file ({why})")
     parent_records = _lines(read_json_lines(parent)[0]) if parent is not None else None
     copied, unexcluded = _copied_prefix(records, parent_records)
     own_start = 1 + copied if copied else 0
@@ -460,6 +464,8 @@ def read_rollout(path: str | os.PathLike[str], *, parent: str | None = None) -> 
             unknown=count_unknown(unknown),
             gzip=account.gzip,
             truncated_gzip=account.truncated_gzip,
+            too_long=account.too_long,
+            bad_type=account.bad_type,
         ),
         extra={
             "cli_version": _str(meta.get("cli_version")),
@@ -486,7 +492,7 @@ def _call_chars(payload: dict[str, Any], raw_input: Any) -> int:
     if isinstance(raw_input, str):
         args = raw_input
     else:
-        args = json.dumps({} if raw_input is None else raw_input, ensure_ascii=False)
+        args = dumps({} if raw_input is None else raw_input)
     return utf16_len(args) + utf16_len(_call_name(payload))
 
 

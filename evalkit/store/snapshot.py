@@ -19,7 +19,7 @@ What the state covers, so that an equal state means an equal output:
 * a directory that cannot be listed, with its error.
 
 The snapshot's name holds everything else the output depends on: evalkit's code digest and the
-reading limits (through the store directory: `cache_keys`), the Python version, the directory
+reading limits (through the store directory: `keys`), the Python version, the directory
 as given and resolved, and every option that changes the output (`sweep_options`).
 
 A snapshot is written only when no entry changed in the two seconds before the walk (as the
@@ -55,7 +55,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evalkit.corpus.cache_keys import RACY_NS
+from evalkit.store.keys import RACY_NS
 
 __all__ = [
     "TreeState",
@@ -162,7 +162,7 @@ class Snapshot:
     """The stored output of one sweep command: read it (`read`), or write it (`writer`).
 
     Args:
-        store_dir: The sweep's store directory (`cache_keys.store_directory`).
+        store_dir: The sweep's store directory (`keys.store_directory`).
         root: The swept directory.
         options: Everything but the tree the output depends on (JSON-able).
         inputs: `(path, file_state(path))` of each file outside the tree whose content is in
@@ -278,10 +278,11 @@ class _Writer:
         self._hash = hashlib.sha256()
         self._current = 0
         try:
-            import tempfile
+            from evalkit.store.temps import remove_stale_temps, temp_file
 
             snap.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, self._tmp = tempfile.mkstemp(dir=snap.path.parent, prefix=".tmp-", suffix=".out")
+            remove_stale_temps(snap.path.parent)  # what an interrupted sweep left (issue 21)
+            fd, self._tmp = temp_file(snap.path.parent, ".out")  # locked while it is written
             self._fh = os.fdopen(fd, "wb")
             header = {"tree": snap.tree.digest, "options": snap.options, "corpus": snap.root}
             self._raw(_MAGIC + json.dumps(header, ensure_ascii=True).encode() + b"\n")
@@ -335,7 +336,7 @@ class _Writer:
         if self.snap.fingerprint is not None:
             # What the directory is for, for `evalkit cache`, when no shard wrote it (a trial
             # sweep's output, a corpus with no session). The sweep has imported the store.
-            from evalkit.corpus.store import write_record
+            from evalkit.store.shards import write_record
 
             write_record(self.snap.path.parent, self.snap.fingerprint, self.snap.root)
 

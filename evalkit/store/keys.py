@@ -2,8 +2,8 @@
 reading limits, and a store directory's path.
 
 These few functions are all a warm `evalkit sweep` needs to find its stored output
-(`evalkit.corpus.snapshot`), so they import nothing of the readers, metrics or pyarrow;
-`evalkit.corpus.store` builds on them.
+(`evalkit.store.snapshot`), so they import nothing of the readers, metrics or pyarrow;
+`evalkit.store.shards` builds on them.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ __all__ = [
 STORE_SUBDIR = "corpus-store-v1"
 # A file modified this close to when it was read could be modified again within the same
 # timestamp tick: the store re-hashes such a session on its next lookup, and a sweep's stored
-# output is not written (`evalkit.corpus.snapshot`).
+# output is not written (`evalkit.store.snapshot`).
 RACY_NS = 2_000_000_000
 
 
@@ -45,7 +45,7 @@ def code_fingerprint() -> str:
     """evalkit's version plus a digest of every `.py` file of the package.
 
     The version alone would keep stale entries across edits made between releases. The digest
-    covers `corpus/records.py`, so a new payload version (`records.PAYLOAD_VERSION`) is a new
+    covers `store/rows.py`, so a new payload version (`rows.PAYLOAD_VERSION`) is a new
     digest too.
     """
     pkg = os.path.dirname(os.path.realpath(evalkit.__file__))
@@ -77,11 +77,23 @@ def limits_suffix(environ: os._Environ[str] | dict[str, str] | None = None) -> s
     return f":limits:{digest}"
 
 
+def store_fingerprint(fmt: str | None = None, profile: str | None = None) -> str:
+    """The fingerprint of a store without its limits (`CorpusStore` adds them): the code
+    digest, `:trials:DIGEST` when the sessions are read with a tool profile (the trial sweep,
+    or `load_corpus(profile=…)`: its payloads hold the profile's figures), and `:format:NAME`
+    when one reader is forced on every session (its payloads differ for the same files). The
+    sweep and the corpus loader of the same options share the store (`shards`)."""
+    fingerprint = code_fingerprint()
+    if profile is not None:
+        fingerprint += f":trials:{profile}"
+    if fmt is not None:
+        fingerprint += f":format:{fmt}"
+    return fingerprint
+
+
 def sweep_fingerprint(fmt: str | None = None) -> str:
-    """The fingerprint of the sweep's store without its limits (`CorpusStore` adds them): the
-    code digest, and `:format:NAME` when one reader is forced on every session (its payloads
-    differ for the same files)."""
-    return code_fingerprint() if fmt is None else f"{code_fingerprint()}:format:{fmt}"
+    """The sweep's store fingerprint: `store_fingerprint` with the reference's rules."""
+    return store_fingerprint(fmt)
 
 
 def store_directory(

@@ -2,7 +2,7 @@
 
 What evalkit writes under the cache directory (`store.default_cache_dir()` or `--cache-dir`):
 
-    corpus-store-v1/<code digest[:20]>/<corpus digest[:20]>/    a store directory (`store.py`)
+    corpus-store-v1/<code digest[:20]>/<corpus digest[:20]>/    a store directory (`shards.py`)
         shard-<16 hex>-<32 hex>.parquet, shard-….index.json      the stored sessions
         store.json                                              what the store is for
         snapshot-<32 hex>.out                                   a sweep's stored output
@@ -38,20 +38,21 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from evalkit.corpus.store import (
+from evalkit.errors import UsageError
+from evalkit.formats.detect import FORMATS
+from evalkit.formats.profiles import PRESETS, preset
+from evalkit.store.keys import store_fingerprint
+from evalkit.store.shards import (
     _SHARD,
     _SUBDIR,
     RECORD,
     RECORD_VERSION,
     STORE_FILE,
-    TEMP_FILE,
     code_fingerprint,
     default_cache_dir,
     fingerprint_parts,
 )
-from evalkit.errors import UsageError
-from evalkit.formats.detect import FORMATS
-from evalkit.formats.profiles import PRESETS, preset
+from evalkit.store.temps import TEMP_AGE_NS, TEMP_FILE, stale_temp
 
 __all__ = [
     "StoreDir",
@@ -69,7 +70,6 @@ __all__ = [
 
 STORE_SUBDIR = _SUBDIR
 OLDER_SUBDIR = "sweep"  # evalkit.corpus.cache.SweepCache, replaced by the corpus store
-TEMP_AGE_NS = 24 * 3600 * 10**9  # a temporary file this old is a write that was interrupted
 
 _HEX20 = re.compile(r"^[0-9a-f]{20}\Z")
 _HEX2 = re.compile(r"^[0-9a-f]{2}\Z")
@@ -93,7 +93,9 @@ class StoreDir:
         path: Relative to the cache directory (`corpus-store-v1/<code>/<corpus>`).
         corpus: The swept directory, resolved, or None when the store has no valid record.
         corpus_given: The swept directory as the sweep was given it (None when unknown).
-        kind: `sweep`, `frames` (the corpus loader's), `trials` (the trial sweep's), or None.
+        kind: `sweep` (the reference's rules: the sweep's and the corpus loader's), `trials`
+            (a tool profile's: the trial sweep's and the loader's with that profile), `frames`
+            (an older evalkit's corpus loader's), or None.
         format: The reader forced on every session (`--format`), or None.
         version: The evalkit version that created it, or None when unknown.
         current: Made by this evalkit's code (a sweep of this evalkit reads it).
@@ -292,17 +294,14 @@ def _digest20(data: bytes) -> str:
 def _current_names() -> dict[str, tuple[str, str | None]]:
     """The code-digest directory names this evalkit writes (with no tool profile or a preset
     one), with their kind and forced format: how a store without a record is still known to be
-    current. The fingerprints are those of `tables.sweep`, `tables.trials` and `corpus.load`."""
+    current. The fingerprints are those `keys.store_fingerprint` gives the sweep, the trial sweep
+    and the corpus loader, which share them."""
     code = code_fingerprint()
-    suffixes: dict[str, tuple[str, str | None]] = {"": ("sweep", None)}
-    for profile in ["", *(f":{preset(name).fingerprint()}" for name in PRESETS)]:
-        suffixes[f":frames{profile}"] = ("frames", None)
-        if profile:
-            suffixes[f":trials{profile}"] = ("trials", None)
-        for fmt in FORMATS:
-            suffixes[f":frames{profile}:format:{fmt}"] = ("frames", fmt)
-    for fmt in FORMATS:
-        suffixes[f":format:{fmt}"] = ("sweep", fmt)
+    suffixes: dict[str, tuple[str, str | None]] = {}
+    for profile in [None, *(preset(name).fingerprint() for name in PRESETS)]:
+        kind = "sweep" if profile is None else "trials"
+        for fmt in (None, *FORMATS):
+            suffixes[store_fingerprint(fmt, profile)[len(code) :]] = (kind, fmt)
     return {_digest20((code + s).encode()): v for s, v in suffixes.items()}
 
 
@@ -556,7 +555,7 @@ class _Tally:
 # to remove (by name and status), and which subdirectories are evalkit's, with their rule. A file
 # whose name is not evalkit's, and anything that is neither a regular file nor a directory (a
 # symbolic link, a FIFO), is left and listed.
-_FileRule = Callable[[str, os.stat_result], bool]
+_FileRule = Callable[[int, str, os.stat_result], bool]  # (directory fd, name, status)
 
 
 def _no_file(name: str) -> bool:
@@ -594,7 +593,7 @@ def _clean(parent: int, name: str, rel: str, rule: _Rule, tally: _Tally) -> bool
             elif not (stat.S_ISREG(st.st_mode) and rule.own(child)):
                 tally.left.append(crel)  # not evalkit's
                 empty = False
-            elif not rule.remove(child, st) or not _unlink(fd, child, crel, tally):
+            elif not rule.remove(fd, child, st) or not _unlink(fd, child, crel, tally):
                 empty = False  # evalkit's, kept (a current store's shard) or not removable
             else:
                 tally.files += 1
@@ -627,12 +626,14 @@ def _unlink(fd: int, name: str, rel: str, tally: _Tally) -> bool:
     return True
 
 
-def _any(name: str, st: os.stat_result) -> bool:
+def _any(fd: int, name: str, st: os.stat_result) -> bool:
     return True
 
 
 def _old_temp(now_ns: int) -> _FileRule:
-    return lambda name, st: bool(TEMP_FILE.match(name)) and now_ns - st.st_mtime_ns >= TEMP_AGE_NS
+    """A temporary file an interrupted writer left: no live writer holds its lock (issue 21;
+    `temps.stale_temp`), never a concurrent writer's file."""
+    return lambda fd, name, st: bool(TEMP_FILE.match(name)) and stale_temp(fd, name, now_ns)
 
 
 def _hex20(rule: _Rule) -> Callable[[str], _Rule | None]:
@@ -738,7 +739,8 @@ def prune_cache(
     """Remove what no sweep of this evalkit will read again: store directories made by another
     evalkit code version (or with no record and not this evalkit's), store directories of corpora
     that no longer exist, older evalkit's per-session cache files, and temporary files of writes
-    interrupted a day ago or more. A current store of an existing corpus is kept.
+    interrupted (whose writer is gone: `temps.stale_temp`). A current store of an existing
+    corpus is kept.
 
     Args:
         cache_dir: The cache directory (default: the sweep's).

@@ -23,14 +23,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from evalkit.corpus.discover import SessionRef
-from evalkit.corpus.records import (
-    FileManifest,
-    SessionRecord,
-    analyse_with_files,
-    record_from_payload,
-    session_files,
-)
-from evalkit.corpus.store import CorpusStore
+from evalkit.corpus.records import Analysed, SessionRecord, analyse_chunk, record_from_payload
+from evalkit.store.manifest import session_files
+from evalkit.store.shards import CorpusStore
 
 __all__ = ["analyse_sessions", "analyse_payloads", "analyse_chunk", "plan_chunks", "Progress"]
 
@@ -70,23 +65,50 @@ class Progress:
             self.stream.flush()
 
 
-Analysed = tuple[dict[str, Any], FileManifest | None]
+# How often a worker checks that its parent is alive (the fallback of `_death_signal`).
+_PARENT_CHECK_S = 0.5
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
-def _ignore_interrupt() -> None:
-    # Workers leave Ctrl-C to the main process, which stops the pool and reports it once.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def _worker_start(parent: int) -> None:
+    """A parser worker's set-up: it leaves Ctrl-C to the main process (which stops the pool and
+    reports it once), and it never outlives that process (issue 21).
 
-
-def analyse_chunk(
-    root: str, refs: Sequence[SessionRef], frames: bool = False, profile: Any = None
-) -> list[Analysed]:
-    """The unit of parallel work: each session's payload and the manifest to store it under.
-
-    `frames` also builds every corpus frame's rows from the same parse, and `profile` parses
-    with a tool profile (`analyse_session`).
+    Killed alone (an out-of-memory killer picks the largest process), the main process left
+    each worker blocked forever on its pipe, holding standard output open, so `evalkit sweep
+    DIR | jq` never finished. On Linux the kernel kills the worker when its parent dies
+    (`PR_SET_PDEATHSIG`); everywhere, a thread checks every `_PARENT_CHECK_S` seconds that the
+    parent is still the process that started it, and ends the worker when it is not. A worker
+    holds nothing to clean up: it parses, and the main process stores what it returns.
     """
-    return [analyse_with_files(root, ref, frames, profile) for ref in refs]
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _death_signal()
+    if os.getppid() != parent:  # the parent died before the signal was asked for
+        os._exit(1)
+    import threading
+
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
+def _death_signal() -> None:
+    """Ask Linux to kill this process when its parent dies; nothing elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # no prctl: the parent check alone
+        pass
+
+
+def _watch_parent(parent: int) -> None:
+    import time
+
+    while os.getppid() == parent:
+        time.sleep(_PARENT_CHECK_S)
+    os._exit(1)
 
 
 def _size(root: str, ref: SessionRef) -> int:
@@ -221,7 +243,9 @@ def _run_local(
 
         import evalkit.session  # noqa: F401
 
-        pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_interrupt)
+        pool = ProcessPoolExecutor(
+            max_workers=workers, initializer=_worker_start, initargs=(os.getpid(),)
+        )
         try:
             _share(
                 pool,
@@ -298,7 +322,7 @@ def _run_dask(
     frames: bool,
     profile: Any,
 ) -> None:
-    from evalkit.corpus.dask_engine import run_chunks
+    from evalkit.corpus.parse.dask_cluster import run_chunks
 
     chunks, _ = plan_chunks(root, refs, todo, jobs)
     run_chunks(

@@ -1,9 +1,9 @@
 """The corpus store: analysed sessions in Parquet shards, so a warm sweep reads no transcript.
 
 Each shard holds one row per analysed session: the session's log, the files its numbers depend
-on (`records.session_files`) with their state when they were read (size, modification time in
+on (`manifest.session_files`) with their state when they were read (size, modification time in
 nanoseconds, inode, status-change time) and the digest of the bytes the parse actually read,
-then the payload columns, derived from `records.PAYLOAD_FIELDS`. A shard is written for each
+then the payload columns, derived from `rows.PAYLOAD_FIELDS`. A shard is written for each
 chunk of sessions as it finishes, to a temporary file renamed into place, so an interrupted sweep
 keeps what it parsed and a reader never sees half a shard.
 
@@ -35,8 +35,13 @@ column by column over whole columns (`_rows_of`), which is what keeps a warm swe
 cheap; orjson reads an index whose writer found nothing orjson reads otherwise than Python's
 JSON (an integer past 64 bits), Python's JSON any other.
 
-The corpus loader's store, whose rows hold every frame's rows, is read a batch of sessions at a
-time (`BatchStore`), so a warm load or export never holds every stored row.
+One store serves every command: the sweep, the trial sweep and the corpus loader of the same
+directory (and the same tool profile and forced reader, `keys.store_fingerprint`) read and write
+the same shards. A session the loader parses is stored with the rows of every frame, in frame
+files beside the shards (`evalkit.store.frame_files`, named by the row's `frames` field); the
+sweep reads such a row like any other, and the loader takes a row stored without them (a
+sweep's) as a miss (`frames=True`), so the session is parsed once more and stored with them.
+Frame files no row names any more are removed once a run has read every shard.
 
 Location: `--cache-dir`, else `$XDG_CACHE_HOME/evalkit`, else `~/.cache/evalkit`.
 """
@@ -53,7 +58,6 @@ import operator
 import os
 import re
 import stat
-import tempfile
 import time
 from array import array
 from collections.abc import Collection, Iterable, Iterator, Sequence
@@ -62,7 +66,9 @@ from pathlib import Path
 from typing import Any
 
 import evalkit
-from evalkit.corpus.cache_keys import (
+from evalkit.formats.files import read_at_most
+from evalkit.store.frame_files import FRAME_FILE, file_name, referenced, write_frame_files
+from evalkit.store.keys import (
     RACY_NS,
     STORE_SUBDIR,
     code_fingerprint,
@@ -70,21 +76,17 @@ from evalkit.corpus.cache_keys import (
     limits_suffix,
     store_directory,
 )
-from evalkit.corpus.discover import SessionRef
-from evalkit.corpus.records import (
-    CALL_FIELDS,
-    PAYLOAD_FIELDS,
-    STATUSES,
+from evalkit.store.manifest import (
     FileManifest,
-    PayloadField,
+    StoredSession,
     file_state,
     regular_file_digest,
     session_files,
 )
-from evalkit.formats.files import read_at_most
+from evalkit.store.rows import CALL_FIELDS, PAYLOAD_FIELDS, STATUSES, PayloadField
+from evalkit.store.temps import remove_stale_temps, temp_file
 
 __all__ = [
-    "BatchStore",
     "CorpusStore",
     "default_cache_dir",
     "code_fingerprint",
@@ -103,6 +105,7 @@ _SMALL_SHARD_BYTES = 4 * 1024 * 1024  # only shards smaller than this are merged
 # Merge a directory's shards when there are more than this many beyond those its live sessions
 # fill (one per `_ROWS_PER_SHARD` sessions), so a large corpus is not rewritten by every sweep.
 _MERGE_AT = 8
+FRAME_FILE_GRACE_NS = 60 * 10**9  # a frame file no row names is removed once this old
 FLUSH_ROWS = 128  # rows gathered before a shard is written
 _INDEX_SUFFIX = ".index.json"
 _INDEX_VERSION = 3  # 2: JSON values as themselves; 3: a digest of the document
@@ -359,21 +362,9 @@ def _table(rows: Sequence[dict[str, Any]]) -> Any:
     return pa.Table.from_arrays(columns, schema=schema)
 
 
-class _Lazy:
-    """A validated JSON value kept as its stored text, decoded again when it is looked up (the
-    corpus loader's frame rows: as text they take a fraction of the memory)."""
-
-    __slots__ = ("raw",)
-
-    def __init__(self, raw: bytes) -> None:
-        self.raw = raw
-
-
 def _encode(value: Any, kind: str) -> Any:
     if value is None:
         return None
-    if type(value) is _Lazy:
-        return value.raw  # stored again exactly as it was read
     if kind == "json":
         # Python's JSON keeps what a payload holds: ints apart from floats, NaN and infinities,
         # and lone surrogates (escaped), which Arrow strings and orjson cannot carry.
@@ -595,11 +586,9 @@ class CorpusStore:
         root: The swept directory; its resolved path selects the shard directory.
         fingerprint: Overrides `code_fingerprint()`; tests use it to simulate a new version.
         verify: Re-hash every file of a hit instead of trusting its recorded state.
-        side_index: Write a JSON side index beside each shard (see the module docstring); the
-            corpus loader's store, whose rows hold whole frames, goes without.
-        lazy: Payload fields (of kind `json`) kept as their stored text once validated and
-            decoded again by each `lookup`, so a large store's values are not all held as
-            Python objects at once.
+        frames: The corpus loader's lookups: a stored row is a hit only when every frame's
+            rows of its session are stored too (`frame_files`); a sweep's row, stored without
+            them, is then a miss, and the session is parsed and stored again with them.
     """
 
     def __init__(
@@ -609,11 +598,9 @@ class CorpusStore:
         *,
         fingerprint: str | None = None,
         verify: bool = False,
-        side_index: bool = True,
-        lazy: Sequence[str] = (),
+        frames: bool = False,
     ) -> None:
-        self.side_index = side_index
-        self.lazy = tuple(lazy)
+        self.frames = frames
         self.fingerprint = (
             fingerprint if fingerprint is not None else code_fingerprint()
         ) + limits_suffix()
@@ -631,6 +618,11 @@ class CorpusStore:
         self._written: list[str] = []
         self._refresh: list[dict[str, Any]] = []
         self._pending: list[dict[str, Any]] = []
+        # Frame rows of pending sessions, (index into `_pending`, log, rows by frame).
+        self._pending_frames: list[tuple[int, str, dict[str, list[dict[str, Any]]]]] = []
+        self._refused_frames: set[str] = set()  # frame files found damaged: their rows miss
+        self._frame_files_seen: set[str] = set()  # named by a row read or written this run
+        self._read_all = False  # every shard was read (so unnamed frame files can go)
 
     @property
     def enabled(self) -> bool:
@@ -659,16 +651,16 @@ class CorpusStore:
             return None  # vanished, a symbolic link or not a regular file: not ours, left alone
         rows = None
         if data is not None:
-            # The corpus loader keeps its frame rows as their stored text: from the shard.
-            index = _read_bounded(_index_path(path)) if not self.lazy else None
+            index = _read_bounded(_index_path(path))
             if type(index) is bytes:
                 rows = self._valid_rows(_index_columns(index, data))  # type: ignore[arg-type]
             if rows is None:
                 raw = self._parquet_rows(data)  # type: ignore[arg-type]
-                rows = self._valid_rows(None if raw is None else _shard_columns(raw), raw)
-
+                rows = self._valid_rows(None if raw is None else _shard_columns(raw))
         if rows is None:
             self._remove(path)
+            return None
+        self._frame_files_seen |= referenced(r.payload for r in rows)
         return rows
 
     @staticmethod
@@ -685,24 +677,15 @@ class CorpusStore:
             pass
         return None
 
-    def _valid_rows(
-        self, columns: dict[str, list[Any]] | None, raw: dict[str, list[Any]] | None = None
-    ) -> list[_Row] | None:
-        """The rows as `_Row`s, or None unless every one is exactly what this version writes
-        (the `lazy` fields, once checked, kept as their stored text from the shard's `raw`
-        columns)."""
+    @staticmethod
+    def _valid_rows(columns: dict[str, list[Any]] | None) -> list[_Row] | None:
+        """The rows as `_Row`s, or None unless every one is exactly what this version writes."""
         if columns is None:
             return None
         try:
-            rows = _rows_of(columns)
+            return _rows_of(columns)
         except Exception:  # noqa: BLE001 — any unreadable row is a miss, never an error
             return None
-        if rows is not None and raw is not None:
-            for name in self.lazy:
-                for row, text in zip(rows, raw["p_" + name], strict=True):
-                    if name in row.payload:
-                        row.payload[name] = _Lazy(text)
-        return rows
 
     def _remove(self, path: str, *, refused: bool = True) -> None:
         with contextlib.suppress(OSError):
@@ -726,9 +709,10 @@ class CorpusStore:
                         self._shards.append(name)
                         for r in rows:
                             self._rows.setdefault(r.session, []).append(r)
+                self._read_all = True
         return self._rows
 
-    def lookup(self, ref: SessionRef) -> dict[str, Any] | None:
+    def lookup(self, ref: StoredSession) -> dict[str, Any] | None:
         """The stored payload of a session whose files are unchanged, else None (a miss)."""
         if not self.enabled:
             self.misses += 1
@@ -743,7 +727,7 @@ class CorpusStore:
         self.misses += 1
         return None
 
-    def lookup_all(self, refs: Sequence[SessionRef]) -> Iterator[tuple[int, dict[str, Any]]]:
+    def lookup_all(self, refs: Sequence[StoredSession]) -> Iterator[tuple[int, dict[str, Any]]]:
         """`lookup` of every ref, as `(index into refs, payload)` for each hit, a shard at a time.
 
         The same hits as `lookup`, and counted the same, but the shards are read newest first,
@@ -787,16 +771,17 @@ class CorpusStore:
                             del open_[row.session]
                         yield i, payload
             del rows  # the shard's rows go before the next shard is read
+        self._read_all = True
         self.misses += sum(len(v) if type(v) is list else 1 for v in open_.values())
 
-    def _lookup_each(self, refs: Sequence[SessionRef]) -> Iterator[tuple[int, dict[str, Any]]]:
+    def _lookup_each(self, refs: Sequence[StoredSession]) -> Iterator[tuple[int, dict[str, Any]]]:
         """`lookup` of each ref in turn, as `lookup_all` yields them."""
         for i, ref in enumerate(refs):
             payload = self.lookup(ref)
             if payload is not None:
                 yield i, payload
 
-    def _seen(self, ref: SessionRef) -> tuple[tuple[str, ...], list[str], tuple[Any, ...]]:
+    def _seen(self, ref: StoredSession) -> tuple[tuple[str, ...], list[str], tuple[Any, ...]]:
         """A session's files, their paths and their states now, as its rows are checked."""
         files = session_files(ref)
         paths = [self._prefix + f for f in files]  # os.path.join(root, f): f is relative
@@ -804,7 +789,7 @@ class CorpusStore:
 
     def _hit(
         self,
-        ref: SessionRef,
+        ref: StoredSession,
         seen: tuple[tuple[str, ...], list[str], tuple[Any, ...]],
         row: _Row,
     ) -> dict[str, Any] | None:
@@ -812,31 +797,53 @@ class CorpusStore:
         files, paths, states = seen
         if row.files != files or row.states != states:
             return None
+        if self.frames and not self._framed(row.payload):
+            return None
         if (self.verify or row.racy) and not self._digests_match(paths, row):
             return None
         if row.racy and not self.verify:
             self._maybe_refresh(ref, row)
         self.hits += 1
-        if not self.lazy:
-            return row.payload
-        return {k: json.loads(v.raw) if type(v) is _Lazy else v for k, v in row.payload.items()}
+        return row.payload
+
+    def _framed(self, payload: dict[str, Any]) -> bool:
+        """Whether a payload has every frame row its session gives (none for a crash or a
+        skipped file), in frame files not found damaged."""
+        if payload["status"] in ("crash", "skipped") or "rows_error" in payload:
+            return True
+        where = payload.get("frames")
+        return where is not None and not any(
+            file_name(frame, ref[0]) in self._refused_frames for frame, ref in where.items()
+        )
+
+    def refuse_frames(self, names: Iterable[str]) -> None:
+        """Frame files found missing or damaged (`frame_files.read_frame_file`): a row naming
+        one is a miss from now on, and the file, if it is a regular file, is removed."""
+        assert self.directory is not None
+        for name in names:
+            self._refused_frames.add(name)
+            with contextlib.suppress(OSError):
+                path = os.path.join(self.directory, name)
+                if stat.S_ISREG(os.lstat(path).st_mode):
+                    os.unlink(path)
+                    self.removed += 1
 
     def _digests_match(self, paths: Sequence[str], row: _Row) -> bool:
         return all(regular_file_digest(p) == d for p, d in zip(paths, row.digests, strict=True))
 
-    def _maybe_refresh(self, ref: SessionRef, row: _Row) -> None:
+    def _maybe_refresh(self, ref: StoredSession, row: _Row) -> None:
         # Verified by content and now old enough: store it again as trusted by its state.
         now = time.time_ns()
         if all(s[0] < 0 or now - s[1] >= RACY_NS for s in row.states):
             manifest = FileManifest(row.files, row.states, row.digests, False)
-            self._refresh.append(self._row(ref, row.payload, manifest))
+            self._refresh.append(self._row(ref.log, row.payload, manifest))
 
     # --- writing ---------------------------------------------------------------------------
 
     @staticmethod
-    def _row(ref: SessionRef, payload: dict[str, Any], m: FileManifest) -> dict[str, Any]:
+    def _row(log: str, payload: dict[str, Any], m: FileManifest) -> dict[str, Any]:
         row: dict[str, Any] = {
-            "session": _b(ref.log),
+            "session": _b(log),
             "files": [_b(f) for f in m.files],
             "states": [list(s) for s in m.states],
             "digests": [d.encode() for d in m.digests],
@@ -846,7 +853,9 @@ class CorpusStore:
             row["p_" + f.name] = _encode(payload.get(f.name, f.default), f.kind)
         return row
 
-    def put(self, items: Iterable[tuple[SessionRef, dict[str, Any], FileManifest | None]]) -> None:
+    def put(
+        self, items: Iterable[tuple[StoredSession, dict[str, Any], FileManifest | None]]
+    ) -> None:
         """Store a chunk of analysed sessions (those with a manifest).
 
         Rows are written as a shard once `FLUSH_ROWS` have gathered (and by `finish`), so a
@@ -854,7 +863,12 @@ class CorpusStore:
         """
         if not self.enabled:
             return
-        self._pending.extend(self._row(ref, p, m) for ref, p, m in items if m is not None)
+        for ref, p, m in items:
+            if m is None:
+                continue
+            if "rows" in p:  # a parse's frame rows: stored as frame files when flushed
+                self._pending_frames.append((len(self._pending), ref.log, p["rows"]))
+            self._pending.append(self._row(ref.log, p, m))
         if len(self._pending) >= FLUSH_ROWS:
             self.flush()
 
@@ -862,7 +876,27 @@ class CorpusStore:
         """Write the rows gathered so far as one shard."""
         if self._pending:
             rows, self._pending = self._pending, []
+            framed, self._pending_frames = self._pending_frames, []
+            if framed:  # written first: a shard never names a frame file not yet there
+                self._write_frames(rows, framed)  # on failure the rows are stored without
             self._write(rows)
+
+    def _write_frames(
+        self, rows: list[dict[str, Any]], framed: list[tuple[int, str, dict[str, Any]]]
+    ) -> bool | None:
+        """Write the frame files of a shard's sessions before the shard that names them."""
+        assert self.directory is not None
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            refs = write_frame_files(self.directory, [(log, got) for _, log, got in framed])
+        except Exception:  # noqa: BLE001 — a store that cannot be written only costs speed
+            refs = None
+        if refs is None:
+            return None
+        for i, log, _ in framed:
+            rows[i]["p_frames"] = _encode(refs[log], "json")
+        self._frame_files_seen |= referenced({"frames": r} for r in refs.values())
+        return True
 
     def _write(self, rows: list[dict[str, Any]]) -> str | None:
         import pyarrow as pa
@@ -872,7 +906,7 @@ class CorpusStore:
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             write_record(self.directory, self.fingerprint, self.root)
-            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".parquet")
+            fd, tmp = temp_file(self.directory, ".parquet")
         except OSError:
             return None  # a read-only or full cache directory only costs speed
         import uuid  # only a sweep that writes needs it
@@ -890,8 +924,7 @@ class CorpusStore:
                 os.unlink(tmp)
             return None
         self._written.append(name)
-        if self.side_index:
-            self._write_index(os.path.join(self.directory, name), rows, data)
+        self._write_index(os.path.join(self.directory, name), rows, data)
         return name
 
     def _write_index(self, shard_path: str, rows: list[dict[str, Any]], data: bytes) -> None:
@@ -899,7 +932,7 @@ class CorpusStore:
         # read from the Parquet, and no index is ever left without its shard.
         assert self.directory is not None
         try:
-            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
+            fd, tmp = temp_file(self.directory, ".json")
         except OSError:
             return
         try:
@@ -910,7 +943,7 @@ class CorpusStore:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
 
-    def finish(self, live: Iterable[SessionRef]) -> None:
+    def finish(self, live: Iterable[StoredSession]) -> None:
         """After a sweep: write refreshed rows, and merge small shards when there are many.
 
         A merged shard keeps, for each session still in the corpus, its rows from the most
@@ -918,9 +951,12 @@ class CorpusStore:
         """
         if not self.enabled:
             return
+        assert self.directory is not None
+        remove_stale_temps(self.directory)  # what an interrupted writer left (issue 21)
         self._pending.extend(self._refresh)
         self._refresh = []
         self.flush()
+        self._prune_frame_files()
         live = live if isinstance(live, Collection) else list(live)
         names = self._shard_names()
         if len(names) <= _MERGE_AT + len(live) // _ROWS_PER_SHARD:
@@ -950,6 +986,26 @@ class CorpusStore:
                     self._remove(os.path.join(self.directory, source), refused=False)
                 merged, sources = {}, []
 
+    def _prune_frame_files(self) -> None:
+        """Remove the frame files no stored row names any more, once every shard was read
+        (a file younger than `FRAME_FILE_GRACE_NS` may belong to a shard another process is
+        writing, and stays)."""
+        if not self._read_all or self.directory is None:
+            return
+        now = time.time_ns()
+        try:
+            names = os.listdir(self.directory)
+        except OSError:
+            return
+        for name in names:
+            if not FRAME_FILE.match(name) or name in self._frame_files_seen:
+                continue
+            path = os.path.join(self.directory, name)
+            with contextlib.suppress(OSError):
+                st = os.lstat(path)
+                if stat.S_ISREG(st.st_mode) and now - st.st_mtime_ns >= FRAME_FILE_GRACE_NS:
+                    os.unlink(path)
+
     def _read_rows(self, name: str) -> list[dict[str, Any]] | None:
         """The raw rows of a valid shard, for merging (validated as `_read_shard` does)."""
         rows = self._read_shard(name)
@@ -958,171 +1014,25 @@ class CorpusStore:
         out = []
         for r in rows:
             m = FileManifest(r.files, r.states, r.digests, r.racy)  # type: ignore[arg-type]
-            ref = SessionRef(r.session, ())
-            out.append(self._row(ref, r.payload, m))
+            out.append(self._row(r.session, r.payload, m))
         return out
 
 
-class BatchStore(CorpusStore):
-    """The corpus loader's store (`evalkit.corpus.load`: `load_corpus_frames`, `export_corpus`),
-    read a batch of sessions at a time.
-
-    A `CorpusStore` holds every stored row once it is first looked up in, which for the frames
-    store is every session's frame rows. This one holds only what the batch being exported
-    needs (`select`): which shards hold its sessions is read once from each shard's session
-    column; such a shard is read as an Arrow table (checked against the store's schema, as
-    `CorpusStore` checks it), kept while consecutive batches need it (its frame rows as their
-    texts, each let go once its batch is read: `_HeldShard`), and only the batch's rows are
-    turned into Python values and validated, by the store's own checks (issue 16: a warm
-    load's or export's memory is that of a batch and the stored texts, not of every payload).
-    Lookups give the same payloads as `CorpusStore`'s: a session's rows come from its shards
-    in the same order (a second lookup of a miss is a miss, not counted again). A shard whose
-    table cannot be read, or one of whose rows fails the checks, is refused and removed as
-    `CorpusStore` refuses it, and its sessions from then on are misses (the rows of earlier
-    batches passed the same checks one by one).
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._where: dict[str, list[str]] | None = None  # session → shards holding a row of it
-        self._held: dict[str, Any] = {}  # shard name → `_HeldShard` (None: refused)
-        self._refused: set[str] = set()
-        self._batch: set[str] = set()
-        self._missed: set[str] = set()
-
-    def lookup_all(self, refs: Sequence[SessionRef]) -> Iterator[tuple[int, dict[str, Any]]]:
-        """`lookup` of each ref in turn (the loader selects the batch they belong to)."""
-        return self._lookup_each(refs)
-
-    def select(self, refs: Iterable[SessionRef]) -> None:
-        """The sessions the next lookups are for (the previous batch's rows are let go)."""
-        self._batch = {r.log for r in refs}
-        self._rows = None
-
-    def lookup(self, ref: SessionRef) -> dict[str, Any] | None:
-        """`CorpusStore.lookup`; a session already missed is a miss again without being
-        counted twice (the loader looks the sessions up before it parses the misses)."""
-        if ref.log in self._missed:
-            return None
-        got = super().lookup(ref)
-        if got is None:
-            self._missed.add(ref.log)
-        return got
-
-    def _path(self, name: str) -> str:
-        return os.path.join(self.directory, name)  # type: ignore[arg-type]
-
-    def _sessions_by_shard(self) -> dict[str, list[str]]:
-        if self._where is None:
-            where: dict[str, list[str]] = {}
-            for name in self._shard_names():
-                table = self._table(name, ["session"])
-                logs = table.column("session").to_pylist() if table is not None else [b""]
-                for log in logs:  # "" (a table that cannot be read): refused when first needed
-                    where.setdefault(_s(log), []).append(name)
-            self._where = where
-        return self._where
-
-    def _table(self, name: str, columns: list[str] | None = None) -> Any:
-        """Shard `name` as an Arrow table of the store's schema (None: not a readable shard)."""
-
-        data = _read_bounded(self._path(name))
-        if type(data) is not bytes:
-            return None
-        try:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-
-            shard = pq.ParquetFile(pa.BufferReader(data))
-            if not shard.schema_arrow.remove_metadata().equals(_schema()):
-                return None
-            return shard.read(columns=columns)
-        except Exception:  # noqa: BLE001 — any unreadable shard is a miss, never an error
-            return None
-
-    def _hold(self, table: Any) -> _HeldShard | None:
-        if table is None:
-            return None
-        big = ["p_" + name for name in self.lazy]
-        at: dict[bytes, list[int]] = {}
-        for j, session in enumerate(table.column("session").to_pylist()):
-            at.setdefault(session, []).append(j)
-        texts = {c: table.column(c).to_pylist() for c in big}
-        return _HeldShard(table.drop_columns(big), texts, at)
-
-    def _batch_rows(self, name: str) -> list[Any]:
-        """The validated rows of shard `name` for the batch's sessions (refusing a bad shard)."""
-        import pyarrow as pa
-
-        shard = self._held[name]
-        if shard is None:
-            return []
-        taken = [shard.at.pop(_b(log), ()) for log in self._batch]
-        at = sorted(j for rows in taken for j in rows)  # in the shard's order
-        if not at:
-            return []
-        # The batch's rows, validated and built as `CorpusStore._read_shard` builds a shard's.
-        raw = shard.table.take(pa.array(at, pa.int64())).to_pydict()
-        for c, values in shard.texts.items():
-            raw[c] = [values[j] for j in at]
-            for j in at:
-                values[j] = None  # a row's text is let go once its batch is read
-        # Held only while the batch is looked up: the frame rows stay as decoded by the checks
-        # (not as their text, decoded again by `lookup`).
-        rows = self._valid_rows(_shard_columns(raw))
-        if rows is None:
-            self._held[name] = None
-            self._remove(self._path(name))
-            return []
-        return rows
-
-    def _load(self):  # type: ignore[override]
-        if self._rows is not None:
-            return self._rows
-        self._rows = found = {}
-        if self.directory is None:
-            return found
-        where = self._sessions_by_shard()
-        need = sorted({n for log in (*self._batch, "") for n in where.get(log, ())})
-        before, self._held = self._held, {}
-        before = {n: t for n, t in before.items() if n in need}  # let the others go first
-        for name in need:
-            self._held[name] = before.pop(name) if name in before else self._hold(self._table(name))
-            if self._held[name] is None and name not in self._refused:
-                self._refused.add(name)
-                self._remove(self._path(name))
-        for name in need:  # in shard-name order, as `CorpusStore` holds them
-            for r in self._batch_rows(name):
-                found.setdefault(r.session, []).append(r)
-        return found
-
-
-class _HeldShard:
-    """A shard `BatchStore` holds: its table without the large columns (the frame rows),
-    which are held as their texts, each let go once the batch of its session is read, and
-    where each session's rows are (taken out as they are read)."""
-
-    __slots__ = ("table", "texts", "at")
-
-    def __init__(self, table: Any, texts: dict[str, list[Any]], at: dict[bytes, list[int]]):
-        self.table, self.texts, self.at = table, texts, at
-
-
 # --- what a store directory is for -------------------------------------------------------------
-# `store.json` in each store directory, read by `evalkit cache` (`evalkit.corpus.cache_admin`)
+# `store.json` in each store directory, read by `evalkit cache` (`evalkit.store.admin`)
 # and never by a lookup: a store without one (older evalkit) works as before.
 
 RECORD = "store.json"
 RECORD_VERSION = 1
 # Every name this module writes in a store directory: shards, their side indexes, the record,
-# and temporary files (`tempfile.mkstemp`: `.tmp-` and 8 characters) of writes in progress.
+# and temporary files (`temps.temp_file`: `.tmp-` and 8 characters) of writes in progress.
 # `evalkit cache prune` and `clear` remove only files with these names: a new kind of file
 # written here must be named here.
 # The names evalkit writes in a store directory: shards and their side indexes, the record, the
-# sweep's output snapshots (`evalkit.corpus.snapshot`), and their temporary files.
-TEMP_FILE = re.compile(r"^\.tmp-[a-z0-9_]{8}\.(?:parquet|json|out)\Z")
+# sweep's output snapshots (`evalkit.store.snapshot`), and their temporary files.
 STORE_FILE = re.compile(
     r"^(?:shard-[0-9a-f]{16}-[0-9a-f]{32}(?:\.parquet|\.index\.json)"
+    r"|frames-[a-z_]+-[0-9a-f]{32}\.parquet"
     r"|store\.json|snapshot-[0-9a-f]{32}\.out|\.tmp-[a-z0-9_]{8}\.(?:parquet|json|out))\Z"
 )
 
@@ -1130,9 +1040,10 @@ STORE_FILE = re.compile(
 def fingerprint_parts(fingerprint: str) -> dict[str, str | None]:
     """The code digest, store kind, forced format and profile digest a store fingerprint holds.
 
-    The sweep's fingerprint is the code digest alone, or `…:format:NAME` with a forced reader;
-    the corpus loader's `…:frames[:PROFILE][:format:NAME]`; the trial sweep's `…:trials:PROFILE`;
-    any of them `…:limits:DIGEST` when reading limits are set (`limits_suffix`).
+    A store's fingerprint (`keys.store_fingerprint`) is the code digest, then `…:trials:PROFILE`
+    when its sessions are read with a tool profile, `…:format:NAME` with a forced reader, and
+    `…:limits:DIGEST` when reading limits are set (`limits_suffix`). Older evalkit's corpus
+    loader kept a store of its own, `…:frames…`: listed with that kind until pruned.
     """
     code, *rest = fingerprint.split(":")
     parts: dict[str, str | None] = {
@@ -1175,7 +1086,7 @@ def write_record(directory: Path, fingerprint: str, root: str) -> None:
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".json")
+        fd, tmp = temp_file(directory, ".json")
     except OSError:
         return
     try:

@@ -18,6 +18,7 @@ Units: `chars` are UTF-16 code units (Decision 1); `fraction` is a share between
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,9 @@ __all__ = [
     "frame_names",
     "columns_of",
     "build_frame",
+    "build_columns",
+    "arrow_schema",
+    "stored_text",
     "dictionary_frame",
     "dictionary_json",
 ]
@@ -74,7 +78,9 @@ IDENTITY: tuple[Column, ...] = (
         "log",
         "string",
         "label",
-        "the session: its first file, relative to the corpus, / separators",
+        "the session: its first file, relative to the corpus, / separators; a byte of the "
+        "name that is not UTF-8 is written \\udcXX and a backslash \\\\, as the sweep's "
+        "JSON writes them, so no two files share a log",
     ),
     _c(
         "pass", "string", "label", "the evaluation pass the path names (cg22, ab-readme), else <NA>"
@@ -460,30 +466,67 @@ def build_frame(frame: str, rows: list[dict[str, Any]]) -> pd.DataFrame:
     Raises:
         ValueError: A row holds a key the dictionary does not declare for `frame`.
     """
-    import pandas as pd
-
     cols = columns_of(frame)
-    names = [c.name for c in cols]
-    known = set(names)
+    known = {c.name for c in cols}
     extra = set().union(*rows) - known if rows else set()
     if extra:
         raise ValueError(f"frame {frame}: undeclared columns {sorted(extra)}")
+    return build_columns(cols, rows)
+
+
+def build_columns(cols: Sequence[Column], rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """`cols` of `rows` as a frame, as `build_frame` builds them (keys not in `cols` ignored)."""
+    import pandas as pd
+
     data = {}
     for c in cols:
         values = [r.get(c.name) for r in rows]
         if c.dtype == "Float64":
             # NaN is "no value" here (e.g. an efficiency with no explore call): <NA>.
             values = [None if v is None or v != v else v for v in values]
+        elif c.name in _NAME_COLUMNS:
+            values = [name_text(v) if type(v) is str else v for v in values]
         elif c.dtype == "string":
-            values = [_text(v) for v in values]
+            values = [stored_text(v) for v in values]
         data[c.name] = pd.array(values, dtype=c.dtype)
-    return pd.DataFrame(data, columns=names)
+    return pd.DataFrame(data, columns=[c.name for c in cols])
+
+
+def arrow_schema(frame: str) -> list[tuple[str, Any]]:
+    """The frame's columns as (name, Arrow type): what its stored rows and exports hold."""
+    import pyarrow as pa
+
+    types = {
+        "string": pa.large_string(),
+        "Int64": pa.int64(),
+        "Float64": pa.float64(),
+        "boolean": pa.bool_(),
+    }
+    return [(c.name, types[c.dtype]) for c in columns_of(frame)]
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_NAME_ESCAPES = re.compile("[\\\\\ud800-\udfff]")
+# The identity columns read from file and folder names (issue 21: one escape rule, `name_text`).
+_NAME_COLUMNS = frozenset({"log", "pass", "repo", "arm", "run", "suite", "task", "trial", "group"})
 
 
-def _text(v: Any) -> Any:
+def name_text(name: str) -> str:
+    """A file or folder name as a frame holds it: a lone surrogate (a byte of the name that is
+    not UTF-8, which Python holds as `\\udcXX`) as its escape `\\udcXX`, and a backslash as
+    `\\\\`, as JSON writes both, so that two names never give one text (issue 21); any other
+    name as it is. The text of a name is what the sweep's JSON holds between the quotes."""
+    if "\\" not in name and (name.isascii() or not _LONE_SURROGATE.search(name)):
+        return name
+    return _NAME_ESCAPES.sub(_escape_name, name)
+
+
+def _escape_name(m: re.Match[str]) -> str:
+    c = m[0]
+    return "\\\\" if c == "\\" else f"\\u{ord(c):04x}"
+
+
+def stored_text(v: Any) -> Any:
     """A text value as a string column can hold it: a lone surrogate (a file name that is not
     UTF-8, read with surrogateescape, or a `\\udXXX` escape in a transcript) cannot be stored
     as UTF-8, so it becomes the same `\\udXXX` escape evalkit's JSON output shows."""

@@ -1,6 +1,6 @@
 """The Dask engine: the per-session parse as tasks on a `distributed` cluster (extra `dask`).
 
-Each task is one chunk of sessions (`parse.analyse_chunk`): it receives discovery references
+Each task is one chunk of sessions (`records.analyse_chunk`): it receives discovery references
 (paths relative to the corpus root, a few hundred bytes each) and returns each session's compact
 payload with the manifest the store keeps, exactly what a local worker returns, so the records
 are identical to the local engine's. Results are consumed as tasks finish, so the store is
@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from evalkit.corpus.discover import SessionRef, discover
-from evalkit.corpus.parse import Analysed, analyse_chunk
+from evalkit.corpus.records import Analysed, analyse_chunk
 from evalkit.errors import UsageError
 
 __all__ = ["run_chunks", "client_for", "frame", "CONNECT_TIMEOUT"]
@@ -85,7 +85,7 @@ def run_chunks(
     profile: Any = None,
 ) -> None:
     """Run `analyse_chunk` for every chunk as a Dask task; `finish` each as it completes."""
-    from evalkit.corpus.store import code_fingerprint
+    from evalkit.store.shards import code_fingerprint
 
     distributed = _distributed()
     with client_for(scheduler, workers) as client:
@@ -112,8 +112,8 @@ def run_chunks(
 def _partition(root: str, refs: Sequence[SessionRef], name: str):
     """One partition of frame `name`: its sessions parsed, their rows as `load_corpus` keeps
     them (identity columns first; a session that cannot be read has no rows)."""
-    from evalkit.corpus.columns import build_frame
-    from evalkit.corpus.frames import identity
+    from evalkit.corpus.discover import identity
+    from evalkit.store.columns import build_frame
 
     rows = []
     for ref, (payload, _) in zip(refs, analyse_chunk(root, refs, frames=True), strict=True):
@@ -139,8 +139,8 @@ def frame(
     Raises:
         UsageError: Dask is not installed, or `name` is not a frame.
     """
-    from evalkit.corpus.columns import build_frame
-    from evalkit.corpus.frames import FRAME_NAMES
+    from evalkit.corpus.frame_rows import FRAME_NAMES
+    from evalkit.store.columns import build_frame
 
     try:
         import dask.dataframe as dd

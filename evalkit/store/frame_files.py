@@ -1,0 +1,260 @@
+"""Stored frame rows: each frame's rows of a set of sessions as one typed Parquet file.
+
+A corpus load parses a session once and keeps the rows of every frame it gave (`sessions`,
+`calls`, `sections`, `files`, `tool_calls`, `models`: `evalkit.corpus.frame_rows`). The store
+writes, for each shard of sessions it stores, one file per frame holding those sessions' rows
+with the column dictionary's types (`evalkit.store.columns`), so a warm load reads them with
+pyarrow straight into pandas: no row is decoded or built in Python again.
+
+A frame file is named after its content, `frames-<frame>-<first 32 hex of its SHA-256>.parquet`,
+and never changes once written. A session's stored row (`rows.PAYLOAD_FIELDS`, field `frames`)
+names, per frame, the file, the first row and the number of rows that are the session's, so
+merging or refreshing stored rows never touches a frame file. Every file read is checked before
+any row of it is used: its size is bounded, its bytes must have the digest its name gives, its
+schema must be exactly the one this version writes, and the rows a session's entry names must
+carry that session's log (`__log`); anything else and the sessions it holds are misses (parsed
+again), never wrong rows.
+
+Identity columns (`log`, `arm`, `task`, …) come from discovery when the frames are read, since
+the same files can be found under another layout; a row keeps only the identity values its
+builder gave itself (an Inspect sample's own `log`, a Codex session's `agent`), marked in the
+`__own` bitmask, which win over discovery's, as when rows are built afresh.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import stat
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from evalkit.store.columns import (
+    IDENTITY,
+    arrow_schema,
+    build_columns,
+    build_frame,
+    columns_of,
+)
+from evalkit.store.temps import temp_file
+
+__all__ = [
+    "FRAME_FILE",
+    "FrameRef",
+    "write_frame_files",
+    "read_frame_file",
+    "assemble",
+    "identity_table",
+]
+
+FRAME_FILE = re.compile(r"^frames-(?P<frame>[a-z_]+)-(?P<hex>[0-9a-f]{32})\.parquet\Z")
+MAX_FRAME_FILE_BYTES = 512 * 1024 * 1024  # a larger file is not one of ours
+
+_LOG, _OWN = "__log", "__own"
+_IDENTITY_NAMES = tuple(c.name for c in IDENTITY)
+_BIT = {name: 1 << k for k, name in enumerate(_IDENTITY_NAMES)}
+
+# frame → [hex, first row, rows]: where one session's rows of that frame are stored.
+FrameRef = dict[str, list[Any]]
+
+
+def file_name(frame: str, hex_: str) -> str:
+    return f"frames-{frame}-{hex_}.parquet"
+
+
+def _schema(frame: str) -> Any:
+    import pyarrow as pa
+
+    return pa.schema([(_LOG, pa.large_string()), (_OWN, pa.int32()), *arrow_schema(frame)])
+
+
+def write_frame_files(
+    directory: str | os.PathLike[str],
+    sessions: Sequence[tuple[str, dict[str, list[dict[str, Any]]]]],
+) -> dict[str, FrameRef] | None:
+    """Write each frame's rows of `sessions` (`(log, rows by frame)`, in order) as one file.
+
+    Returns each session's `FrameRef` (a session with no row of a frame has no entry for it),
+    or None when a file could not be written (the sessions are then stored without frames).
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    refs: dict[str, FrameRef] = {log: {} for log, _ in sessions}
+    names = {name for _, rows in sessions for name, table in rows.items() if table}
+    for frame in sorted(names):
+        rows: list[dict[str, Any]] = []
+        logs: list[str] = []
+        own: list[int] = []
+        spans: list[tuple[str, int, int]] = []
+        for log, by_frame in sessions:
+            got = by_frame.get(frame) or ()
+            if not got:
+                continue
+            spans.append((log, len(rows), len(got)))
+            rows += got
+            logs += [log] * len(got)
+            own += [sum(_BIT[k] for k in r if k in _BIT) for r in got]
+        df = build_frame(frame, rows)
+        df.insert(0, _OWN, own)
+        df.insert(0, _LOG, build_columns([IDENTITY[0]], [{"log": x} for x in logs])["log"])
+        table = pa.Table.from_pandas(df, schema=_schema(frame), preserve_index=False)
+        sink = pa.BufferOutputStream()
+        pq.write_table(table.replace_schema_metadata(None), sink)
+        data = sink.getvalue().to_pybytes()
+        hex_ = hashlib.sha256(data).hexdigest()[:32]
+        if not _put(directory, file_name(frame, hex_), data):
+            return None
+        for log, start, n in spans:
+            refs[log][frame] = [hex_, start, n]
+    return refs
+
+
+def _put(directory: str | os.PathLike[str], name: str, data: bytes) -> bool:
+    """Write `data` as `directory/name` through a temporary file renamed into place (a file of
+    that name already holds the same bytes: its name is their digest)."""
+    target = os.path.join(directory, name)
+    with contextlib.suppress(OSError):
+        if stat.S_ISREG(os.lstat(target).st_mode) and os.lstat(target).st_size == len(data):
+            return True
+    try:
+        fd, tmp = temp_file(directory, ".parquet")  # locked while written
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, target)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        return False
+    return True
+
+
+def read_frame_file(directory: str | os.PathLike[str], frame: str, hex_: str) -> Any:
+    """The verified table of one frame file (None: missing, damaged or not ours)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = os.path.join(directory, file_name(frame, hex_))
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FRAME_FILE_BYTES:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(MAX_FRAME_FILE_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if hashlib.sha256(data).hexdigest()[:32] != hex_:
+        return None
+    try:
+        table = pq.ParquetFile(pa.BufferReader(data)).read()
+    except Exception:  # noqa: BLE001 — an unreadable file is a miss, never an error
+        return None
+    if not table.schema.remove_metadata().equals(_schema(frame)):
+        return None
+    return table
+
+
+def identity_table(idents: Sequence[dict[str, Any]]) -> Any:
+    """Sessions' identity columns (discovery's, one dict each) as the Arrow table `assemble`
+    takes them from."""
+    import pyarrow as pa
+
+    return pa.Table.from_pandas(build_columns(IDENTITY, list(idents)), preserve_index=False)
+
+
+def assemble(
+    frame: str,
+    tables: dict[str, Any],
+    entries: Sequence[tuple[int, list[Any]]],
+    idents: Any,
+) -> tuple[Any, list[int]]:
+    """One frame of stored sessions, as pandas.
+
+    Args:
+        frame: The frame's name.
+        tables: Verified tables by file hex (`read_frame_file`); a missing hex is a bad file.
+        entries: Each session's row in `idents` and its `[hex, first row, rows]` for this
+            frame, in the order its rows are wanted.
+        idents: The sessions' identity columns (`identity_table`).
+
+    Returns:
+        The frame's rows (the dictionary's columns, in order, its dtypes) and no position; or
+        None and the positions in `entries` whose rows are missing or not theirs.
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    schema = _schema(frame)
+    # Every file once, end to end (no copy), and each session's rows as positions in it.
+    hexes = sorted(h for h in {ref[0] for _, ref in entries} if h in tables)
+    base, offset = {}, 0
+    for h in hexes:
+        base[h] = offset
+        offset += tables[h].num_rows
+    bad = [
+        k
+        for k, (_, (h, start, n)) in enumerate(entries)
+        if h not in base or start + n > tables[h].num_rows
+    ]
+    if bad:
+        return None, bad
+    whole = pa.concat_tables([tables[h] for h in hexes]) if hexes else schema.empty_table()
+    counts = np.fromiter((ref[2] for _, ref in entries), np.int64, len(entries))
+    starts = np.fromiter((base[ref[0]] + ref[1] for _, ref in entries), np.int64, len(entries))
+    ends = np.cumsum(counts)
+    positions = np.arange(int(ends[-1]) if len(entries) else 0, dtype=np.int64)
+    positions += np.repeat(starts - (ends - counts), counts)
+    rows = whole.take(pa.array(positions))
+    # Each row must be its session's: the log it carries against the log of its entry.
+    at = pa.array(np.repeat(np.fromiter((i for i, _ in entries), np.int64, len(entries)), counts))
+    ident = idents.take(at)
+    wrong = pc.not_equal(rows.column(_LOG), ident.column("log"))
+    wrong = wrong.to_numpy(zero_copy_only=False)
+    if wrong.any():
+        owner = np.repeat(np.arange(len(entries)), counts)
+        return None, sorted(set(owner[wrong].tolist()))
+    own = rows.column(_OWN).to_numpy()
+    columns = []
+    for c in columns_of(frame):
+        if c.name in _BIT:
+            mine = pa.array((own & _BIT[c.name]) != 0, pa.bool_())
+            column = pc.if_else(mine, rows.column(c.name), ident.column(c.name))
+        else:
+            column = rows.column(c.name)
+        columns.append(column)
+    out = pa.table(columns, schema=pa.schema(arrow_schema(frame)))
+    return to_pandas(out), []
+
+
+def to_pandas(table: Any) -> Any:
+    """A table of the dictionary's arrow types as a frame of its pandas dtypes."""
+    import pandas as pd
+    import pyarrow as pa
+
+    mapping = {
+        pa.large_string(): pd.StringDtype(),
+        pa.string(): pd.StringDtype(),
+        pa.int64(): pd.Int64Dtype(),
+        pa.float64(): pd.Float64Dtype(),
+        pa.bool_(): pd.BooleanDtype(),
+    }
+    return table.to_pandas(types_mapper=mapping.get)
+
+
+def referenced(payloads: Iterable[dict[str, Any]]) -> set[str]:
+    """The frame files the given stored payloads name."""
+    return {
+        file_name(frame, ref[0]) for p in payloads for frame, ref in (p.get("frames") or {}).items()
+    }

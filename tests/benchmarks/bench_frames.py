@@ -1,0 +1,206 @@
+"""Benchmark (a script, not a test): the frames and the store, cold and warm, at several sizes.
+
+Usage:
+    python tests/benchmarks/bench_frames.py [--scales 1,10,30,100] [--rounds 3] [--jobs N]
+
+For the bundled corpus (scale 1) and corpora `K` times larger made by the generator
+(`python -m evalkit.synthetic generate OUT --scale K`, in a temporary directory; a scale whose
+corpus would not fit on the disk is skipped with a message), it measures, round after round with
+the contenders interleaved (a busy machine slows each alike), the best wall time and the peak
+resident memory (the largest process of the command) of:
+
+* frames cold / warm: `load_corpus(DIR)` with every frame taken, on an empty store and again on
+  the store it filled (the frames read from the store's frame files);
+* sweep cold / warm: `evalkit sweep DIR --json` on an empty store and on that store with its
+  stored output removed (the sessions read from the store, the tables computed);
+* export cold / warm: `evalkit export DIR --to OUT` likewise.
+
+It prints each figure and the ratios the goals are read from — warm ÷ cold for the frames and
+the sweep, the frames' peak memory at the largest scale ÷ at 1×, and the time exponents 1×→30×
+and 30×→100× (the slope of log time on log sessions; 1.0 is linear). It asserts nothing; it
+checks only that every round of a contender printed the same output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+CORPUS = REPO / "data" / "corpus"
+
+_FRAMES = """
+import hashlib, sys
+import evalkit
+from evalkit.corpus.frames import FRAME_NAMES
+c = evalkit.load_corpus(sys.argv[1], jobs=int(sys.argv[2]))
+h = hashlib.sha256()
+for name in FRAME_NAMES:
+    h.update(c.frame(name).to_csv(index=False).encode("utf-8", "surrogatepass"))
+print(len(c.records), c.cache_misses, h.hexdigest())
+"""
+
+
+def run(argv: list[str], store: Path) -> tuple[float, float, str]:
+    """Wall seconds, peak resident MB of the command's largest process, and its stdout (the
+    store under `store`: evalkit's cache directory is `$XDG_CACHE_HOME/evalkit`)."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(store)}
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=REPO, env=env
+    )
+    out = proc.stdout.read() if proc.stdout else b""
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) not in (0, 1):
+        raise SystemExit(f"failed: {' '.join(argv)}")
+    return wall, usage.ru_maxrss / 1024, out.decode("utf-8", "replace")
+
+
+def evalkit_cmd(*args: str) -> list[str]:
+    return [sys.executable, "-m", "evalkit", *args]
+
+
+def contenders(corpus: Path, jobs: int, tmp: Path) -> dict[str, tuple]:
+    """name → (prepare, argv, store): `prepare()` runs untimed before each timed run."""
+    warm_store = tmp / "warm-store"
+    cold_store = tmp / "cold-store"
+
+    def empty(path: Path):
+        def prepare() -> None:
+            shutil.rmtree(path, ignore_errors=True)
+
+        return prepare
+
+    def no_snapshot() -> None:
+        for p in warm_store.rglob("snapshot-*.out"):
+            p.unlink()
+
+    def fresh_out(name: str, store: Path | None):
+        def prepare() -> None:
+            shutil.rmtree(tmp / name, ignore_errors=True)
+            if store is not None:
+                shutil.rmtree(store, ignore_errors=True)
+
+        return prepare
+
+    frames = [sys.executable, "-c", _FRAMES, str(corpus), str(jobs)]
+    sweep = evalkit_cmd("sweep", str(corpus), "--json", "-j", str(jobs))
+
+    def export(where: str) -> list[str]:
+        return evalkit_cmd("export", str(corpus), "--to", str(tmp / where), "-j", str(jobs))
+
+    return {
+        "frames cold": (empty(cold_store), frames, cold_store),
+        "frames warm": (lambda: None, frames, warm_store),
+        "sweep cold": (empty(cold_store), sweep, cold_store),
+        "sweep warm": (no_snapshot, sweep, warm_store),
+        "export cold": (fresh_out("out-cold", cold_store), export("out-cold"), cold_store),
+        "export warm": (fresh_out("out-warm", None), export("out-warm"), warm_store),
+    }
+
+
+def bench(
+    corpus: Path, rounds: int, jobs: int, tmp: Path
+) -> tuple[int, dict[str, tuple[float, float]]]:
+    """The sessions, and each contender's best time and largest peak memory."""
+    todo = contenders(corpus, jobs, tmp)
+    # The warm store: filled once by a load (frames) and a sweep, before any round.
+    sessions = int(run(*todo["frames warm"][1:])[2].split()[0])
+    run(*todo["sweep warm"][1:])
+    best: dict[str, tuple[float, float]] = {}
+    seen: dict[str, str] = {}
+    for _ in range(rounds):
+        for name, (prepare, argv, store) in todo.items():
+            prepare()
+            wall, rss, out = run(argv, store)
+            kind = name.split()[0]
+            if kind == "frames":
+                out = out.split()[-1]  # the frames' digest (the miss count differs)
+            for where in ("out-cold", "out-warm"):
+                out = out.replace(str(tmp / where), "OUT")
+            if seen.setdefault(kind, out) != out:
+                print(f"  ! {name} printed another output than before", file=sys.stderr)
+            t, r = best.get(name, (math.inf, 0.0))
+            best[name] = (min(t, wall), max(r, rss))
+    return sessions, best
+
+
+def exponent(points: list[tuple[int, float]]) -> float | None:
+    if len(points) < 2 or points[0][0] == points[-1][0]:
+        return None
+    (n0, t0), (n1, t1) = points[0], points[-1]
+    return math.log(t1 / t0) / math.log(n1 / n0)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scales", default="1,10,30")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    args = ap.parse_args()
+    scales = [int(s) for s in args.scales.split(",")]
+    results: dict[int, tuple[int, dict[str, tuple[float, float]]]] = {}
+    with tempfile.TemporaryDirectory(prefix="evalkit-bench-frames-") as tmp_name:
+        tmp = Path(tmp_name)
+        bundled_bytes = sum(p.stat().st_size for p in CORPUS.rglob("*") if p.is_file())
+        for k in scales:
+            corpus = CORPUS
+            if k != 1:
+                need = 3 * k * bundled_bytes  # the corpus, its store and an export, with room
+                if shutil.disk_usage(tmp).free < need:
+                    print(f"{k}x: skipped, the disk has less than {need / 1e9:.1f} GB free")
+                    continue
+                corpus = tmp / f"corpus-{k}x"
+                subprocess.run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "evalkit.synthetic",
+                        "generate",
+                        str(corpus),
+                        "--scale",
+                        str(k),
+                    ],
+                    check=True,
+                    stdout=subprocess.DEVNULL,
+                    cwd=REPO,
+                )
+            work = tmp / f"work-{k}x"
+            work.mkdir()
+            n, best = bench(corpus, args.rounds, args.jobs, work)
+            results[k] = (n, best)
+            print(f"{k}x ({n} sessions, jobs {args.jobs}, best of {args.rounds}):")
+            for name, (t, rss) in best.items():
+                print(f"  {name:<12} {t:7.2f} s  {rss:7.1f} MB")
+            ratio = best["frames warm"][0] / best["frames cold"][0]
+            print(
+                f"  warm / cold: frames {ratio:.3f}, "
+                f"sweep {best['sweep warm'][0] / best['sweep cold'][0]:.3f}, "
+                f"export {best['export warm'][0] / best['export cold'][0]:.3f}"
+            )
+            if k != 1:
+                shutil.rmtree(corpus)
+            shutil.rmtree(work)
+    if 1 in results and len(results) > 1:
+        top = max(results)
+        for name in ("frames cold", "frames warm"):
+            ratio = results[top][1][name][1] / results[1][1][name][1]
+            print(f"peak memory {name} {top}x / 1x: {ratio:.2f}")
+    for name in ("sweep cold", "frames cold", "export cold", "frames warm", "export warm"):
+        for lo, hi in ((1, 30), (30, 100)):
+            if lo in results and hi in results:
+                e = exponent([(results[s][0], results[s][1][name][0]) for s in (lo, hi)])
+                print(f"time exponent {name} {lo}x->{hi}x: {e:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,121 @@
+"""Stored frame rows (evalkit/store/frame_files.py): typed Parquet files named by their digest,
+never trusted (size, digest, schema, whose rows), and removed once no stored row names them."""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+import pytest
+
+import evalkit
+from evalkit.corpus.frames import FRAME_NAMES
+from evalkit.store import frame_files
+from evalkit.store import shards as store_mod
+from evalkit.store.frame_files import assemble, identity_table, read_frame_file, write_frame_files
+from tests.sweep_helpers import aged, cited, put
+
+
+def corpus(root):
+    for i in range(1, 5):
+        cited(root, f"cg22/ab-express/run-new-{i}.jsonl", 100 * i, 50, calls=1 + i % 2)
+    put(root, "broken.jsonl", text="null\n")
+    return aged(root)
+
+
+def ident(log):
+    return {"log": log, "arm": "new", "slice": "single-question", "kind": "headless"}
+
+
+def rows(n, question=1):
+    return {"calls": [{"question": question, "call": k + 1} for k in range(n)]}
+
+
+def test_rows_written_come_back_with_discovery_identity_and_their_own(tmp_path):
+    refs = write_frame_files(tmp_path, [("a.jsonl", rows(2)), ("b.jsonl", rows(1, None))])
+    assert refs is not None and set(refs) == {"a.jsonl", "b.jsonl"}
+    (hex_, start, n) = refs["b.jsonl"]["calls"]
+    assert (start, n) == (2, 1) and refs["a.jsonl"]["calls"] == [hex_, 0, 2]
+    table = read_frame_file(tmp_path, "calls", hex_)
+    idents = identity_table([ident("b.jsonl"), ident("a.jsonl")])
+    df, lost = assemble(
+        "calls", {hex_: table}, [(1, refs["a.jsonl"]["calls"]), (0, [hex_, 2, 1])], idents
+    )
+    assert lost == []
+    assert df["log"].tolist() == ["a.jsonl", "a.jsonl", "b.jsonl"]
+    assert df["call"].tolist() == [1, 2, 1]
+    # `question` is the row's own (it gave one, even <NA>); `arm` is discovery's.
+    assert df["question"].tolist()[:2] == [1, 1] and pd.isna(df["question"].iloc[2])
+    assert df["arm"].tolist() == ["new"] * 3
+
+
+def test_rows_that_are_not_the_sessions_are_refused(tmp_path):
+    refs = write_frame_files(tmp_path, [("a.jsonl", rows(2))])
+    hex_, _, _ = refs["a.jsonl"]["calls"]
+    table = read_frame_file(tmp_path, "calls", hex_)
+    idents = identity_table([ident("a.jsonl"), ident("other.jsonl")])
+    df, lost = assemble("calls", {hex_: table}, [(0, [hex_, 0, 1]), (1, [hex_, 1, 1])], idents)
+    assert df is None and lost == [1]
+    df, lost = assemble("calls", {hex_: table}, [(0, [hex_, 1, 5])], idents)  # past its end
+    assert df is None and lost == [0]
+    df, lost = assemble("calls", {}, [(0, [hex_, 0, 2])], idents)  # a file not read
+    assert df is None and lost == [0]
+
+
+def test_a_file_is_read_only_when_it_is_exactly_what_its_name_says(tmp_path, monkeypatch):
+    refs = write_frame_files(tmp_path, [("a.jsonl", rows(3))])
+    hex_, _, _ = refs["a.jsonl"]["calls"]
+    path = tmp_path / frame_files.file_name("calls", hex_)
+    assert read_frame_file(tmp_path, "calls", hex_).num_rows == 3
+    assert read_frame_file(tmp_path, "sessions", hex_) is None  # another frame's name: missing
+    monkeypatch.setattr(frame_files, "MAX_FRAME_FILE_BYTES", path.stat().st_size - 1)
+    assert read_frame_file(tmp_path, "calls", hex_) is None  # too large to be ours
+    monkeypatch.undo()
+    data = path.read_bytes()
+    link = tmp_path / "elsewhere.parquet"
+    link.write_bytes(data)
+    path.unlink()
+    os.symlink(link, path)
+    assert read_frame_file(tmp_path, "calls", hex_) is None  # a symbolic link is not followed
+    path.unlink()
+    path.write_bytes(data[:-1])
+    assert read_frame_file(tmp_path, "calls", hex_) is None  # cut short: another digest
+
+
+def test_frame_files_no_row_names_are_removed_once_old(tmp_path, monkeypatch):
+    root = corpus(tmp_path / "c")
+    cache_dir = tmp_path / "cache"
+    evalkit.load_corpus(root, cache_dir=cache_dir, jobs=1)
+    (store,) = {p.parent for p in cache_dir.rglob("shard-*.parquet")}
+    named = sorted(p.name for p in store.glob("frames-*.parquet"))
+    orphan_old = store / frame_files.file_name("calls", "0" * 32)
+    orphan_new = store / frame_files.file_name("calls", "1" * 32)
+    for p in (orphan_old, orphan_new):
+        p.write_bytes(b"left by an interrupted run")
+    st = orphan_old.stat()
+    os.utime(orphan_old, ns=(st.st_atime_ns, st.st_mtime_ns - 2 * store_mod.FRAME_FILE_GRACE_NS))
+    warm = evalkit.load_corpus(root, cache_dir=cache_dir, jobs=1)
+    assert warm.cache_misses == 0
+    assert not orphan_old.exists()  # no row names it, and it is old: removed
+    assert orphan_new.exists()  # may be another process's, still writing its shard
+    assert sorted(p.name for p in store.glob("frames-*.parquet")) == sorted(
+        [*named, orphan_new.name]
+    )
+    # A file another session's row names is never removed, whatever its age.
+    for p in store.glob("frames-*.parquet"):
+        if p != orphan_new:
+            os.utime(p, ns=(0, 0))
+    again = evalkit.load_corpus(root, cache_dir=cache_dir, jobs=1)
+    assert again.cache_misses == 0
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_warm_load_is_the_load_without_a_store(tmp_path, jobs):
+    root = corpus(tmp_path / "c")
+    fresh = evalkit.load_corpus(root, cache=False, jobs=1)
+    evalkit.load_corpus(root, cache_dir=tmp_path / "cache", jobs=jobs)
+    warm = evalkit.load_corpus(root, cache_dir=tmp_path / "cache", jobs=jobs)
+    assert warm.cache_misses == 0
+    for name in FRAME_NAMES:
+        pd.testing.assert_frame_equal(warm.frame(name), fresh.frame(name), check_exact=True)
+    assert warm.errors == fresh.errors and warm.records == fresh.records
