@@ -99,7 +99,8 @@ class TrialRuns:
         root: The corpus directory.
         read_as: The layout and tool profile, in words.
         frame: One row per run read (`RUN_COLUMNS`); `task` is `suite/task` when the corpus has
-            several suites (the same task name in two suites is two tasks), `reward` is the
+            several suites (the same task name in two suites is two tasks), and the pass/repo
+            directory when the layout names no task (`run` is then the trial); `reward` is the
             run's reward, else its pass as 1 or 0 (the outcome table's rule), `passed` 1/0.
         arms: The arms found; `baseline`, `candidate` the default pair (`choose_arms`).
         runs: Every run the tree holds (read or not).
@@ -159,6 +160,8 @@ def trial_runs(
         task = r.task
         if several and task is not None:
             task = f"{r.suite or NO_SUITE}/{task}"
+        if task is None:  # the harness's A/B layouts: the pass/repo directory is the task
+            task = "/".join(p for p in (r.pass_, r.repo) if p) or None
         rows.append(
             {
                 "log": r.log,
@@ -167,7 +170,7 @@ def trial_runs(
                 "repo": r.repo,
                 "task": task,
                 "arm": r.arm,
-                "trial": r.trial,
+                "trial": r.trial if r.trial is not None else r.run,
                 "status": r.status,
                 "reward": r.reward if r.reward is not None else passed,
                 "passed": passed,
@@ -392,6 +395,15 @@ def _figure_stats(
     )
 
 
+def _same_as_pass(frame: Any) -> bool:
+    if "passed" not in frame.columns:
+        return False
+    both = frame[["reward", "passed"]].dropna()
+    return len(both) == frame["reward"].notna().sum() and bool(
+        (both["reward"].astype(float) == both["passed"].astype(float)).all()
+    )
+
+
 def compare_arms(
     runs: Any,
     baseline: str,
@@ -412,7 +424,7 @@ def compare_arms(
             the figures' columns); a `TrialRuns` is read for its frame.
         baseline, candidate: The arms (deltas are candidate minus baseline).
         figures: The figures to compare (default `FIGURES`); one with no known value in either
-            arm is left out.
+            arm is left out, and so is `reward` when every reward is the run's pass (0 or 1).
         margins: Equivalence margin per figure key, in the figure's own unit (no margin: no
             equivalence test).
         cluster: A cluster column (`repo`, `suite`, `pass`): adds the cluster-robust interval
@@ -432,6 +444,8 @@ def compare_arms(
         mine = frame[frame["arm"].isin([baseline, candidate])]
         if mine[fig.key].notna().sum() == 0:
             continue
+        if fig.key == "reward" and _same_as_pass(mine):
+            continue  # rewards of 0 and 1 only: the pass figure says it all
         out.append(
             _figure_stats(
                 frame, fig, baseline, candidate, cluster=cluster, margin=margins.get(fig.key),
