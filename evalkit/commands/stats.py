@@ -108,39 +108,9 @@ def register(subparsers) -> None:
     p.set_defaults(func=_run)
 
 
-FIGURE_KEYS = (
-    "passed", "reward", "cost_usd", "tokens", "duration_s", "tool_calls",
-    "read_allocation_efficiency",
-)  # fmt: skip
-
-
-def parse_margins(items: list[str]) -> dict[str, float]:
-    """`--margin reward=0.05`, `--margin 0.05` (pass and reward) into {figure: margin}.
-
-    Raises:
-        UsageError: An unknown figure, or a margin that is not a positive number.
-    """
-    out: dict[str, float] = {}
-    for item in items:
-        name, _, text = item.rpartition("=")
-        keys = [name] if name else ["passed", "reward"]
-        if name and name not in FIGURE_KEYS:
-            raise UsageError(
-                f"--margin {item}: no figure {name!r} (figures: {', '.join(FIGURE_KEYS)})"
-            )
-        try:
-            value = float(text)
-        except ValueError:
-            raise UsageError(f"--margin {item}: {text!r} is not a number") from None
-        if not math.isfinite(value) or value <= 0:
-            raise UsageError(f"--margin {item}: the margin must be a positive number")
-        out |= dict.fromkeys(keys, value)
-    return out
-
-
 def _run(args) -> int:
     from evalkit.outputs.stats_text import render_stats_json, render_stats_text
-    from evalkit.tables.ab_stats import compare_arms, trial_runs
+    from evalkit.tables.ab_stats import compare_arms, parse_margins, trial_runs
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")

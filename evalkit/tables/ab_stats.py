@@ -16,12 +16,14 @@ then Holm and Benjamini–Hochberg across every test the table makes. Each part 
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalkit.errors import UsageError
 from evalkit.stats import ExactTest
 from evalkit.tables.outcomes import DEFAULT_PASS_THRESHOLD
 from evalkit.tables.paired_stats import (
@@ -60,6 +62,7 @@ __all__ = [
     "ArmStats",
     "trial_runs",
     "compare_arms",
+    "parse_margins",
 ]
 
 
@@ -84,6 +87,7 @@ FIGURES: tuple[Figure, ...] = (
     Figure("read_allocation_efficiency", "read allocation", "higher_is_better", "share"),
 )
 CLUSTERS = ("suite", "pass", "repo")
+FIGURE_KEYS = tuple(f.key for f in FIGURES)
 RUN_COLUMNS = (
     "log", "suite", "pass", "repo", "task", "arm", "trial", "status", "reward", "passed",
     "cost_usd", "tokens", "duration_s", "tool_calls", "tool_under_test_calls",
@@ -478,3 +482,27 @@ def compare_arms(
         prior=tuple(prior),  # type: ignore[arg-type]
         margins=tuple(sorted(margins.items())),
     )
+
+
+def parse_margins(items: list[str]) -> dict[str, float]:
+    """`--margin reward=0.05`, `--margin 0.05` (pass and reward) into {figure: margin}.
+
+    Raises:
+        UsageError: An unknown figure, or a margin that is not a positive number.
+    """
+    out: dict[str, float] = {}
+    for item in items:
+        name, _, text = item.rpartition("=")
+        keys = [name] if name else ["passed", "reward"]
+        if name and name not in FIGURE_KEYS:
+            raise UsageError(
+                f"--margin {item}: no figure {name!r} (figures: {', '.join(FIGURE_KEYS)})"
+            )
+        try:
+            value = float(text)
+        except ValueError:
+            raise UsageError(f"--margin {item}: {text!r} is not a number") from None
+        if not math.isfinite(value) or value <= 0:
+            raise UsageError(f"--margin {item}: the margin must be a positive number")
+        out |= dict.fromkeys(keys, value)
+    return out

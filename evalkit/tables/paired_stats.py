@@ -68,6 +68,7 @@ __all__ = [
     "arm_posterior",
     "paired_probability",
     "hierarchical_bootstrap",
+    "within_task_interval",
     "cluster_robust_interval",
     "pass_at_k",
     "pass_hat_k",
@@ -618,6 +619,26 @@ def hierarchical_bootstrap(
     alpha = (1 - level) / 2
     lo, hi = np.quantile(estimates, [alpha, 1 - alpha])
     return DeltaInterval(**base, lo=float(lo), hi=float(hi))
+
+
+def within_task_interval(
+    task: TaskValues, *, seed: int, n_resamples: int = 4999, level: float = 0.95
+) -> tuple[float | None, float | None]:
+    """A percentile bootstrap interval of one task's delta, its trials resampled within each
+    arm (the second stage of `hierarchical_bootstrap`, for a task alone): what the task's few
+    trials allow, drawn beside its delta. `(None, None)` when neither arm has two trials."""
+    import numpy as np
+
+    if not task.complete or max(len(task.baseline), len(task.candidate)) < 2:
+        return None, None
+    rng = np.random.default_rng(seed)
+    means = []
+    for values in (task.baseline, task.candidate):
+        v = np.asarray(values, dtype=float)
+        means.append(v[rng.integers(0, len(v), size=(n_resamples, len(v)))].mean(axis=1))
+    alpha = (1 - level) / 2
+    lo, hi = np.quantile(means[1] - means[0], [alpha, 1 - alpha])
+    return float(lo), float(hi)
 
 
 def cluster_robust_interval(
