@@ -46,7 +46,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evalkit.stats import ExactTest, mcnemar_exact, sign_test
+from evalkit.stats import MIN_NONZERO_FOR_TEST, ExactTest, mcnemar_exact, sign_test
 
 __all__ = [
     "ALPHA",
@@ -78,6 +78,7 @@ __all__ = [
     "adjust_pvalues",
     "plan",
     "exact_paired_test",
+    "pass_fail_per_task",
     "level_name",
 ]
 
@@ -961,16 +962,24 @@ def flip_table(table: TaskTable) -> FlipTable:
 # --- the exact paired test -------------------------------------------------------------------
 
 
-def exact_paired_test(table: TaskTable) -> ExactTest:
-    """The exact test of a figure's task deltas: exact McNemar when every task's value is 0 or 1
-    in both arms (pass/fail per task), else the exact sign test. Both are withheld below six
-    non-tied tasks, with the smallest p they could reach (`evalkit.stats`)."""
+def pass_fail_per_task(table: TaskTable) -> bool:
+    """Whether every complete task's mean is 0 or 1 in both arms (pass/fail per task)."""
     tasks = table.complete
-    if tasks and all(
+    return bool(tasks) and all(
         t.baseline_mean in (0.0, 1.0) and t.candidate_mean in (0.0, 1.0) for t in tasks
-    ):
-        return mcnemar_exact(table.count("lower"), table.count("higher"))
-    return sign_test(table.deltas)
+    )
+
+
+def exact_paired_test(table: TaskTable, *, min_nonzero: int = MIN_NONZERO_FOR_TEST) -> ExactTest:
+    """The exact test of a figure's task deltas: exact McNemar when every task's value is 0 or 1
+    in both arms (pass/fail per task), else the exact sign test. Both are withheld below
+    `min_nonzero` (six) non-tied tasks, with the smallest p they could reach (`evalkit.stats`).
+    The per-task outcome table of the trial sweep (`evalkit.tables.outcomes`) uses this test."""
+    if pass_fail_per_task(table):
+        return mcnemar_exact(
+            table.count("lower"), table.count("higher"), min_discordant=min_nonzero
+        )
+    return sign_test(table.deltas, min_nonzero=min_nonzero)
 
 
 # --- many comparisons ------------------------------------------------------------------------
