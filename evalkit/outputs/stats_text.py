@@ -17,6 +17,7 @@ from evalkit.ecma import fix, grp, js_json, pl
 from evalkit.errors import one_line
 from evalkit.outputs.sweep_text import text_table
 from evalkit.tables.ab_stats import ArmStats, FigureStats, TrialRuns
+from evalkit.tables.paired_stats import MAX_PLANNED_TASKS
 
 __all__ = ["figure_lines", "render_stats_text", "stats_json_dict", "render_stats_json", "fmt"]
 
@@ -182,6 +183,11 @@ def _plan_line(f: FigureStats) -> str:
         parts.append(
             f"the pilot's delta ({fmt(key, pl_.effect, signed=True)}) needs about "
             f"{pl_.tasks_t} tasks (paired t)"
+        )
+    elif pl_.effect and pl_.sd:
+        parts.append(
+            f"the pilot's delta ({fmt(key, pl_.effect, signed=True)}) would need more than "
+            f"{grp(MAX_PLANNED_TASKS)} tasks (paired t)"
         )
     if pl_.tasks_sign is not None:
         parts.append(

@@ -77,6 +77,8 @@ __all__ = [
     "flip_table",
     "adjust_pvalues",
     "plan",
+    "sign_test_power",
+    "MAX_PLANNED_TASKS",
     "exact_paired_test",
     "pass_fail_per_task",
     "level_name",
@@ -1101,6 +1103,24 @@ def sign_test_power(n: int, share: float, *, alpha: float = ALPHA) -> float:
     return float(binom.cdf(k, n, share) + binom.sf(n - k - 1, n, share))
 
 
+def _first_powered(share: float, *, alpha: float, power: float) -> int | None:
+    """The fewest differing tasks (up to `MAX_PLANNED_TASKS`) at which `sign_test_power`
+    reaches `power` — the same rejection regions and powers, computed for every n at once."""
+    import numpy as np
+    from scipy.stats import binom
+
+    n = np.arange(1, MAX_PLANNED_TASKS + 1)
+    k = binom.ppf(alpha / 2, n, 0.5).astype(int)
+    crit = np.full(len(n), -1)
+    for cand in (k - 1, k, k + 1):  # ascending: the largest valid one wins
+        ok = (cand >= 0) & (cand <= n // 2)
+        ok &= 2 * binom.cdf(cand, n, 0.5) <= alpha * (1 + 1e-12)
+        crit = np.where(ok, cand, crit)
+    reach = np.where(crit >= 0, binom.cdf(crit, n, share) + binom.sf(n - crit - 1, n, share), 0.0)
+    hits = np.flatnonzero(reach >= power)
+    return int(n[hits[0]]) if len(hits) else None
+
+
 def plan(
     table: TaskTable,
     *,
@@ -1145,11 +1165,9 @@ def plan(
         )
     tasks_sign = None
     if share is not None and share != 0.5 and n:
-        tie_rate = 1 - non_tied / n
-        for m in range(1, MAX_PLANNED_TASKS + 1):
-            if sign_test_power(m, share, alpha=alpha) >= power:
-                tasks_sign = math.ceil(m / (1 - tie_rate))
-                break
+        m = _first_powered(share, alpha=alpha, power=power)
+        if m is not None:
+            tasks_sign = math.ceil(m / (non_tied / n))  # differing tasks at the pilot's tie rate
     return Plan(
         figure=table.figure,
         tasks=n,
