@@ -381,6 +381,7 @@ class BetaPosterior:
     lo: float
     hi: float
     unit: str = "task (each task counts once: its share of passed trials)"
+    method: str = "beta_posterior_equal_tailed"
 
     def to_frame(self):
         ci = level_name(self.level).replace("ci", "cri")
@@ -394,6 +395,8 @@ class BetaPosterior:
             "mean": self.mean,
             f"{ci}_lo": self.lo,
             f"{ci}_hi": self.hi,
+            "method": self.method,
+            "level": self.level,
             "unit": self.unit,
         }
         return _frame(row)
@@ -449,6 +452,8 @@ class PairedProbability:
     lo: float
     hi: float
     assumes: str
+    method: str = "paired_beta_binomial"
+    unit: str = "task (the tasks where the arms differ)"
 
     def to_frame(self):
         ci = level_name(self.level).replace("ci", "cri")
@@ -462,6 +467,9 @@ class PairedProbability:
             "share_higher_mean": self.a / (self.a + self.b),
             f"share_higher_{ci}_lo": self.lo,
             f"share_higher_{ci}_hi": self.hi,
+            "method": self.method,
+            "level": self.level,
+            "unit": self.unit,
             "assumes": self.assumes,
         }
         return _frame(row)
