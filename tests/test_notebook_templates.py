@@ -270,6 +270,30 @@ def test_notebook_08_prints_the_apis_numbers(own_trials, tmp_path, monkeypatch, 
     assert "seed 11" in blob
 
 
+def test_notebook_08_on_the_bundled_corpus_and_the_synthetic_tree(tmp_path, monkeypatch, caplog):
+    # The default corpus (the synthetic harbor tree, written by the same generator and seed) and
+    # the bundled corpus (each pass/repo directory a task): the report is the API's, exactly.
+    from evalkit.outputs.stats_text import render_stats_text
+    from evalkit.synthetic.harbor import generate_harbor_corpus
+    from evalkit.tables.ab_stats import compare_arms, trial_runs
+
+    path = repo_root() / "notebooks" / "08_is_it_real.ipynb"
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    printed = run_template(path, tmp_path / "a", monkeypatch, caplog)
+    tree = tmp_path / "synthetic-harbor"
+    generate_harbor_corpus(tree)
+    runs = trial_runs(tree, layout="harbor", profile="sourcegraph", cache=False)
+    assert render_stats_text(runs, compare_arms(runs, runs.baseline, runs.candidate)) in printed
+    printed = run_template(
+        path, tmp_path / "b", monkeypatch, caplog, corpus=str(bundled_corpus()),
+        arms="baseline,new", cluster="repo",
+    )  # fmt: skip
+    runs = trial_runs(bundled_corpus(), arms=("baseline", "new"), cache=False)
+    api = compare_arms(runs, "baseline", "new", cluster="repo")
+    assert render_stats_text(runs, api) in printed
+
+
 def test_notebook_07_compares_what_it_is_given(own_corpus, interactive_only, tmp_path,
                                                monkeypatch, caplog):  # fmt: skip
     # Any arm directory, labels and campaign root, none of them inside the corpus read.
