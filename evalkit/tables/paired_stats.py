@@ -592,7 +592,9 @@ def hierarchical_bootstrap(
 
     Deterministic for a given `seed`: one `numpy.random.default_rng(seed)` draws the task
     indices, then the baseline trials, then the candidate trials. Fewer than two tasks give no
-    bounds.
+    bounds. Measured coverage of the 95% interval on simulated paired corpora: 0.89 (10 tasks ×
+    1 trial) to 0.96 (20 × 2) (`tests/benchmarks/bench_coverage.py`; a percentile bootstrap
+    runs short with few tasks and one trial, the second stage widens it with more trials).
     """
     import numpy as np
 
