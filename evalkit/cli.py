@@ -1,5 +1,5 @@
 """The `evalkit` command line: `evalkit run`, `session`, `sweep`, `compare`, `campaign`,
-`columns`, `export`, `pairs` and `cache`.
+`columns`, `export`, `pairs`, `cache` and `stats`.
 
 Exit status: 0 success, 1 a negative verdict where a command has one (see its --help), 2 unusable
 input (a missing file, a bad option value), 130 interrupted (Ctrl-C). Errors are one line on
@@ -29,6 +29,7 @@ COMMANDS = (
     "export",
     "pairs",
     "cache",
+    "stats",
 )
 
 EXIT_CODES = """\

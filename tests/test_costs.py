@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.corpus.columns import DTYPES
 from evalkit.formats.codex.exec_json import read_exec_json
 from evalkit.formats.codex.rollout import read_rollout
 from evalkit.formats.inspect.logs import inspect_available, read_inspect_log
@@ -31,6 +30,7 @@ from evalkit.metrics.costs import (
 from evalkit.metrics.prices import ModelLedger, load_prices, table_version
 from evalkit.metrics.tokens import claude_code_tokens
 from evalkit.session import parse_session, read_session_file
+from evalkit.store.columns import DTYPES
 from tests.agent_builders import (
     codex_session_lines,
     exec_stream_events,

@@ -105,7 +105,7 @@ def run_template(
 
 
 def test_every_notebook_has_a_template_run():
-    covered = {"01", "02", "03", "04", "05", "06", "07"}
+    covered = {"01", "02", "03", "04", "05", "06", "07", "08"}
     assert {p.name[:2] for p in NOTEBOOKS} >= covered
 
 
@@ -140,6 +140,9 @@ def test_runs_on_a_corpus_of_ones_own(path, own_corpus, tmp_path, monkeypatch, c
         assert "corpus: team-logs; layout: the A/B layouts; tool profile: codegraph" in blob
         assert "runs read: 15 of 16; arms: baseline, headless-with, headless-without, new" in blob
         assert "no outcome table: no run of baseline or headless-with names a task" in blob
+    if path.name.startswith("08"):  # the A/B layouts: each pass/repo directory is a task
+        assert "corpus: team-logs; layout: the A/B layouts; tool profile: codegraph" in blob
+        assert "sprint-7/ab-express" in blob or "sprint-7/express" in blob
     if path.name.startswith("07"):  # its own first arm directory, the one beside it, its campaign
         assert "arm directory: sprint-7/ab-client-go; labels compared: new baseline" in blob
         assert (
@@ -202,6 +205,8 @@ def test_runs_on_interactive_logs_alone(path, interactive_only, tmp_path, monkey
         assert "no arm comparison" in printed
     if path.name.startswith("06"):
         assert "arms: none" in printed and "no outcome table: it needs two arms" in printed
+    if path.name.startswith("08"):
+        assert "arms: none" in printed and "no comparison: it needs two arms" in printed
     if path.name.startswith("07"):
         assert "no arm comparison: this corpus has no directory of arm runs" in printed
         assert "no campaign: this corpus has no campaign root" in printed
@@ -244,6 +249,49 @@ def test_notebook_06_takes_the_arms_to_pair(own_trials, tmp_path, monkeypatch, c
     assert "tool profile: codegraph (default)" in printed  # no profile asked for: the default
     assert "baseline against mcp:" in printed
     assert "1 incomplete" in printed  # t4's mcp trials have no reward without the CSV
+
+
+def test_notebook_08_prints_the_apis_numbers(own_trials, tmp_path, monkeypatch, caplog):
+    from evalkit.outputs.stats_text import render_stats_text
+    from evalkit.tables.ab_stats import compare_arms, trial_runs
+
+    root, csv = own_trials
+    path = repo_root() / "notebooks" / "08_is_it_real.ipynb"
+    printed = run_template(
+        path, tmp_path, monkeypatch, caplog, corpus=str(root), profile="sourcegraph",
+        outcomes=str(csv), margin="passed=0.25", seed=11,
+    )  # fmt: skip
+    runs = trial_runs(root, layout="harbor", profile="sourcegraph", outcomes=csv, cache=False)
+    api = compare_arms(runs, "baseline", "mcp", margins={"passed": 0.25}, seed=11)
+    assert render_stats_text(runs, api) in printed  # the report cell, character for character
+    blob = "\n".join(printed)
+    assert "synthetic" not in blob.lower()
+    assert "equivalence: not shown equivalent within ±0.250" in blob
+    assert "seed 11" in blob
+
+
+def test_notebook_08_on_the_bundled_corpus_and_the_synthetic_tree(tmp_path, monkeypatch, caplog):
+    # The default corpus (the synthetic harbor tree, written by the same generator and seed) and
+    # the bundled corpus (each pass/repo directory a task): the report is the API's, exactly.
+    from evalkit.outputs.stats_text import render_stats_text
+    from evalkit.synthetic.harbor import generate_harbor_corpus
+    from evalkit.tables.ab_stats import compare_arms, trial_runs
+
+    path = repo_root() / "notebooks" / "08_is_it_real.ipynb"
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    printed = run_template(path, tmp_path / "a", monkeypatch, caplog)
+    tree = tmp_path / "synthetic-harbor"
+    generate_harbor_corpus(tree)
+    runs = trial_runs(tree, layout="harbor", profile="sourcegraph", cache=False)
+    assert render_stats_text(runs, compare_arms(runs, runs.baseline, runs.candidate)) in printed
+    printed = run_template(
+        path, tmp_path / "b", monkeypatch, caplog, corpus=str(bundled_corpus()),
+        arms="baseline,new", cluster="repo",
+    )  # fmt: skip
+    runs = trial_runs(bundled_corpus(), arms=("baseline", "new"), cache=False)
+    api = compare_arms(runs, "baseline", "new", cluster="repo")
+    assert render_stats_text(runs, api) in printed
 
 
 def test_notebook_07_compares_what_it_is_given(own_corpus, interactive_only, tmp_path,

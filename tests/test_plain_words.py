@@ -144,6 +144,8 @@ OUTPUTS = {
     "pairs report --json": ["pairs", "report", str(bundled_evidence()), "--json"],
     "pairs check --strict": ["pairs", "check", str(bundled_evidence()), "--strict"],
     "columns": ["columns"],
+    "stats": ["stats", str(CORPUS), "--arms", "baseline,new", "-j", "1", "--cluster", "repo"],
+    "stats --json": ["stats", str(CORPUS), "--arms", "baseline,new", "-j", "1", "--json"],
 }
 
 

@@ -411,7 +411,7 @@ def agent_cost(
     )
 
 
-# The cost columns as `evalkit.corpus.columns` declares columns: (name, dtype, unit, meaning).
+# The cost columns as `evalkit.store.columns` declares columns: (name, dtype, unit, meaning).
 # Not wired yet: issue 23 keeps `cost_usd` in one place for every agent and adds these to the
 # sessions frame (and the per-model ones below to the models frame).
 COST_COLUMNS: tuple[tuple[str, str, str, str], ...] = (

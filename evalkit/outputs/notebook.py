@@ -71,6 +71,7 @@ __all__ = [
     "trial_corpus_dir",
     "trial_layout",
     "trial_profile",
+    "arm_stats",
     "trial_sweep",
     "trials_line",
     "outcome_lines",
@@ -830,3 +831,44 @@ if __name__ == "__main__":
     import sys
 
     execute(sys.argv[1:])
+
+
+# --- is the difference real? (notebook 08) ----------------------------------------------------
+
+
+def arm_stats(
+    corpus: str | os.PathLike[str] | None = None,
+    *,
+    layout: str | None = None,
+    profile: str | None = None,
+    outcomes: str | os.PathLike[str] | None = None,
+    arms: str | Sequence[str] | None = None,
+    margin: str | None = None,
+    cluster: str | None = None,
+    seed: int | None = None,
+):
+    """`evalkit stats DIR --layout L --profile P --outcomes F --arms A,B --margin M --cluster C
+    --seed S` with notebook 06's defaults (`trial_corpus_dir`, `trial_layout`, `trial_profile`),
+    uncached, in-process: `(runs, stats)`, stats None without two arms. `margin` is the
+    command's `--margin` text (`"reward=0.05,cost_usd=0.01"`, or one number for pass and
+    reward)."""
+    from evalkit.tables.ab_stats import compare_arms, parse_margins, trial_runs
+
+    root = trial_corpus_dir(corpus)
+    runs = trial_runs(
+        root,
+        layout=trial_layout(root, layout),
+        profile=trial_profile(root, profile),
+        outcomes=outcomes,
+        arms=_two(arms),
+        cache=False,
+        jobs=1,
+    )
+    if runs.baseline is None or runs.candidate is None:
+        return runs, None
+    margins = parse_margins([m for m in (margin or "").split(",") if m.strip()])
+    stats = compare_arms(
+        runs, runs.baseline, runs.candidate, margins=margins, cluster=cluster,
+        seed=0 if seed is None else int(seed),
+    )  # fmt: skip
+    return runs, stats

@@ -23,6 +23,8 @@ from evalkit.tables.sweep import SweepResult, is_bundled_corpus
 if TYPE_CHECKING:
     import pandas as pd
 
+    from evalkit.tables.ab_stats import ArmStats
+
 __all__ = ["Corpus", "load_corpus"]
 
 
@@ -53,6 +55,53 @@ class Corpus(LoadedCorpus):
             cache_hits=self.cache_hits,
             cache_misses=self.cache_misses,
         )
+
+    def compare_arms(
+        self,
+        baseline: str | None = None,
+        candidate: str | None = None,
+        *,
+        layout: Any = None,
+        profile: Any = None,
+        outcomes: str | os.PathLike[str] | None = None,
+        pass_threshold: float = 1.0,
+        margins: dict[str, float] | None = None,
+        cluster: str | None = None,
+        seed: int = 0,
+        n_resamples: int = 4999,
+        cache: bool = True,
+    ) -> ArmStats:
+        """Is the difference real? `candidate` against `baseline`, paired by task, every figure:
+        the same numbers as `evalkit stats DIR` (`evalkit.tables.ab_stats.compare_arms`; its
+        frames: `tasks_frame()`, `intervals_frame()`, `probability_frame()`, `tests_frame()`,
+        `equivalence_frame()`, `plan_frame()`, `pass_rates_frame()`, `pass_k_frame()`, …).
+
+        The runs are read as `evalkit stats` reads them (`ab_stats.trial_runs`): `layout`
+        defaults to `harbor` when this corpus was found as a harbor tree, and `profile`,
+        `outcomes` and `pass_threshold` are the trial sweep's. The arms default as the trial
+        sweep's do (an arm named `baseline`, then the next).
+
+        Raises:
+            UsageError: An arm no run has, or unusable options.
+        """
+        from evalkit.errors import UsageError
+        from evalkit.tables.ab_stats import compare_arms, trial_runs
+
+        if layout is None and any(r.layout == "harbor" for r in self.discovery.sessions):
+            layout = "harbor"
+        asked = None if baseline is None and candidate is None else (baseline, candidate)
+        if asked is not None and None in asked:
+            raise UsageError("compare_arms takes both arms, or neither")
+        runs = trial_runs(
+            self.root, layout=layout, profile=profile, outcomes=outcomes,
+            pass_threshold=pass_threshold, arms=asked, cache=cache,
+        )  # fmt: skip
+        if runs.baseline is None or runs.candidate is None:
+            raise UsageError(f"two arms are needed (arms found: {', '.join(runs.arms) or 'none'})")
+        return compare_arms(
+            runs, runs.baseline, runs.candidate, margins=margins, cluster=cluster, seed=seed,
+            n_resamples=n_resamples,
+        )  # fmt: skip
 
     def arms_df(
         self, arms: tuple[str, ...] | None = None, *, exclude: tuple[str, ...] = ()

@@ -20,6 +20,9 @@ cheaper, not better: the table says which way each went and never calls it an im
 
 A run's outcome is its `reward` when known, else its `passed` flag as 1 or 0; unknown (None)
 outcomes are left out of the mean and of n, never counted as 0.
+
+The per-task means, classes and the choice of exact test are `evalkit.tables.paired_stats`'s
+(`task_table`, `exact_paired_test`), the same functions `evalkit stats` reports with (issue 24).
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evalkit.stats import MIN_NONZERO_FOR_TEST, ExactTest, hodges_lehmann, mcnemar_exact, sign_test
+from evalkit.stats import MIN_NONZERO_FOR_TEST, ExactTest, hodges_lehmann, sign_test
+from evalkit.tables.paired_stats import exact_paired_test, pass_fail_per_task, task_table
 
 __all__ = [
     "CLASSES",
@@ -75,23 +79,6 @@ def _outcome(row: Mapping[str, Any]) -> float | None:
         return float(reward)
     passed = row.get("passed")
     return None if passed is None else float(bool(passed))
-
-
-def _mean(values: list[float]) -> float | None:
-    if not values:
-        return None
-    total = 0.0
-    for v in values:
-        total += v
-    return total / len(values)
-
-
-def _classify(delta: float | None) -> str:
-    if delta is None:
-        return "incomplete"
-    if abs(delta) <= TIE_TOLERANCE:
-        return "tie"
-    return "helps" if delta > 0 else "hurts"
 
 
 @dataclass(frozen=True)
@@ -276,16 +263,8 @@ class OutcomeTable:
         return pd.DataFrame(rows, columns=list(rows[0]))
 
 
-def _by_task(runs: Sequence[Mapping[str, Any]], arm: str, key: Any) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = {}
-    for row in runs:
-        if row.get("arm") != arm or row.get("task") is None:
-            continue
-        values = out.setdefault(str(row["task"]), [])
-        v = key(row)
-        if _known(v):
-            values.append(float(v))
-    return out
+_CLASS = {"higher": "helps", "lower": "hurts", "tied": "tie", "incomplete": "incomplete"}
+_OUTCOME = "\0outcome"  # the computed outcome column (reward, else passed as 1 or 0)
 
 
 def _estimate(deltas: list[float], test: ExactTest, min_nonzero: int) -> float | None:
@@ -301,13 +280,16 @@ def _paired_metric(
     label: str,
     min_nonzero: int,
 ) -> PairedMetric:
-    b = _by_task(runs, baseline, lambda r: r.get(metric))
-    c = _by_task(runs, candidate, lambda r: r.get(metric))
+    by_task = {t.task: t for t in task_table(runs, metric, baseline, candidate).tasks}
     rows = []
     for task in tasks:
-        bm, cm = _mean(b.get(task, [])), _mean(c.get(task, []))
+        t = by_task.get(task)
+        if t is None:
+            rows.append(TaskMetric(task, None, None, 0, 0, None))
+            continue
+        bm, cm = t.baseline_mean, t.candidate_mean
         delta = None if bm is None or cm is None else cm - bm
-        rows.append(TaskMetric(task, bm, cm, len(b.get(task, [])), len(c.get(task, [])), delta))
+        rows.append(TaskMetric(task, bm, cm, len(t.baseline), len(t.candidate), delta))
     deltas = [r.delta for r in rows if r.delta is not None]
     signs = [0.0 if abs(d) <= TIE_TOLERANCE else d for d in deltas]
     test = sign_test(signs, min_nonzero=min_nonzero)
@@ -334,6 +316,10 @@ def outcome_table(
 ) -> OutcomeTable:
     """Pair two arms task by task.
 
+    The per-task summary and the exact test are those of `evalkit stats`
+    (`evalkit.tables.paired_stats.task_table`, `exact_paired_test`), so the trial sweep's
+    outcome lines and the paired statistics give the same tasks, means, classes and p.
+
     Args:
         runs: One mapping per run (trial) with `task`, `arm`, and `reward` (float) and/or
             `passed` (bool), plus the `metrics` keys; other keys are ignored.
@@ -342,28 +328,20 @@ def outcome_table(
         pass_threshold: Recorded with the table (runs' `passed` are already decided).
         min_nonzero: Non-tied tasks needed before a p-value or estimate is given.
     """
-    b = _by_task(runs, baseline, _outcome)
-    c = _by_task(runs, candidate, _outcome)
-    tasks = sorted(set(b) | set(c))
-    rows = []
-    for task in tasks:
-        bv, cv = b.get(task, []), c.get(task, [])
-        bm, cm = _mean(bv), _mean(cv)
-        delta = None if bm is None or cm is None else cm - bm
-        rows.append(TaskOutcome(task, bm, cm, len(bv), len(cv), delta, _classify(delta)))
-    complete = [r for r in rows if r.delta is not None]
-    binary = bool(complete) and all(
-        r.baseline_reward in (0.0, 1.0) and r.candidate_reward in (0.0, 1.0) for r in complete
-    )
-    helps = sum(1 for r in rows if r.cls == "helps")
-    hurts = sum(1 for r in rows if r.cls == "hurts")
-    deltas = [0.0 if r.cls == "tie" else r.delta for r in complete]  # type: ignore[misc]
-    if binary:
-        test = mcnemar_exact(hurts, helps, min_discordant=min_nonzero)
-        estimate = None
-    else:
-        test = sign_test(deltas, min_nonzero=min_nonzero)
-        estimate = _estimate(deltas, test, min_nonzero)
+    runs = list(runs)
+    scored = [{**row, _OUTCOME: _outcome(row)} for row in runs]
+    table = task_table(scored, _OUTCOME, baseline, candidate)
+    rows = [
+        TaskOutcome(
+            t.task, t.baseline_mean, t.candidate_mean, len(t.baseline), len(t.candidate),
+            t.delta, _CLASS[t.cls],
+        )
+        for t in table.tasks
+    ]  # fmt: skip
+    binary = pass_fail_per_task(table)
+    test = exact_paired_test(table, min_nonzero=min_nonzero)
+    estimate = None if binary else _estimate(list(table.deltas), test, min_nonzero)
+    tasks = [r.task for r in rows]
     return OutcomeTable(
         baseline=baseline,
         candidate=candidate,
