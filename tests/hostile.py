@@ -265,3 +265,159 @@ def write_hostile_corpus(root: Path, n: int, seed: int) -> list[Path]:
             path.write_bytes(data)
         paths.append(path)
     return paths
+
+
+# --- issue 21: a `type` that is not text, and deep nesting in every position -----------------
+
+_NON_STRING_TYPES: list[Any] = [[], {}, ["assistant"], {"type": "user"}, 5, 1.5, True, False]
+
+
+def _dicts(value: Any, out: list[dict[str, Any]], depth: int = 0) -> list[dict[str, Any]]:
+    """Every dict inside `value` (shallow documents only: depth-bounded)."""
+    if depth > 40:
+        return out
+    if isinstance(value, dict):
+        out.append(value)
+        for v in value.values():
+            _dicts(v, out, depth + 1)
+    elif isinstance(value, list):
+        for v in value:
+            _dicts(v, out, depth + 1)
+    return out
+
+
+def set_odd_type(rng: random.Random, value: Any) -> None:
+    """Give one object inside `value` (an event, a block, a payload, an item) a `type` that is
+    not text, or a `type` where it had none."""
+    found = [d for d in _dicts(value, []) if "type" in d] or _dicts(value, [])
+    if found:
+        rng.choice(found)["type"] = rng.choice(_NON_STRING_TYPES)
+
+
+def set_deep(rng: random.Random, value: Any, lo: int = 300, hi: int = 1100) -> None:
+    """Put a value nested `lo` to `hi` levels deep in any position of one object inside
+    `value`: in place of one of its values, or under a key of its own."""
+    found = _dicts(value, [])
+    if not found:
+        return
+    target = rng.choice(found)
+    keys = [*target, "extra"]
+    target[rng.choice(keys)] = _nested(rng.randint(lo, hi), rng.choice(["x", 1, None, {}]))
+
+
+def m_types(rng, events):
+    """A `type` that is not text: of an event, a message, a content block (never of all)."""
+    for _ in range(rng.randint(1, 3)):
+        set_odd_type(rng, rng.choice(events[1:]) if len(events) > 1 else events[0])
+
+
+def m_deep_anywhere(rng, events):
+    """A value nested 300 to 1,100 levels deep in any position of any event."""
+    set_deep(rng, rng.choice(events))
+
+
+MUTATIONS = (*MUTATIONS, m_types, m_deep_anywhere)
+
+
+def _serialise(records: list[Any]) -> list[bytes]:
+    out = []
+    for r in records:
+        text = js_json(r)
+        for sentinel, literal in _RAW.items():
+            text = text.replace(sentinel, literal)
+        out.append(text.encode("utf-8"))
+    return out
+
+
+def _deep_text(rng: random.Random) -> str:
+    """JSON text nested deeper than a parser goes, as a string field would hold it."""
+    depth = rng.randint(900, 1500)
+    return '{"output":' + "[" * depth + "]" * depth + "}"
+
+
+def hostile_rollout(rng: random.Random) -> bytes:
+    """The bytes of one hostile Codex rollout: the acceptance session with lines of odd types,
+    values nested deeply anywhere (and in the JSON text of arguments and outputs), and damaged
+    bytes."""
+    from tests.agent_builders import codex_session_lines
+
+    records = [
+        {"timestamp": f"2030-01-01T10:00:{i % 60:02d}.000Z", **line}
+        for i, line in enumerate(codex_session_lines())
+    ]
+    for _ in range(rng.randint(1, 4)):
+        kind = rng.randrange(4)
+        target = rng.choice(records[1:])
+        if kind == 0:
+            set_odd_type(rng, target)
+        elif kind == 1:
+            set_deep(rng, target)
+        elif kind == 2:
+            payload = target.get("payload")
+            if isinstance(payload, dict):
+                payload[rng.choice(["arguments", "output", "input"])] = _deep_text(rng)
+        else:
+            records.insert(rng.randrange(1, len(records)), rng.choice(_ODD_VALUES))
+    return b"\n".join(_line_damage(rng, _serialise(records))) + b"\n"
+
+
+def hostile_exec_stream(rng: random.Random) -> bytes:
+    """The bytes of one hostile `codex exec --json` capture (as `hostile_rollout`)."""
+    from tests.agent_builders import exec_stream_events
+
+    records = exec_stream_events()
+    for _ in range(rng.randint(1, 4)):
+        target = rng.choice(records[1:])
+        kind = rng.randrange(3)
+        if kind == 0:
+            set_odd_type(rng, target)
+        elif kind == 1:
+            set_deep(rng, target)
+        else:
+            item = target.get("item")
+            if isinstance(item, dict):
+                item[rng.choice(["aggregated_output", "arguments", "text"])] = _deep_text(rng)
+    return b"\n".join(_line_damage(rng, _serialise(records))) + b"\n"
+
+
+def hostile_inspect_logs(root: Path, n: int, seed: int) -> list[Path]:
+    """`n` hostile Inspect AI `.json` logs (odd types and deep values anywhere in the log),
+    made from one log written by Inspect; none when Inspect is not installed."""
+    from evalkit.formats.inspect.logs import inspect_available
+
+    if not inspect_available():
+        return []
+    import json
+
+    from tests.agent_builders import two_sample_log
+
+    rng = random.Random(seed)
+    root.mkdir(parents=True, exist_ok=True)
+    base = json.loads(two_sample_log(root / "base.json").read_text(encoding="utf-8"))
+    (root / "base.json").unlink()
+    paths = []
+    for i in range(n):
+        doc = json.loads(json.dumps(base))
+        samples = doc.get("samples") or [doc]
+        for _ in range(rng.randint(1, 3)):
+            (set_odd_type if rng.random() < 0.5 else set_deep)(rng, rng.choice(samples))
+        path = root / f"inspect-{i}.json"
+        path.write_text(js_json(doc), encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def write_hostile_agents(root: Path, n: int, seed: int) -> list[Path]:
+    """`n` hostile Codex rollouts and `n` hostile `exec --json` captures under `root`, and a
+    few hostile Inspect logs (issue 21: every reader)."""
+    rng = random.Random(seed)
+    root.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i in range(n):
+        path = root / f"rollout-2030-01-01T10-00-{i:02d}-{i:08d}.jsonl"
+        path.write_bytes(hostile_rollout(rng))
+        paths.append(path)
+        path = root / f"exec-{i}.jsonl"
+        path.write_bytes(hostile_exec_stream(rng))
+        paths.append(path)
+    return paths + hostile_inspect_logs(root / "inspect", max(1, n // 6), seed)

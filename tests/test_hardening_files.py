@@ -246,3 +246,19 @@ def test_a_file_whose_only_line_is_over_the_limit_names_the_limit(tmp_path, monk
     assert "over the length limit" in reason and "EVALKIT_MAX_LINE_MB" in reason
     code, _, err = _run(["run", str(long)])
     assert code == 2 and "over the length limit" in err and "EVALKIT_MAX_LINE_MB" in err
+
+
+def test_the_sweep_reads_another_agents_file_with_a_null_line_as_run_does(tmp_path):
+    # The Claude Code reader stops on a `null` line before it sees that the file is not its
+    # own; `evalkit run` detects the format first. Both read it with the exec reader now.
+    root = tmp_path / "c"
+    root.mkdir()
+    events = exec_stream_events()
+    path = write_events(root / "exec.jsonl", events)
+    path.write_text(path.read_text() + "null\n")
+    assert _run(["run", str(path), "--json"])[0] == 0
+    code, out, err = _run(["sweep", str(root), "--json", "--no-cache", "-j", "1"])
+    assert code == 0, err
+    assert {f["file"]: f["status"] for f in json.loads(out)["files"]} == {
+        "exec.jsonl": "no-explore"
+    }

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from evalkit.commands import add_engine_options
-from evalkit.errors import UsageError
+from evalkit.errors import UsageError, one_line
 
 HELP = """\
 Load a corpus directory as `evalkit.load_corpus` does (the sweep's discovery and cache) and
@@ -120,8 +120,8 @@ def run(args: argparse.Namespace) -> int:
     )
     if is_bundled_corpus(root):
         print(f"note: {caveats.SYNTHETIC_CORPUS}", file=sys.stderr)
-    for err in done.errors:
-        print(f"evalkit export: not exported: {err}", file=sys.stderr)
+    for err in done.errors:  # a name's line breaks and control characters escaped
+        print(one_line(f"evalkit export: not exported: {err}"), file=sys.stderr)
     counts = {name: done.rows[name] for name in ("sessions", "calls", "tool_calls")}
     print(
         f"wrote {len(done.files)} files to {args.to}: "

@@ -164,7 +164,7 @@ def _run_agent(args: argparse.Namespace, fmt: str) -> int:
     sys.stdout.write(printable(text) + "\n")
     read = sessions[0].read if sessions else None
     if read is not None and (damage := read.damage()):
-        print(f"evalkit run: {path}: {damage}", file=sys.stderr)
+        print(one_line(f"evalkit run: {path}: {damage}"), file=sys.stderr)
     return 0
 
 

@@ -314,18 +314,23 @@ def _analyse_parsed(
     except NotATranscript as exc:
         # Not Claude Code: another agent's log, told by its content (only then is it looked
         # at, so a Claude Code corpus pays nothing for the other readers).
-        if fmt is None and not interactive and len(paths) == 1:
-            try:
-                other = detect_format(paths[0])
-            except Exception as err:  # noqa: BLE001 — this file's reason, never the corpus's
-                return _unexpected(err, "detecting its format"), {}
-            if other != "claude-code":
-                return _agent_payload(root, paths[0], log, other, frames), {}
+        other = _other_format(paths, fmt, interactive)
+        if isinstance(other, dict):
+            return other, {}
+        if other is not None:
+            return _agent_payload(root, paths[0], log, other, frames), {}
         where = _relative(exc.path, root)
         why = exc.reason or NOT_A_TRANSCRIPT  # a line over the limit is named (issue 21)
         reason = why if where == segments[0] else f"{where}: {why}"
         return {"status": "skipped", "reason": reason}, {}
     except TranscriptError as exc:
+        # Another agent's log holding a line the Claude Code reader stops on (a `null`) is
+        # read by its own reader, as `evalkit run`, which detects first, reads it (issue 21).
+        other = _other_format(paths, fmt, interactive)
+        if isinstance(other, dict):
+            return other, {}
+        if other is not None:
+            return _agent_payload(root, paths[0], log, other, frames), {}
         where = _relative(exc.path, root)
         line = f":{exc.line}" if exc.line is not None else ""
         return {"status": "crash", "reason": f"{where}{line}: {exc.reason}"}, {}
@@ -372,6 +377,19 @@ def _analyse_parsed(
     return payload, {
         _relative_to(seg.path, root, named.get(seg.path)): seg.digest for seg in reads if seg.digest
     }
+
+
+def _other_format(paths: list[str], fmt: str | None, interactive: bool) -> Any:
+    """For a file the Claude Code reader refused: another agent's format when its content is
+    one (a one-file session, no reader forced), else None; a crash payload when detection
+    itself failed (this file's reason, never the corpus's)."""
+    if fmt is not None or interactive or len(paths) != 1:
+        return None
+    try:
+        other = detect_format(paths[0])
+    except Exception as err:  # noqa: BLE001
+        return _unexpected(err, "detecting its format")
+    return None if other == "claude-code" else other
 
 
 def _unexpected(exc: BaseException, doing: str) -> dict[str, Any]:
