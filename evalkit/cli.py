@@ -1,5 +1,5 @@
 """The `evalkit` command line: `evalkit run`, `session`, `sweep`, `compare`, `campaign`,
-`columns`, `export`, `pairs` and `cache`.
+`columns`, `export`, `report`, `view`, `pairs` and `cache`.
 
 Exit status: 0 success, 1 a negative verdict where a command has one (see its --help), 2 unusable
 input (a missing file, a bad option value), 130 interrupted (Ctrl-C). Errors are one line on
@@ -27,6 +27,8 @@ COMMANDS = (
     "campaign",
     "columns",
     "export",
+    "report",
+    "view",
     "pairs",
     "cache",
 )
