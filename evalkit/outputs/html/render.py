@@ -77,10 +77,31 @@ def environment():
     return env
 
 
-def render(template: str, **context: Any) -> str:
+def render(template: str, *, standalone: bool = False, **context: Any) -> str:
     """Render `template` with the page's CSP; text is made printable (lone surrogates, which
-    cannot be written as UTF-8, become U+FFFD)."""
-    return printable(environment().get_template(template).render(csp=CSP, **context))
+    cannot be written as UTF-8, become U+FFFD).
+
+    `standalone` puts the stylesheet and the script inside the page (for a notebook's inline
+    frame, which has no folder beside it): the CSP then allows exactly those two, by their
+    SHA-256 digests, and still nothing else."""
+    csp, inline = CSP, None
+    if standalone:
+        from markupsafe import Markup
+
+        css, js = asset("report.css").decode("utf-8"), asset("report.js").decode("utf-8")
+        csp = CSP.replace("script-src 'self'", f"script-src '{_sha256(js)}'").replace(
+            "style-src 'self'", f"style-src '{_sha256(css)}'"
+        )
+        inline = {"css": Markup(css), "js": Markup(js)}
+    page = environment().get_template(template).render(csp=csp, inline_assets=inline, **context)
+    return printable(page)
+
+
+def _sha256(text: str) -> str:
+    import base64
+    import hashlib
+
+    return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode()
 
 
 def asset(name: str) -> bytes:

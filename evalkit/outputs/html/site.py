@@ -301,6 +301,7 @@ def session_page(
     root: str = "../",
     task_href: str | None = None,
     text_href: Callable[[int], str] | None = None,
+    standalone: bool = False,
 ) -> str:
     """The session page's HTML (`templates/session.html.j2`).
 
@@ -311,10 +312,12 @@ def session_page(
         root: The report's root relative to the page (`../` in a report; `""` stand-alone).
         task_href: The task page to link, if any.
         text_href: The link to a call's full result text, for results too long to show.
+        standalone: One file with its stylesheet and script inside (a notebook's frame).
     """
     facts, residuals = _panel(row or {}, record)
     return render(
         "session.html.j2",
+        standalone=standalone,
         title=t.log,
         root=root,
         page_class="session",
