@@ -593,8 +593,8 @@ def _task_pages(
         arm = "(no arm)" if _missing(arm) else str(arm)
         tasks.setdefault(_task_of(row), {}).setdefault(arm, []).append(row)
     pages = []
-    families: set[str] = set()
     for task, by_arm in tasks.items():
+        families: set[str] = set()
         order = sorted(
             by_arm,
             key=lambda a: (
@@ -676,6 +676,7 @@ def _task_pages(
                     "lines": lines,
                     "tables": [],
                     "arms": arms,
+                    "groups": [{"title": None, "arms": arms}],
                     "families": sorted(families),
                     "caveats": [caveats.SMALL_N],
                 },
