@@ -113,7 +113,10 @@ def interactive_session(log_dir: Path) -> Path:
     sub_dir.mkdir(parents=True)
     write_jsonl(
         sub_dir / "agent-s1.jsonl",
-        [*ASST(300, "j1", [USE("g1", "Grep", {"pattern": "helper"})]), *result("g1", "src/util.js")],
+        [
+            *ASST(300, "j1", [USE("g1", "Grep", {"pattern": "helper"})]),
+            *result("g1", "src/util.js"),
+        ],
     )
     (sub_dir / "agent-s1.meta.json").write_text(json.dumps({"toolUseId": "t1"}))
     return write_jsonl(log_dir / f"{UUID}.jsonl", main)

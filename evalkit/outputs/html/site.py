@@ -449,12 +449,14 @@ def _sweep_blocks(corpus: Corpus, opts: ReportOptions) -> tuple[str, list[str], 
     if result.agents:
         tables.append(frame_table(agent_frame(result.agents), "Other agents, per agent and arm"))
     bundled = result.bundled
-    figures = [
-        _figure(
-            corpus_title("Allocation efficiency per session", bundled),
-            lambda: ecdf_figure(ecdf_data(result), corpus_title("ECDF by slice", bundled)),
-        ),
-    ]
+    figures = []
+    if result.sessions:
+        figures.append(
+            _figure(
+                corpus_title("Allocation efficiency per session", bundled),
+                lambda: ecdf_figure(ecdf_data(result), corpus_title("ECDF by slice", bundled)),
+            )
+        )
     if result.arm_rows:
         figures.append(
             _figure(
