@@ -67,6 +67,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def _answer(self, body: bool) -> None:
         target = resolve(self.root, self.path)
+        if target is None and urllib.parse.urlsplit(self.path).path == "/favicon.ico":
+            # A browser asks for it beside a page that is not HTML (a result's .txt): nothing.
+            self.send_response(204)
+            self.end_headers()
+            return
         if target is None:
             self.send_error(404, "not in this report")
             return
