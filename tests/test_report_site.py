@@ -236,3 +236,22 @@ def test_a_report_of_an_empty_folder(tmp_path):
         in (tmp_path / "out" / "index.html").read_text()
     )
     shutil.rmtree(tmp_path / "out")
+
+
+def test_notebook_session_pages_are_written_and_linked(report, tmp_path):
+    import evalkit
+    import evalkit.notebook as nb
+
+    root, _, _ = report
+    corpus = evalkit.load_corpus(root, cache=False, jobs=1)
+    logs = ["p1/ab-demo/run-new-1.jsonl", "p1/ab-demo/run-baseline-1.jsonl"]
+    pages = nb.session_pages(corpus, logs, tmp_path / "pages")
+    assert [log for log, _ in pages.pages] == logs
+    for _, page in pages.pages:
+        html = page.read_text(encoding="utf-8")
+        assert "sha256-" in html and 'id="call-1"' in html
+    assert repr(pages).splitlines()[0].startswith("p1/ab-demo/run-new-1.jsonl → ")
+    assert pages._repr_html_().count("<a href=") == 2
+    nb.session_pages(corpus, logs[:1], tmp_path / "pages")  # replaces what it wrote before
+    written = sorted(p.name for p in (tmp_path / "pages").iterdir())
+    assert written == sorted([pages.pages[0][1].name, "evalkit-report.json"])

@@ -54,6 +54,7 @@ __all__ = [
     "PREVIEW_CHARS",
     "INLINE_CHARS",
     "FOLD_CHARS",
+    "frame_rows",
 ]
 
 # Sizes that hold for a 50 MB transcript: a result longer than INLINE_CHARS shows its first
@@ -736,7 +737,8 @@ def _value(x: Any) -> Any:
     return x.item() if hasattr(x, "item") else x
 
 
-def _rows(df: pd.DataFrame) -> list[dict[str, Any]]:
+def frame_rows(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """A frame's rows as dicts of Python values (None for missing)."""
     cols = list(df.columns)
     return [
         {c: _value(v) for c, v in zip(cols, r, strict=True)}
@@ -765,7 +767,7 @@ def write_report(
     records = {r.log: r for r in corpus.records}
     outcome_rows: dict[str, dict[str, Any]] = {}
     if trials is not None and trials.outcomes is not None:
-        for r in _rows(trials.outcomes.to_frame()):
+        for r in frame_rows(trials.outcomes.to_frame()):
             outcome_rows[str(r["task"])] = {
                 **r, "baseline": trials.baseline, "candidate": trials.candidate
             }  # fmt: skip
@@ -773,7 +775,7 @@ def write_report(
         by_log = {r.log: r for r in trials.rows}
     else:
         by_log = {}
-    rows = _rows(corpus.sessions_df())
+    rows = frame_rows(corpus.sessions_df())
     for row in rows:
         tr = by_log.get(row["log"])
         if tr is not None:
