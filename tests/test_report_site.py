@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from evalkit.cli import main
-from evalkit.outputs.html.site import INLINE_CHARS, ReportOptions, session_file, write_report
+from evalkit.outputs.html.site import PREVIEW_CHARS, ReportOptions, session_file, write_report
 from tests.harbor_helpers import build_harbor_corpus
 from tests.report_helpers import (
     HOSTILE_MB,
@@ -92,7 +92,7 @@ def test_a_long_result_is_folded_with_its_full_text_a_click_away(report):
     page_name = session_file("p1/ab-demo/run-hostile-1.jsonl")
     page = (out / page_name).read_text(encoding="utf-8")
     assert len(page) < 200_000  # the 5 MB line is not on the page
-    assert f"showing the first {INLINE_CHARS:,} of" in page
+    assert f"showing the first {PREVIEW_CHARS:,} of {HOSTILE_MB + len(HOSTILE_SCRIPT):,}" in page
     txt = out / page_name.removesuffix(".html") / "call-2.txt"
     text = txt.read_text(encoding="utf-8-sig")
     assert len(text) == HOSTILE_MB + len(HOSTILE_SCRIPT)
@@ -255,3 +255,17 @@ def test_notebook_session_pages_are_written_and_linked(report, tmp_path):
     nb.session_pages(corpus, logs[:1], tmp_path / "pages")  # replaces what it wrote before
     written = sorted(p.name for p in (tmp_path / "pages").iterdir())
     assert written == sorted([pages.pages[0][1].name, "evalkit-report.json"])
+
+
+def test_a_long_input_links_its_full_text(tmp_path):
+    from evalkit.outputs.html.site import _long_texts, session_page
+    from evalkit.outputs.html.timeline import Call, Entry, Timeline
+
+    big = "y" * 50_000
+    call = Call(1, "Write", "edit", big, "ok", 2, 0.7, False, "main")
+    t = Timeline("a.jsonl", "claude-code", "headless", (Entry("call", call=call),), (), "none")
+    assert _long_texts(t) == [("call-1-input.txt", big)]
+    page = session_page(t, text_href=lambda name: f"a/{name}")
+    assert f"showing the first {PREVIEW_CHARS:,} of 50,000 characters" in page
+    assert 'href="a/call-1-input.txt"' in page
+    assert len(page) < 20_000

@@ -301,7 +301,7 @@ def session_page(
     record: Any = None,
     root: str = "../",
     task_href: str | None = None,
-    text_href: Callable[[int], str] | None = None,
+    text_href: Callable[[str], str] | None = None,
     standalone: bool = False,
 ) -> str:
     """The session page's HTML (`templates/session.html.j2`).
@@ -312,7 +312,8 @@ def session_page(
         record: The sweep's record of the session (its status, until issue 23).
         root: The report's root relative to the page (`../` in a report; `""` stand-alone).
         task_href: The task page to link, if any.
-        text_href: The link to a call's full result text, for results too long to show.
+        text_href: The link to a file beside the page (`call-N.txt`, `call-N-input.txt`) holding
+            a result or an input too long to show whole.
         standalone: One file with its stylesheet and script inside (a notebook's frame).
     """
     facts, residuals = _panel(row or {}, record)
@@ -330,18 +331,22 @@ def session_page(
         inline=INLINE_CHARS,
         fold=lambda c: c.result_chars > FOLD_CHARS or len(c.sections) > 0,
         size=_result_size,
-        full_href=lambda c: text_href(c.number) if text_href is not None else None,
+        full_href=lambda c: text_href(f"call-{c.number}.txt") if text_href else None,
+        input_href=lambda c: text_href(f"call-{c.number}-input.txt") if text_href else None,
     )
 
 
-def _long_results(t: Timeline) -> list[tuple[int, str]]:
-    """The calls whose result (or one of its sections) is too long to show whole."""
+def _long_texts(t: Timeline) -> list[tuple[str, str]]:
+    """`(file name, text)` of every call input or result too long to show whole on the page
+    (`call-N.txt`, `call-N-input.txt`): the page links them."""
     out = []
     for c in all_calls(t):
-        if c.result is None:
-            continue
-        if len(c.result) > INLINE_CHARS or len(c.preamble) > PREVIEW_CHARS:
-            out.append((c.number, c.result))
+        if c.result is not None and (
+            len(c.result) > INLINE_CHARS or len(c.preamble) > PREVIEW_CHARS
+        ):
+            out.append((f"call-{c.number}.txt", c.result))
+        if len(c.input) > INLINE_CHARS:
+            out.append((f"call-{c.number}-input.txt", c.input))
     return out
 
 
@@ -801,17 +806,16 @@ def write_report(
                          entries=(), answer=(), answer_source=f"could not be read again: {clean(str(exc))}")  # fmt: skip
         page = session_file(log)
         folder = page.removesuffix(".html")
-        long = _long_results(t)
-        for number, text in long:
+        for name, text in _long_texts(t):
             # A UTF-8 byte order mark, so a browser opening the file from disk reads it as UTF-8.
-            writer.write(f"{folder}/call-{number}.txt", "\ufeff" + text)
+            writer.write(f"{folder}/{name}", "\ufeff" + text)
         stem = folder.rsplit("/", 1)[1]
         html = session_page(
             t,
             row=row,
             record=records.get(log),
             task_href="../" + task_of[log],
-            text_href=lambda n, stem=stem: f"{stem}/call-{n}.txt",
+            text_href=lambda name, stem=stem: f"{stem}/{name}",
         )
         writer.write(page, html)
 

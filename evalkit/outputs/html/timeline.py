@@ -396,12 +396,14 @@ def _claude_timeline(session: Session | InteractiveSession) -> Timeline:
 
 def _all_calls(entries, orphans=()) -> list[Call]:
     out: list[Call] = []
-    stack = list(entries) + [e for _, es in orphans for e in es]
+    stack = [iter(entries), *(iter(es) for _, es in reversed(orphans))][::-1]
     while stack:
-        e = stack.pop(0)
-        if e.call is not None:
+        e = next(stack[-1], None)
+        if e is None:
+            stack.pop()
+        elif e.call is not None:
             out.append(e.call)
-            stack[:0] = list(e.call.children)
+            stack.append(iter(e.call.children))
     return sorted(out, key=lambda c: c.number)
 
 
