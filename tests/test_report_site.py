@@ -269,3 +269,12 @@ def test_a_long_input_links_its_full_text(tmp_path):
     assert f"showing the first {PREVIEW_CHARS:,} of 50,000 characters" in page
     assert 'href="a/call-1-input.txt"' in page
     assert len(page) < 20_000
+
+
+def test_pages_are_in_plain_words(report):
+    from tests.test_plain_words import spec_words
+
+    _, out, _ = report
+    for page in out.rglob("*.html"):
+        text = re.sub(r"<svg\b.*?</svg>|<[^>]+>", " ", page.read_text(encoding="utf-8"), flags=re.S)
+        assert not spec_words(text), (page.name, spec_words(text))

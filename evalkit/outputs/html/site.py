@@ -207,7 +207,11 @@ def frame_table(
     id: str | None = None,  # noqa: A002
 ) -> dict[str, Any]:
     """A frame as the templates' table: column names, formatted cells, the table's caveats."""
+    import pandas as pd
+
     units = units or {}
+    if not isinstance(df.index, pd.RangeIndex):
+        df = df.reset_index()  # a labelled index (a group, a task) is a column of the table
     rows = []
     for i, row in enumerate(df.itertuples(index=False)):
         cells = [_cell(v, units.get(c)) for c, v in zip(df.columns, row, strict=True)]
@@ -441,7 +445,9 @@ def _sweep_blocks(corpus: Corpus, opts: ReportOptions) -> tuple[str, list[str], 
             result.slices_frame(),
             "Allocation efficiency per session, by slice",
             table_caveats=[QUANTILE_METHOD],
-            units={c: "fraction" for c in ("pooled", "median", "p25", "p75", "min", "path_only")},
+            units=dict.fromkeys(
+                ("pooled", "median", "p25", "p75", "min", "path_cited"), "fraction"
+            ),
         ),
     ]
     if result.arm_rows:
@@ -450,6 +456,7 @@ def _sweep_blocks(corpus: Corpus, opts: ReportOptions) -> tuple[str, list[str], 
                 result.arm_frame(),
                 f"Arms — per-session efficiency by pass / repo ({' vs '.join(result.arms)})",
                 table_caveats=[caveats.SMALL_N],
+                units=dict.fromkeys(("median", "min", "max", "pooled"), "fraction"),
             )
         )
     if result.agents:
