@@ -589,6 +589,47 @@ def _task_of(row: dict[str, Any]) -> str:
     return str(task) if not _missing(task) else str(row.get("group"))
 
 
+def _cost(row: dict[str, Any]) -> Any:
+    """The run's cost: the result's, else the session's sum over its segments."""
+    return row.get("cost_usd") if not _missing(row.get("cost_usd")) else row.get("session_cost_usd")
+
+
+def _run_card(row: dict[str, Any], record: Any, tools: Any, calls: Any) -> dict[str, Any]:
+    """One run on a task page: its facts, its tool calls as a strip (each tick links the call
+    on the session page) and its explore calls' allocation."""
+    log = row["log"]
+    href = "../" + session_file(log)
+    facts = [
+        ("status", run_status(row, record) or "—"),
+        ("outcome", outcome_text(row) or "none recorded"),
+        ("tool calls", _num(row.get("tool_calls"))),
+        (
+            "tokens (prompt + output)",
+            _num(_sum(row.get("prompt_tokens"), row.get("output_tokens"))),
+        ),
+        ("cost (USD)", _num(_cost(row))),
+        ("duration (s)", _num(row.get("duration_s"))),
+    ]
+    if not _missing(row.get("efficiency")):
+        facts.append(("explore efficiency", pct1(float(row["efficiency"]))))
+    strip = []
+    if tools is not None:
+        for number, name, family in zip(tools["call"], tools["name"], tools["family"], strict=True):
+            n = _plain(number)
+            strip.append(
+                {"number": n, "name": clean(str(name)), "family": clean(str(family)),
+                 "href": f"{href}#call-{n}"}
+            )  # fmt: skip
+    explore = []
+    if calls is not None:
+        for c in calls.itertuples(index=False):
+            explore.append(
+                {"call": _plain(c.call), "sections": _num(c.sections), "cited": _num(c.cited_chars),
+                 "chars": _num(c.chars), "efficiency": pct1(float(c.efficiency))}
+            )  # fmt: skip
+    return {"log": clean(log), "href": href, "facts": facts, "strip": strip, "explore": explore}
+
+
 def _task_pages(
     rows: list[dict[str, Any]],
     corpus: Corpus,
@@ -596,85 +637,30 @@ def _task_pages(
     outcome_rows: dict[str, dict[str, Any]],
 ) -> list[tuple[str, str, dict[str, Any]]]:
     """(task, file, page context) for every task: its runs by arm, side by side."""
-    from evalkit.tables.aggregate import DEFAULT_ARMS
+    from evalkit.outputs.glance import NO_ARM, arm_order
 
-    calls = corpus.calls_df()
-    tools = corpus.tool_calls_df()
-    calls_by = {log: part for log, part in calls.groupby("log", sort=False)} if len(calls) else {}
-    tools_by = {log: part for log, part in tools.groupby("log", sort=False)} if len(tools) else {}
+    calls, tools = corpus.calls_df(), corpus.tool_calls_df()
+    calls_by = dict(tuple(calls.groupby("log", sort=False))) if len(calls) else {}
+    tools_by = dict(tuple(tools.groupby("log", sort=False))) if len(tools) else {}
     tasks: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for row in rows:
-        arm = row.get("arm")
-        arm = "(no arm)" if _missing(arm) else str(arm)
+        arm = NO_ARM if _missing(row.get("arm")) else str(row["arm"])
         tasks.setdefault(_task_of(row), {}).setdefault(arm, []).append(row)
     pages = []
     for task, by_arm in tasks.items():
-        families: set[str] = set()
-        order = sorted(
-            by_arm,
-            key=lambda a: (
-                a not in DEFAULT_ARMS,
-                DEFAULT_ARMS.index(a) if a in DEFAULT_ARMS else 0,
-                a,
-            ),
-        )
-        arms = []
-        for arm in order:
-            runs = []
-            for row in by_arm[arm]:
-                log = row["log"]
-                href = "../" + session_file(log)
-                facts = [
-                    ("status", run_status(row, records.get(log)) or "—"),
-                    ("outcome", outcome_text(row) or "none recorded"),
-                    ("tool calls", _num(row.get("tool_calls"))),
-                    (
-                        "tokens (prompt + output)",
-                        _num(_sum(row.get("prompt_tokens"), row.get("output_tokens"))),
-                    ),
-                    (
-                        "cost (USD)",
-                        _num(
-                            row.get("cost_usd")
-                            if not _missing(row.get("cost_usd"))
-                            else row.get("session_cost_usd")
-                        ),
-                    ),
-                    ("duration (s)", _num(row.get("duration_s"))),
-                ]
-                if not _missing(row.get("efficiency")):
-                    facts.append(("explore efficiency", pct1(float(row["efficiency"]))))
-                strip = []
-                part = tools_by.get(log)
-                if part is not None:
-                    for number, name, family in zip(
-                        part["call"], part["name"], part["family"], strict=True
-                    ):
-                        fam = clean(str(family))
-                        families.add(fam)
-                        strip.append(
-                            {"number": _plain(number), "name": clean(str(name)), "family": fam,
-                             "href": f"{href}#call-{_plain(number)}"}
-                        )  # fmt: skip
-                explore = []
-                cpart = calls_by.get(log)
-                if cpart is not None:
-                    for c in cpart.itertuples(index=False):
-                        explore.append(
-                            {"call": _plain(c.call), "sections": _num(c.sections),
-                             "cited": _num(c.cited_chars), "chars": _num(c.chars),
-                             "efficiency": pct1(float(c.efficiency))}
-                        )  # fmt: skip
-                runs.append(
-                    {
-                        "log": clean(log),
-                        "href": href,
-                        "facts": facts,
-                        "strip": strip,
-                        "explore": explore,
-                    }
-                )
-            arms.append({"name": clean(arm), "runs": runs})
+        arms = [
+            {
+                "name": clean(arm),
+                "runs": [
+                    _run_card(
+                        r, records.get(r["log"]), tools_by.get(r["log"]), calls_by.get(r["log"])
+                    )
+                    for r in by_arm[arm]
+                ],
+            }
+            for arm in arm_order(list(by_arm))
+        ]
+        families = sorted({t["family"] for a in arms for run in a["runs"] for t in run["strip"]})
         lines = []
         got = outcome_rows.get(task)
         if got is not None:
@@ -682,21 +668,16 @@ def _task_pages(
                 f"Outcome: {got.get('class')} — delta {_num(got.get('delta'))} "
                 f"({got.get('candidate') or 'candidate'} against {got.get('baseline') or 'baseline'})"
             )
-        pages.append(
-            (
-                task,
-                task_file(task),
-                {
-                    "heading": f"Task {clean(task)}",
-                    "lines": lines,
-                    "tables": [],
-                    "arms": arms,
-                    "groups": [{"title": None, "arms": arms}],
-                    "families": sorted(families),
-                    "caveats": [caveats.SMALL_N],
-                },
-            )
-        )
+        context = {
+            "heading": f"Task {clean(task)}",
+            "lines": lines,
+            "tables": [],
+            "arms": arms,
+            "groups": [{"title": None, "arms": arms}],
+            "families": families,
+            "caveats": [caveats.SMALL_N],
+        }
+        pages.append((task, task_file(task), context))
     return pages
 
 
