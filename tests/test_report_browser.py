@@ -22,7 +22,7 @@ import pytest
 
 from evalkit.outputs.html.serve import make_server
 from evalkit.outputs.html.site import ReportOptions, session_file, write_report
-from tests.report_helpers import HOSTILE_SCRIPT, build_report_corpus
+from tests.report_helpers import HOSTILE_SCRIPT, UUID, build_report_corpus
 
 sync_api = pytest.importorskip(
     "playwright.sync_api", reason='Playwright is not installed (pip install -e ".[browser]")'
@@ -152,6 +152,15 @@ def test_index_sorts_filters_and_follows_a_row(page, site):
     assert {r[arm] for r in _rows(p)} == {"new"}
     p.fill("#session-filter", "tool_calls>3 baseline")
     assert [r[0] for r in _rows(p)] == ["p1/ab-demo/run-baseline-1.jsonl"]
+    # Any column of the sessions frame filters, shown or not; the column list shows more.
+    p.fill("#session-filter", "answer_source:fallback")
+    assert [r[0] for r in _rows(p)] == [f"-tmp-proj/{UUID}.jsonl"]
+    p.fill("#session-filter", "cache_read_tokens>1000")
+    assert [r[0] for r in _rows(p)] == ["codex/rollout-2026-01-01T00-00-00-demo.jsonl"]
+    p.click("#column-picker summary")
+    p.check("#column-list input[data-col=cache_read_tokens]")
+    assert _rows(p)[0][_column(p, "cache_read_tokens")] == "2,100"
+    p.fill("#session-filter", "tool_calls>3 baseline")
     p.click("#session-table tbody a")
     p.wait_for_url("**/sessions/*.html")
     assert p.text_content("h1") == "p1/ab-demo/run-baseline-1.jsonl"
@@ -257,6 +266,7 @@ def test_an_index_of_10000_sessions_draws_one_page_of_rows(browser, tmp_path):
     n = 10_000
     data = {
         "columns": ["log", "arm", "efficiency"],
+        "shown": [0, 1, 2],
         "kinds": ["label", "label", "fraction"],
         "meanings": ["", "", ""],
         "rows": [[f"s/run-{i}.jsonl", "new" if i % 2 else "baseline", i / n] for i in range(n)],

@@ -46,6 +46,10 @@ def test_one_page_per_session_and_per_task(report):
     assert written.sessions == 6 and written.tasks == 3 and not written.unreadable
     data = _index_data(out)
     assert len(data["rows"]) == 6
+    # Every column of the sessions frame is in the data; the usual ones are shown.
+    assert {"answer_source", "residual_read", "cache_read_tokens"} <= set(data["columns"])
+    shown = [data["columns"][i] for i in data["shown"]]
+    assert shown[:4] == ["log", "agent", "kind", "group"] and "answer_source" not in shown
     for link in data["links"]:
         assert (out / link).is_file()
     logs = [row[0] for row in data["rows"]]

@@ -370,21 +370,25 @@ def _meanings() -> dict[str, str]:
 
 
 def _session_data(rows: list[dict[str, Any]], records: dict[str, Any]) -> dict[str, Any]:
+    """The sessions table as the page's script reads it: every column of the sessions frame
+    (`SESSION_COLUMNS` first, shown; the rest a click away in the column list), a column no
+    session has a value in left out, each row's page, each column's unit and meaning."""
     units, meanings = _units(), _meanings()
     extra = {"status": "the run's status", "outcome": "the run's outcome in words"}
+    frame_columns = list(rows[0]) if rows else []
+    names = list(SESSION_COLUMNS) + [c for c in frame_columns if c not in SESSION_COLUMNS]
     table = []
     for row in rows:
         derived = {
             "status": run_status(row, records.get(row["log"])),
             "outcome": outcome_text(row),
         }
-        table.append([_plain({**row, **derived}.get(c)) for c in SESSION_COLUMNS])
-    keep = [
-        i for i, c in enumerate(SESSION_COLUMNS) if i == 0 or any(r[i] is not None for r in table)
-    ]
-    cols = [SESSION_COLUMNS[i] for i in keep]
+        table.append([_plain({**row, **derived}.get(c)) for c in names])
+    keep = [i for i, c in enumerate(names) if i == 0 or any(r[i] is not None for r in table)]
+    cols = [names[i] for i in keep]
     return {
         "columns": cols,
+        "shown": [i for i, c in enumerate(cols) if c in SESSION_COLUMNS],
         "kinds": [units.get(c, "") for c in cols],
         "meanings": [meanings.get(c) or extra.get(c, "") for c in cols],
         "rows": [[r[i] for i in keep] for r in table],

@@ -43,13 +43,14 @@
     return terms;
   }
 
-  function matches(row, terms, index) {
+  function matches(row, terms, index, shown) {
     for (var i = 0; i < terms.length; i++) {
       var t = terms[i];
       if (t.col === null) {
         var hit = false;
-        for (var j = 0; j < row.length && !hit; j++) {
-          if (row[j] !== null && String(row[j]).toLowerCase().indexOf(t.value) >= 0) hit = true;
+        for (var j = 0; j < shown.length && !hit; j++) {
+          var cell = row[shown[j]];
+          if (cell !== null && String(cell).toLowerCase().indexOf(t.value) >= 0) hit = true;
         }
         if (!hit) return false;
         continue;
@@ -96,39 +97,63 @@
     if (!data || !table) return;
     var doc = JSON.parse(data.textContent);
     var cols = doc.columns, rows = doc.rows, links = doc.links, kinds = doc.kinds;
+    var shown = (doc.shown || cols.map(function (_, k) { return k; })).slice();
     var index = {};
     for (var c = 0; c < cols.length; c++) index[cols[c]] = c;
     var order = rows.map(function (_, i) { return i; });
-    var shown = order, page = 0, sortCol = -1, sortDir = 1;
+    var visible = order, page = 0, sortCol = -1, sortDir = 1;
     var head = table.tHead.rows[0], body = table.tBodies[0];
     var filter = document.getElementById("session-filter");
     var count = document.getElementById("session-count");
     var info = document.getElementById("page-info");
+    var list = document.getElementById("column-list");
 
-    cols.forEach(function (name, i) {
-      var th = document.createElement("th");
-      th.textContent = name;
-      th.title = doc.meanings[i] || "";
-      th.dataset.col = name;
-      th.addEventListener("click", function () {
-        sortDir = sortCol === i ? -sortDir : 1;
-        sortCol = i;
-        var ths = head.cells;
-        for (var k = 0; k < ths.length; k++) ths[k].className = "";
-        th.className = sortDir > 0 ? "sorted-asc" : "sorted-desc";
-        apply();
+    function drawHead() {
+      while (head.firstChild) head.removeChild(head.firstChild);
+      shown.forEach(function (k) {
+        var th = document.createElement("th");
+        th.textContent = cols[k];
+        th.title = doc.meanings[k] || "";
+        if (k === sortCol) th.className = sortDir > 0 ? "sorted-asc" : "sorted-desc";
+        th.addEventListener("click", function () {
+          sortDir = sortCol === k ? -sortDir : 1;
+          sortCol = k;
+          drawHead();
+          apply();
+        });
+        head.appendChild(th);
       });
-      head.appendChild(th);
+    }
+
+    cols.forEach(function (name, k) {
+      // The column list: a checkbox per column; the log column is always shown.
+      if (k === 0 || !list) return;
+      var label = document.createElement("label");
+      var box = document.createElement("input");
+      box.type = "checkbox";
+      box.checked = shown.indexOf(k) >= 0;
+      box.dataset.col = name;
+      box.addEventListener("change", function () {
+        shown = shown.filter(function (x) { return x !== k; });
+        if (box.checked) shown.push(k);
+        shown.sort(function (a, b) { return a - b; });
+        drawHead();
+        draw();
+      });
+      label.appendChild(box);
+      label.appendChild(document.createTextNode(" " + name));
+      label.title = doc.meanings[k] || "";
+      list.appendChild(label);
     });
 
     function apply() {
       var terms = parseFilter(filter.value);
-      shown = order.filter(function (i) { return matches(rows[i], terms, index); });
+      visible = order.filter(function (i) { return matches(rows[i], terms, index, shown); });
       if (sortCol >= 0) {
-        shown.sort(function (a, b) {
-          var r = compare(rows[a][sortCol], rows[b][sortCol]);
-          if (rows[a][sortCol] === null || rows[b][sortCol] === null) return r;
-          return r * sortDir || a - b;
+        visible.sort(function (a, b) {
+          var x = rows[a][sortCol], y = rows[b][sortCol];
+          if (x === null || y === null) return compare(x, y) || a - b;
+          return compare(x, y) * sortDir || a - b;
         });
       }
       page = 0;
@@ -136,13 +161,13 @@
     }
 
     function draw() {
-      var pages = Math.max(1, Math.ceil(shown.length / PAGE));
+      var pages = Math.max(1, Math.ceil(visible.length / PAGE));
       if (page >= pages) page = pages - 1;
       while (body.firstChild) body.removeChild(body.firstChild);
-      var slice = shown.slice(page * PAGE, page * PAGE + PAGE);
-      slice.forEach(function (i) {
+      visible.slice(page * PAGE, page * PAGE + PAGE).forEach(function (i) {
         var tr = document.createElement("tr");
-        rows[i].forEach(function (v, k) {
+        shown.forEach(function (k) {
+          var v = rows[i][k];
           var td = document.createElement("td");
           if (k === 0) {
             var a = document.createElement("a");
@@ -157,7 +182,7 @@
         });
         body.appendChild(tr);
       });
-      count.textContent = shown.length + " of " + rows.length + " sessions";
+      count.textContent = visible.length + " of " + rows.length + " sessions";
       info.textContent = "page " + (page + 1) + " of " + pages;
     }
 
@@ -166,8 +191,9 @@
       if (page > 0) { page -= 1; draw(); }
     });
     document.getElementById("page-next").addEventListener("click", function () {
-      if ((page + 1) * PAGE < shown.length) { page += 1; draw(); }
+      if ((page + 1) * PAGE < visible.length) { page += 1; draw(); }
     });
+    drawHead();
     draw();
   }
 
