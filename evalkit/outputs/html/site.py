@@ -634,6 +634,35 @@ def _run_card(row: dict[str, Any], record: Any, tools: Any, calls: Any) -> dict[
     return {"log": clean(log), "href": href, "facts": facts, "strip": strip, "explore": explore}
 
 
+def _arm_summary(by_arm: dict[str, list[dict[str, Any]]], order: list[str]) -> dict[str, Any]:
+    """The task's runs per arm: how many, how many passed, and the median of each figure."""
+    import pandas as pd
+
+    from evalkit.tables.quantile import median
+
+    def med(rows: list[dict[str, Any]], get: Callable[[dict[str, Any]], Any]) -> Any:
+        return median([float(v) for v in map(get, rows) if not _missing(v)])
+
+    table = []
+    for arm in order:
+        rows = by_arm[arm]
+        passed = [r["passed"] for r in rows if not _missing(r.get("passed"))]
+        table.append(
+            {
+                "arm": arm,
+                "runs": len(rows),
+                "passed": f"{sum(passed)} of {len(passed)}" if passed else None,
+                "median tool calls": med(rows, lambda r: r.get("tool_calls")),
+                "median tokens": med(
+                    rows, lambda r: _sum(r.get("prompt_tokens"), r.get("output_tokens"))
+                ),
+                "median cost (USD)": med(rows, _cost),
+                "median duration (s)": med(rows, lambda r: r.get("duration_s")),
+            }
+        )
+    return frame_table(pd.DataFrame(table), "Per arm", table_caveats=[caveats.SMALL_N])
+
+
 def _task_pages(
     rows: list[dict[str, Any]],
     corpus: Corpus,
@@ -652,6 +681,7 @@ def _task_pages(
         tasks.setdefault(_task_of(row), {}).setdefault(arm, []).append(row)
     pages = []
     for task, by_arm in tasks.items():
+        order = arm_order(list(by_arm))
         arms = [
             {
                 "name": clean(arm),
@@ -662,7 +692,7 @@ def _task_pages(
                     for r in by_arm[arm]
                 ],
             }
-            for arm in arm_order(list(by_arm))
+            for arm in order
         ]
         families = sorted({t["family"] for a in arms for run in a["runs"] for t in run["strip"]})
         lines = []
@@ -675,11 +705,11 @@ def _task_pages(
         context = {
             "heading": f"Task {clean(task)}",
             "lines": lines,
-            "tables": [],
+            "tables": [_arm_summary(by_arm, order)],
             "arms": arms,
             "groups": [{"title": None, "arms": arms}],
             "families": families,
-            "caveats": [caveats.SMALL_N],
+            "caveats": [],
         }
         pages.append((task, task_file(task), context))
     return pages
