@@ -174,6 +174,10 @@ def test_trial_report_has_the_outcome_table_and_task_pages(tmp_path):
     assert len(pages) == 1
     task = pages[0].read_text(encoding="utf-8")
     assert "Outcome: helps" in task
+    # The per-arm table: t1's rewards are 0, 1 for baseline and 1, 1 for mcp.
+    assert "<h3>Per arm</h3>" in task
+    assert '<td>baseline</td><td class="num">2</td><td>1 of 2</td>' in task
+    assert '<td>mcp</td><td class="num">2</td><td>2 of 2</td>' in task
     assert task.count('class="arm"') == 2
     assert 'class="tick fam-' in task and "#call-1" in task
 
