@@ -156,3 +156,18 @@ def test_clean_shows_bidi_controls_and_replaces_lone_surrogates():
     assert clean("a\u202eb") == "a<U+202E>b"
     assert clean("x\ud800y") == "x\ufffdy"
     assert clean(5) == "5"
+
+
+def test_every_explore_call_of_the_bundled_corpus_carries_its_verdicts(tmp_path):
+    import evalkit
+    from evalkit.paths import bundled_corpus
+
+    corpus = evalkit.load_corpus(bundled_corpus(), cache_dir=tmp_path / "cache", jobs=1)
+    for log in corpus.sessions_df()["log"]:
+        s = corpus.session(log)
+        calls = [c for c in all_calls(timeline(s, log=log)) if c.explore]
+        assert [c.explore for c in calls] == [a.index for a in s.allocation.calls], log
+        for c, a in zip(calls, s.allocation.calls, strict=True):
+            assert [(x.path, x.chars, x.via) for x in c.sections] == [
+                (clean(f.path), f.chars, f.via) for f in a.files
+            ], log
