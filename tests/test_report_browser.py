@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from evalkit.outputs.html.pages import session_file
 from evalkit.outputs.html.serve import make_server
-from evalkit.outputs.html.site import ReportOptions, session_file, write_report
+from evalkit.outputs.html.site import ReportOptions, write_report
 from tests.report_helpers import HOSTILE_SCRIPT, UUID, build_report_corpus
 
 sync_api = pytest.importorskip(

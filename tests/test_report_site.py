@@ -1,4 +1,4 @@
-"""The static report (`evalkit.outputs.html.site`, `evalkit report`, `evalkit view`,
+"""The static report (`evalkit.outputs.html.site` and `pages`, `evalkit report`, `evalkit view`,
 `evalkit pairs report --html`, `session.view()`): what each page holds, determinism, sizes,
 hostile input, and the folder rules."""
 
@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from evalkit.cli import main
-from evalkit.outputs.html.site import PREVIEW_CHARS, ReportOptions, session_file, write_report
+from evalkit.outputs.html.pages import PREVIEW_CHARS, session_file
+from evalkit.outputs.html.site import ReportOptions, write_report
 from tests.harbor_helpers import build_harbor_corpus
 from tests.report_helpers import (
     HOSTILE_MB,
@@ -266,13 +267,13 @@ def test_notebook_session_pages_are_written_and_linked(report, tmp_path):
 
 
 def test_a_long_input_links_its_full_text(tmp_path):
-    from evalkit.outputs.html.site import _long_texts, session_page
+    from evalkit.outputs.html.pages import long_texts, session_page
     from evalkit.outputs.html.timeline import Call, Entry, Timeline
 
     big = "y" * 50_000
     call = Call(1, "Write", "edit", big, "ok", 2, 0.7, False, "main")
     t = Timeline("a.jsonl", "claude-code", "headless", (Entry("call", call=call),), (), "none")
-    assert _long_texts(t) == [("call-1-input.txt", big)]
+    assert long_texts(t) == [("call-1-input.txt", big)]
     page = session_page(t, text_href=lambda name: f"a/{name}")
     assert f"showing the first {PREVIEW_CHARS:,} of 50,000 characters" in page
     assert 'href="a/call-1-input.txt"' in page

@@ -306,7 +306,7 @@ def session_pages(
     `evalkit.outputs.html`) to `directory` (default `pages_dir()`), replacing the pages an
     earlier call wrote there, and return them as links."""
     from evalkit.outputs.html.notebook import session_row
-    from evalkit.outputs.html.site import frame_rows, session_file, session_page
+    from evalkit.outputs.html.pages import frame_rows, session_file, session_page
     from evalkit.outputs.html.timeline import timeline
     from evalkit.outputs.html.writer import SiteWriter
 

@@ -3,7 +3,8 @@
 * `timeline` — one session (Claude Code headless or interactive, Codex, Inspect) as the steps
   its page shows
 * `render` — the Jinja2 templates, safe JSON for the page's script, CSP-safe inline SVG figures
-* `site` — `write_report(DIR, OUT)`: the index, one page per session and per task
+* `pages` — the session page, the task pages and the tables they are made of
+* `site` — `write_report(DIR, OUT)`: the index, and every page written
 * `writer` — the one place a report file is written (`SiteWriter.write`)
 * `serve` — `evalkit view`: the report served on 127.0.0.1 only
 * `pairs` — the per-pair page of a paired-evidence file (`evalkit pairs report FILE --html OUT`)

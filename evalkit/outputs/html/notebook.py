@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.formats.common import AgentSession
-from evalkit.outputs.html.site import session_page
+from evalkit.outputs.html.pages import session_page
 from evalkit.outputs.html.timeline import timeline
 
 __all__ = ["SessionView", "view", "session_row"]

@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from evalkit.outputs.html.pages import frame_table, num
 from evalkit.outputs.html.render import asset, render
-from evalkit.outputs.html.site import _num, frame_table
 from evalkit.outputs.html.timeline import clean
 from evalkit.outputs.html.writer import SiteWriter
 
@@ -33,7 +33,7 @@ def _lanes(report, case_id: str) -> list[dict[str, Any]]:
         runs = []
         for row in part.to_dict("records"):
             facts = [("status", clean(str(row[f"{lane}_status"])))]
-            facts += [(m, _num(row[f"{m}.{lane}"])) for m in metrics]
+            facts += [(m, num(row[f"{m}.{lane}"])) for m in metrics]
             runs.append(
                 {
                     "log": f"pair {row['pair']}" + ("" if row["qualified"] else " (not qualified)"),
