@@ -287,3 +287,15 @@ def test_pages_are_in_plain_words(report):
     for page in out.rglob("*.html"):
         text = re.sub(r"<svg\b.*?</svg>|<[^>]+>", " ", page.read_text(encoding="utf-8"), flags=re.S)
         assert not spec_words(text), (page.name, spec_words(text))
+
+
+def test_inspect_samples_get_their_pages(tmp_path):
+    pytest.importorskip("inspect_ai", reason="the inspect extra is not installed")
+    from tests.agent_builders import two_sample_log
+
+    (tmp_path / "c" / "inspect").mkdir(parents=True)
+    two_sample_log(tmp_path / "c" / "inspect" / "two.json")
+    written = write_report(tmp_path / "c", tmp_path / "out", NO_CACHE)
+    assert written.sessions == 2 and not written.unreadable
+    page = (tmp_path / "out" / session_file("inspect/two.json#q-001:1")).read_text("utf-8")
+    assert "inspect · inspect" in page and 'id="call-1"' in page
