@@ -300,9 +300,12 @@ def _cost(row: dict[str, Any]) -> Any:
     return row.get("cost_usd") if not missing(row.get("cost_usd")) else row.get("session_cost_usd")
 
 
-def _run_card(row: dict[str, Any], record: Any, tools: Any, calls: Any) -> dict[str, Any]:
+def _run_card(
+    row: dict[str, Any], record: Any, tools: list[dict[str, Any]], calls: list[dict[str, Any]]
+) -> dict[str, Any]:
     """One run on a task page: its facts, its tool calls as a strip (each tick links the call
-    on the session page) and its explore calls' allocation."""
+    on the session page) and its explore calls' allocation (rows of `tool_calls_df` and
+    `calls_df`)."""
     log = row["log"]
     href = "../" + session_file(log)
     facts = [
@@ -318,21 +321,16 @@ def _run_card(row: dict[str, Any], record: Any, tools: Any, calls: Any) -> dict[
     ]
     if not missing(row.get("efficiency")):
         facts.append(("explore efficiency", pct1(float(row["efficiency"]))))
-    strip = []
-    if tools is not None:
-        for number, name, family in zip(tools["call"], tools["name"], tools["family"], strict=True):
-            n = plain(number)
-            strip.append(
-                {"number": n, "name": clean(str(name)), "family": clean(str(family)),
-                 "href": f"{href}#call-{n}"}
-            )  # fmt: skip
-    explore = []
-    if calls is not None:
-        for c in calls.itertuples(index=False):
-            explore.append(
-                {"call": plain(c.call), "sections": num(c.sections), "cited": num(c.cited_chars),
-                 "chars": num(c.chars), "efficiency": pct1(float(c.efficiency))}
-            )  # fmt: skip
+    strip = [
+        {"number": t["call"], "name": clean(str(t["name"])), "family": clean(str(t["family"])),
+         "href": f"{href}#call-{t['call']}"}
+        for t in tools
+    ]  # fmt: skip
+    explore = [
+        {"call": c["call"], "sections": num(c["sections"]), "cited": num(c["cited_chars"]),
+         "chars": num(c["chars"]), "efficiency": pct1(float(c["efficiency"]))}
+        for c in calls
+    ]  # fmt: skip
     return {"log": clean(log), "href": href, "facts": facts, "strip": strip, "explore": explore}
 
 
@@ -374,9 +372,18 @@ def task_pages(
     """(task, file, page context) for every task: its runs by arm, side by side."""
     from evalkit.outputs.glance import NO_ARM, arm_order
 
-    calls, tools = corpus.calls_df(), corpus.tool_calls_df()
-    calls_by = dict(tuple(calls.groupby("log", sort=False))) if len(calls) else {}
-    tools_by = dict(tuple(tools.groupby("log", sort=False))) if len(tools) else {}
+    calls_by: dict[str, list[dict[str, Any]]] = {}
+    tools_by: dict[str, list[dict[str, Any]]] = {}
+    for frame, keep, by in (
+        (
+            corpus.calls_df(),
+            ["log", "call", "sections", "cited_chars", "chars", "efficiency"],
+            calls_by,
+        ),
+        (corpus.tool_calls_df(), ["log", "call", "name", "family"], tools_by),
+    ):
+        for r in frame_rows(frame[keep]):
+            by.setdefault(r["log"], []).append(r)
     tasks: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for row in rows:
         arm = NO_ARM if missing(row.get("arm")) else str(row["arm"])
@@ -389,7 +396,10 @@ def task_pages(
                 "name": clean(arm),
                 "runs": [
                     _run_card(
-                        r, records.get(r["log"]), tools_by.get(r["log"]), calls_by.get(r["log"])
+                        r,
+                        records.get(r["log"]),
+                        tools_by.get(r["log"], []),
+                        calls_by.get(r["log"], []),
                     )
                     for r in by_arm[arm]
                 ],
