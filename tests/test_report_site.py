@@ -219,6 +219,14 @@ def test_pairs_report_html_writes_the_per_pair_page(tmp_path, capsys):
     assert "<h3>Per pair</h3>" in page and "Deltas (candidate minus baseline)" in page
     assert page.count("<h2>Task ") == 3
     assert page.count('class="arm"') == 6
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.md").write_text("mine")
+    assert main(["pairs", "report", evidence, "--html", str(tmp_path / "mine")]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err.startswith(f"evalkit pairs: --html {tmp_path / 'mine'}: holds files")
+        and "notes.md" in err
+    )
 
 
 def test_session_view_in_a_notebook(report, tmp_path):

@@ -312,7 +312,7 @@ def session_pages(
 
     out = Path(directory) if directory is not None else pages_dir()
     rows = {r["log"]: r for r in frame_rows(corpus.sessions_df())}
-    writer = SiteWriter(out)
+    writer = SiteWriter(out, option="")
     pages = []
     for log in logs:
         session = corpus.session(log)

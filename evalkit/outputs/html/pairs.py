@@ -90,7 +90,7 @@ def pairs_page(report) -> str:
 
 def write_pairs_report(report, out: str | os.PathLike[str]) -> list[str]:
     """Write `OUT/index.html` (the page) and its assets; returns the files written."""
-    writer = SiteWriter(out)
+    writer = SiteWriter(out, option="--html")
     writer.write("assets/report.js", asset("report.js"))
     writer.write("assets/report.css", asset("report.css"))
     writer.write("index.html", pairs_page(report))

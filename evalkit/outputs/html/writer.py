@@ -37,15 +37,17 @@ def _digest(data: bytes) -> str:
 class SiteWriter:
     """The report's folder, written one file at a time (see the module docstring)."""
 
-    def __init__(self, out: str | os.PathLike[str]) -> None:
+    def __init__(self, out: str | os.PathLike[str], option: str = "--to") -> None:
+        """`option` names the folder in refusals (`--to OUT: ...`; `""` for none)."""
         self.out = Path(out)
+        self.name = f"{option} {self.out}" if option else str(self.out)
         self.written: dict[str, str] = {}
         self.previous: dict[str, str] = {}
         self._open_out()
 
     def _refuse(self, rel: str, why: str) -> UsageError:
         shown = os.path.join(os.fspath(self.out), *PurePosixPath(rel).parts) if rel else self.out
-        return UsageError(f"--to {self.out}: {why}: {shown}")
+        return UsageError(f"{self.name}: {why}: {shown}")
 
     def _open_out(self) -> None:
         try:
@@ -54,7 +56,7 @@ class SiteWriter:
             try:
                 os.makedirs(self.out)
             except OSError as exc:
-                raise UsageError(f"--to {self.out}: cannot create it ({exc.strerror})") from None
+                raise UsageError(f"{self.name}: cannot create it ({exc.strerror})") from None
             return
         if stat.S_ISLNK(st.st_mode):
             raise self._refuse("", "is a symlink; the report is never written through one")
