@@ -1,5 +1,5 @@
 """The `evalkit` command line: `evalkit run`, `session`, `sweep`, `compare`, `campaign`,
-`columns`, `export`, `pairs`, `cache` and `stats`.
+`columns`, `export`, `report`, `view`, `pairs`, `cache` and `stats`.
 
 Exit status: 0 success, 1 a negative verdict where a command has one (see its --help), 2 unusable
 input (a missing file, a bad option value), 130 interrupted (Ctrl-C). Errors are one line on
@@ -27,6 +27,8 @@ COMMANDS = (
     "campaign",
     "columns",
     "export",
+    "report",
+    "view",
     "pairs",
     "cache",
     "stats",

@@ -102,6 +102,13 @@ class Session:
         """The run's figures as the arm comparison and the campaign tables read them."""
         return run_figures(self)
 
+    def view(self, **options: Any) -> Any:
+        """This session's page of the HTML report, for a notebook to show inline (a sandboxed
+        frame; `.html` is the page, `.save(path)` writes it). See `evalkit.display`."""
+        from evalkit.display import view
+
+        return view(self, **options)
+
 
 def run_figures(session: Session) -> RunFigures:
     """The figures of one run (§8.4 "Per run")."""
@@ -279,6 +286,13 @@ class InteractiveSession:
         return sum(
             c.get(k, 0) for c in (self.main_counts, self.subagent_counts) for k in ("Grep", "Bash")
         )
+
+    def view(self, **options: Any) -> Any:
+        """This session's page of the HTML report, for a notebook to show inline (a sandboxed
+        frame; `.html` is the page, `.save(path)` writes it). See `evalkit.display`."""
+        from evalkit.display import view
+
+        return view(self, **options)
 
 
 def read_interactive_session(

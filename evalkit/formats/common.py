@@ -303,6 +303,13 @@ class AgentSession:
     def errored_calls(self) -> int:
         return sum(1 for c in self.tool_calls if c.error)
 
+    def view(self, **options: Any) -> Any:
+        """This session's page of the HTML report, for a notebook to show inline (see
+        `evalkit.display`)."""
+        from evalkit.display import view
+
+        return view(self, **options)
+
 
 # --- tool families ---------------------------------------------------------------------------
 

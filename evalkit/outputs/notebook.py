@@ -55,6 +55,8 @@ __all__ = [
     "is_bundled_evidence",
     "per_call_line",
     "lowest_sessions",
+    "session_pages",
+    "SessionPages",
     "lowest_session_calls",
     "lowest_session_line",
     "arm_cells",
@@ -267,6 +269,69 @@ def lowest_sessions(source: SweepResult | Corpus, n: int = 5) -> pd.DataFrame:
     logs = [name_text(r.log) for r in result.tail(n)]  # as the frame holds names
     columns = [c for c in _TAIL_COLUMNS if c in frame.columns]
     return frame.loc[logs, columns].reset_index(drop=True)
+
+
+def pages_dir() -> Path:
+    """`reports/sessions/` beside the figures (`figures_dir()`), where notebooks write pages."""
+    return figures_dir().parent / "sessions"
+
+
+@dataclass(frozen=True)
+class SessionPages:
+    """Session pages written for a notebook: `(log, page)` pairs, shown as links."""
+
+    pages: tuple[tuple[str, Path], ...]
+
+    def _href(self, page: Path) -> str:
+        try:
+            return Path(os.path.relpath(page.resolve(), repo_root() / "notebooks")).as_posix()
+        except ValueError:
+            return page.name
+
+    def __repr__(self) -> str:
+        return "\n".join(f"{log} → {show_path(page)}" for log, page in self.pages)
+
+    def _repr_html_(self) -> str:
+        from html import escape
+
+        items = "".join(
+            f'<li><a href="{escape(self._href(page))}">{escape(log)}</a></li>'
+            for log, page in self.pages
+        )
+        return f"<ul>{items}</ul>"
+
+
+def session_pages(
+    corpus: Corpus, logs: Sequence[str], directory: str | os.PathLike[str] | None = None
+) -> SessionPages:
+    """Write the report's page of each session in `logs` (one self-contained HTML file each,
+    `evalkit.outputs.html`) to `directory` (default `pages_dir()`), replacing the pages an
+    earlier call wrote there, and return them as links."""
+    from evalkit.outputs.html.notebook import session_row
+    from evalkit.outputs.html.pages import frame_rows, session_file, session_page
+    from evalkit.outputs.html.timeline import timeline
+    from evalkit.outputs.html.writer import SiteWriter
+
+    out = Path(directory) if directory is not None else pages_dir()
+    rows = {r["log"]: r for r in frame_rows(corpus.sessions_df())}
+    writer = SiteWriter(out, option="")
+    pages = []
+    for log in logs:
+        session = corpus.session(log)
+        name = session_file(log).removeprefix("sessions/")
+        row = rows.get(log) or session_row(session)
+        writer.write(
+            name,
+            session_page(
+                timeline(session, log=log),
+                row=row,
+                root="",
+                standalone=True,
+            ),
+        )
+        pages.append((log, out / name))
+    writer.close()
+    return SessionPages(tuple(pages))
 
 
 def lowest_session_calls(result: SweepResult) -> pd.DataFrame:

@@ -175,6 +175,12 @@ def add_subcommands(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="case manifest the evidence ran under (default: bundled)",
     )
+    report.add_argument(
+        "--html",
+        metavar="OUT",
+        help="also write the report as a page, OUT/index.html (a new or empty folder, or one "
+        "an earlier report wrote)",
+    )
     report.set_defaults(func=run_report)
     _add_collect(sub)
     parser.set_defaults(func=lambda args: _usage(parser))
@@ -304,6 +310,10 @@ def run_report(args: argparse.Namespace) -> int:
     manifest = load_cases(args.case_manifest)
     evidence = _load(args.file, manifest)
     report = build_report(evidence, manifest=manifest)
+    if args.html is not None:
+        from evalkit.outputs.html.pairs import write_pairs_report
+
+        write_pairs_report(report, args.html)
     sys.stdout.write(report.to_json() if args.json else report.render_text())
     return 0
 
