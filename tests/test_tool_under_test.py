@@ -303,3 +303,48 @@ def test_no_output_under_sourcegraph_says_codegraph(tmp_path, capsys):
     assert "codegraph" not in out.lower() and "CG-" not in out
     code, out, _ = _sweep(capsys, str(root), "--no-cache", "-j", "1", "--json")
     assert "codegraph" not in json.dumps(json.loads(out)).lower()
+
+
+def test_the_profile_applies_to_codex_sessions_too(tmp_path):
+    from tests.agent_builders import codex_session_lines, write_rollout
+
+    root = mcp_corpus(tmp_path / "c", SG_TOOLS)
+    lines = [
+        {**x, "payload": {**x["payload"], "name": SG_TOOLS[0]}}
+        if x.get("payload", {}).get("name") == "mcp__codegraph__codegraph_explore"
+        else x
+        for x in codex_session_lines()
+    ]
+    (root / "codex").mkdir()
+    write_rollout(
+        root / "codex" / "rollout-2030-01-01T10-00-00-00000000-0000-7000-8000-000000000001.jsonl",
+        lines,
+    )
+    corpus = _load(root, tmp_path)
+    assert corpus.profile_choice.profile == SOURCEGRAPH
+    s = corpus.frame("sessions")
+    codex = s[s["agent"] == "codex"].iloc[0]
+    assert codex["tool_under_test"] == "sourcegraph"
+    assert (codex["tool_under_test_calls"], codex["codegraph_calls"]) == (1, 0)
+    # the call was in the first turn, which the compaction evicted: it added tokens, none remain
+    assert codex["contributed_tool_under_test"] > 0 and codex["residual_tool_under_test"] == 0
+    assert codex["retrieval_residual"] == (
+        codex["residual_tool_under_test"] + codex["residual_file_access"]
+    )
+    calls = corpus.frame("tool_calls")
+    cx = calls[calls["agent"] == "codex"]
+    fams = dict(zip(cx["name"], cx["tool_family"], strict=True))
+    assert fams[SG_TOOLS[0]] == "tool_under_test" and fams["apply_patch"] == "edit"
+
+
+def test_the_export_chooses_the_profile_as_the_loader_does(tmp_path):
+    import pandas as pd
+
+    from evalkit.corpus.load import export_corpus
+
+    root = mcp_corpus(tmp_path / "c", SG_TOOLS)
+    export_corpus(root, tmp_path / "out", jobs=1, cache_dir=tmp_path / "cache", progress=False)
+    s = pd.read_parquet(tmp_path / "out" / "sessions.parquet")
+    assert set(s["tool_under_test"]) == {"sourcegraph"}
+    assert sorted(s["tool_under_test_calls"]) == [0, 0, 2, 2]
+    pd.testing.assert_frame_equal(s, _load(root, tmp_path).frame("sessions"), check_exact=True)

@@ -53,7 +53,17 @@ task, read allocation per arm (evalkit's own metric), and the accounting.
                         the outcome from <trial>/result.json
   --layout PATTERN      e.g. {suite}/{arm}/{task}/{trial}/agent/claude-code.txt
                         (placeholders {suite} {pass} {repo} {task} {arm}
-                        {trial} {run}; * inside a component; ** for folders)"""
+                        {trial} {run}; * inside a component; ** for folders)
+With no --layout, a harbor tree (a result.json beside agent/claude-code.txt
+or another agent's log) is recognised and swept as one; with no --profile,
+the profile comes from the tools the runs call (mcp__sourcegraph__* gives
+sourcegraph, another MCP server a profile made for it: --profile
+mcp:SERVER); the report says which, and why, in one line.
+
+A corpus whose sessions make no explore call gets the comparison every
+corpus has instead of empty explore tables: sessions (by status), outcomes,
+tool calls by family, tokens, cost and duration per agent and arm, and the
+lowest and highest sessions by cost and by reward."""
 
 EPILOG = """\
 examples:
@@ -178,7 +188,8 @@ def register(subparsers) -> None:
     t.add_argument(
         "--profile",
         metavar="NAME|FILE",
-        help="tool profile: codegraph (default), sourcegraph, or a TOML file",
+        help="tool profile: codegraph, sourcegraph, mcp:SERVER, or a TOML file (default: "
+        "chosen from the tools the runs call)",
     )
     t.add_argument(
         "--outcomes",

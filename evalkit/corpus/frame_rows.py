@@ -92,10 +92,11 @@ class _View:
         return bisect.bisect_right(self.starts, event_index) or 1
 
 
-def _view(s: AnySession) -> _View:
+def _view(s: AnySession, profile: ToolProfile | None = None) -> _View:
     if isinstance(s, InteractiveSession):
+        profile = profile or CODEGRAPH
         try:  # evalkit's own per-session fields over the merged events (the reader has none)
-            summary: Summary | None = summarize(s.events, path=s.path)
+            summary: Summary | None = summarize(s.events, path=s.path, profile=profile)
         except TranscriptError:
             summary = None
         return _View(
@@ -111,6 +112,7 @@ def _view(s: AnySession) -> _View:
             summary=summary,
             skipped_lines=sum(r.skipped for r in s.segment_reads),
             tokens=claude_code_tokens(s.events),
+            profile=profile,
         )
     t = s.transcript
     return _View(
@@ -130,10 +132,13 @@ def _view(s: AnySession) -> _View:
     )
 
 
-def session_rows(s: AnySession) -> dict[str, list[dict[str, Any]]]:
+def session_rows(
+    s: AnySession, profile: ToolProfile | None = None
+) -> dict[str, list[dict[str, Any]]]:
     """The rows of every frame for one session, without the identity columns but with
-    `question` (JSON-able values only: the corpus loader caches them)."""
-    v = _view(s)
+    `question` (JSON-able values only: the corpus loader caches them). `profile` names the
+    tool under test of an interactive session (a headless one carries its own)."""
+    v = _view(s, profile)
     results = list(tool_results(v.events, path=v.path, any_type=v.any_type))
     calls, call_questions = _call_rows(v, results)
     return {

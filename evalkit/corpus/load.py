@@ -746,7 +746,8 @@ def export_corpus(
     engine: str = "local",
     scheduler: Any = None,
 ) -> Exported:
-    """`load_corpus_frames(path, ...).export(out, fmt)`: the files hold the same rows, in the
+    """`load_corpus_frames(path, ...).export(out, fmt)`: the files hold the same rows (the same
+    layout and profile chosen when none is given), in the
     same order, as the frames of `load_corpus`. A stored session's rows are read from the
     store's frame files, not built again; each frame is written `CHUNK_ROWS` rows at a time
     and let go once written, so memory is that of the frames, never a second copy of them.
@@ -758,24 +759,38 @@ def export_corpus(
     Raises:
         UsageError: As `load_corpus_frames` and `FrameWriter`.
     """
+    if layout is None and os.path.isdir(path) and (lc := detect_layout(path)) is not None:
+        layout = lc.layout  # a harbor tree, as `load_corpus_frames` reads it (issue 23)
     loader = _Loader(path, layout, profile, jobs, cache, cache_dir, verify, engine)
+    again = None
+    if profile is None:  # the profile is chosen as `load_corpus_frames` chooses it
+        again = lambda prof: _Loader(path, layout, prof, jobs, cache, cache_dir, verify, engine)  # noqa: E731
     if engine != "dask":
-        return _export(loader, out, fmt, jobs, progress, None)
+        return _export(loader, out, fmt, jobs, progress, None, again)
     from evalkit.corpus.parse.dask_cluster import client_for
 
     with client_for(scheduler, jobs or os.cpu_count() or 1) as client:
-        return _export(loader, out, fmt, jobs, progress, client)
+        return _export(loader, out, fmt, jobs, progress, client, again)
 
 
-def _export(loader: _Loader, out, fmt: str, jobs, progress, scheduler) -> Exported:
+def _export(loader: _Loader, out, fmt: str, jobs, progress, scheduler, again=None) -> Exported:
     writer = FrameWriter(out, fmt)
     try:
         bar = None if progress is False else Progress(len(loader.wanted), enabled=progress)
         _, parts, _ = _gather(loader, loader.found.sessions, jobs, bar, scheduler)
         loader.store.finish(loader.wanted)
+        built: dict[str, pd.DataFrame] = {}  # a frame already joined (joining lets pieces go)
+        if again is not None:
+            built["tool_calls"] = parts.frame("tool_calls")
+            choice = choose_profile(_tool_names(built))
+            if choice.profile != CODEGRAPH:
+                built.clear()
+                loader = again(choice.profile)
+                _, parts, _ = _gather(loader, loader.found.sessions, jobs, None, scheduler)
+                loader.store.finish(loader.wanted)
         errors = parts.errors()
         for name in FRAME_NAMES:
-            df = parts.frame(name)
+            df = built.pop(name) if name in built else parts.frame(name)
             for k in range(0, len(df), CHUNK_ROWS):
                 writer.add_frame(name, df.iloc[k : k + CHUNK_ROWS].reset_index(drop=True))
             del df  # each frame let go once written

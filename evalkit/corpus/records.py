@@ -342,7 +342,7 @@ def _analyse_parsed(
         from evalkit.corpus.frame_rows import session_rows
 
         try:
-            extra["rows"] = session_rows(parsed)
+            extra["rows"] = session_rows(parsed, profile)
         except TranscriptError as exc:
             extra["rows_error"] = f"{_relative(exc.path, root)}: {exc.reason}"
         except Exception as exc:  # noqa: BLE001 — reported as the session's error
