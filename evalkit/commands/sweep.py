@@ -376,7 +376,7 @@ def _generic_text(args, result) -> str:
         isinstance(n, str) and n.startswith("mcp__")
         for n in corpus.frame("tool_calls")["name"].dropna()
     )
-    if choice is not None and (choice.profile.label != "codegraph" or calls_mcp):
+    if choice is not None and (not choice.profile.is_default or calls_mcp):
         notes.append(choice.line())
         notes.append(
             "  (the arm comparison with the tool under test's residual and the outcomes: "
