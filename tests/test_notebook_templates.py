@@ -246,7 +246,8 @@ def test_notebook_06_takes_the_arms_to_pair(own_trials, tmp_path, monkeypatch, c
     printed = "\n".join(
         run_template(path, tmp_path, monkeypatch, caplog, corpus=str(root), arms="mcp,baseline")
     )
-    assert "tool profile: codegraph (default)" in printed  # no profile asked for: the default
+    # no profile asked for: chosen from the tools the runs call (issue 23), sourcegraph's here
+    assert "tool profile: sourcegraph (preset)" in printed
     assert "baseline against mcp:" in printed
     assert "1 incomplete" in printed  # t4's mcp trials have no reward without the CSV
 

@@ -26,6 +26,7 @@ EPILOG = """\
 examples:
   evalkit columns                 every frame
   evalkit columns sessions        one frame
+  evalkit columns families        the tool families every agent's calls are counted in
   evalkit columns --json          machine-readable (the same as an export's columns.json)
 
 exit status: 0 printed; 2 no such frame.
@@ -40,7 +41,12 @@ def register(subparsers) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("frame", nargs="?", metavar="FRAME", help=f"one of: {', '.join(FRAMES)}")
+    p.add_argument(
+        "frame",
+        nargs="?",
+        metavar="FRAME",
+        help=f"one of: {', '.join(FRAMES)}; or families (the tool-family scheme)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.set_defaults(func=run)
 
@@ -62,7 +68,26 @@ def format_dictionary(frames: list[str]) -> str:
     return "\n\n".join(blocks) + "\n"
 
 
+def format_families() -> str:
+    """The cross-agent tool-family scheme (the tool_calls frame's `tool_family`), one per line."""
+    from evalkit.formats.families import FAMILY_MEANINGS
+
+    width = max(len(f) for f, _ in FAMILY_MEANINGS)
+    lines = [f"tool families ({len(FAMILY_MEANINGS)}: tool_calls.tool_family, every agent)"]
+    lines += [f"  {f:<{width}}  {meaning}" for f, meaning in FAMILY_MEANINGS]
+    return "\n".join(lines) + "\n"
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.frame == "families":
+        if args.json:
+            from evalkit.formats.families import FAMILY_MEANINGS
+
+            doc = [{"family": f, "meaning": m} for f, m in FAMILY_MEANINGS]
+            sys.stdout.write(json.dumps({"families": doc}, indent=2) + "\n")
+        else:
+            sys.stdout.write(format_families())
+        return 0
     if args.frame is not None and args.frame not in FRAMES:
         raise UsageError(f"no frame {args.frame!r}; frames: {', '.join(FRAMES)}")
     frames = [args.frame] if args.frame else list(FRAMES)
@@ -71,4 +96,6 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps({f: doc[f] for f in frames}, indent=2) + "\n")
     else:
         sys.stdout.write(format_dictionary(frames))
+        if args.frame is None:
+            sys.stdout.write("\n" + format_families())
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -52,7 +53,17 @@ task, read allocation per arm (evalkit's own metric), and the accounting.
                         the outcome from <trial>/result.json
   --layout PATTERN      e.g. {suite}/{arm}/{task}/{trial}/agent/claude-code.txt
                         (placeholders {suite} {pass} {repo} {task} {arm}
-                        {trial} {run}; * inside a component; ** for folders)"""
+                        {trial} {run}; * inside a component; ** for folders)
+With no --layout, a harbor tree (a result.json beside agent/claude-code.txt
+or another agent's log) is recognised and swept as one; with no --profile,
+the profile comes from the tools the runs call (mcp__sourcegraph__* gives
+sourcegraph, another MCP server a profile made for it: --profile
+mcp:SERVER); the report says which, and why, in one line.
+
+A corpus whose sessions make no explore call gets the comparison every
+corpus has instead of empty explore tables: sessions (by status), outcomes,
+tool calls by family, tokens, cost and duration per agent and arm, and the
+lowest and highest sessions by cost and by reward."""
 
 EPILOG = """\
 examples:
@@ -177,7 +188,8 @@ def register(subparsers) -> None:
     t.add_argument(
         "--profile",
         metavar="NAME|FILE",
-        help="tool profile: codegraph (default), sourcegraph, or a TOML file",
+        help="tool profile: codegraph, sourcegraph, mcp:SERVER, or a TOML file (default: "
+        "chosen from the tools the runs call)",
     )
     t.add_argument(
         "--outcomes",
@@ -249,6 +261,11 @@ def _run(args) -> int:
         if not arms:
             raise UsageError("--arms needs at least one arm label")
     trials = _trial_mode(args)
+    if not trials and args.dir is not None and args.format == "auto":
+        from evalkit.corpus.layouts import detect_layout
+
+        # A harbor tree needs no --layout (issue 23): the trial sweep recognises it and says so.
+        trials = os.path.isdir(args.dir) and detect_layout(args.dir) is not None
     if trials:
         if args.format != "auto":
             raise UsageError(
@@ -280,7 +297,13 @@ def _run(args) -> int:
 def _sweep(args, arms, writer) -> int:
     """Run the sweep and print it; what is printed also goes to `writer`, a snapshot being
     written (None: none)."""
-    from evalkit.outputs.sweep_text import render_json, render_markdown, render_text, write_json
+    from evalkit.outputs.sweep_text import (
+        needs_generic,
+        render_json,
+        render_markdown,
+        render_text,
+        write_json,
+    )
     from evalkit.tables.compare import parse_exclude
     from evalkit.tables.sweep import run_sweep
 
@@ -322,9 +345,44 @@ def _sweep(args, arms, writer) -> int:
             # An output that cannot show every character gets the text whole or not at all,
             # never a JSON document cut off where the first such character stood.
             out.write(render_json(result))
+    elif needs_generic(result):
+        out.write(_generic_text(args, result))
     else:
         out.write(render_text(result, tail=args.tail, every_file=args.list_files, full=args.full))
     return 0
+
+
+def _generic_text(args, result) -> str:
+    """The report of a corpus whose sessions hold no explore call (issue 23): the generic
+    comparison of its frames, read with the profile its tools call for (said in one line)."""
+    from evalkit.corpus.load import load_corpus_frames
+    from evalkit.outputs.generic_text import generic_lines
+    from evalkit.outputs.sweep_text import render_generic_text
+    from evalkit.tables.generic import generic_comparison
+
+    corpus = load_corpus_frames(
+        result.root,
+        cache=not args.no_cache,
+        cache_dir=args.cache_dir,
+        jobs=args.jobs,
+        progress=False,
+        verify=args.verify,
+        format=None if args.format == "auto" else args.format,
+    )
+    cmp = generic_comparison(corpus.frame("sessions"), corpus.frame("tool_calls"))
+    notes = []
+    choice = corpus.profile_choice
+    calls_mcp = any(
+        isinstance(n, str) and n.startswith("mcp__")
+        for n in corpus.frame("tool_calls")["name"].dropna()
+    )
+    if choice is not None and (not choice.profile.is_default or calls_mcp):
+        notes.append(choice.line())
+        notes.append(
+            "  (the arm comparison with the tool under test's residual and the outcomes: "
+            f"evalkit sweep DIR --profile {choice.flag})"
+        )
+    return render_generic_text(result, generic_lines(cmp), notes, every_file=args.list_files)
 
 
 def _markdown(path: Path, text: str, writer=None) -> None:
@@ -361,8 +419,6 @@ def _snapshot(args, arms, trials: bool):
     output then depends on which characters it holds)."""
     if args.no_cache or not _writes_any_text(sys.stdout):
         return None
-    import os
-
     from evalkit.paths import bundled_corpus, is_bundled_corpus
     from evalkit.store.keys import (
         default_cache_dir,

@@ -20,6 +20,8 @@ from evalkit.errors import TranscriptError
 from evalkit.formats.codex.rollout import rollout_id
 from evalkit.formats.common import AgentSession, dumps
 from evalkit.formats.detect import read_agent_file
+from evalkit.formats.families import family_of
+from evalkit.formats.profiles import CODEGRAPH, ToolProfile
 from evalkit.metrics.agent_occupancy import agent_occupancy
 
 __all__ = [
@@ -117,7 +119,7 @@ def _family_counts(s: AgentSession) -> dict[str, int]:
     return counts
 
 
-def _row(s: AgentSession, log: str) -> dict[str, Any]:
+def _row(s: AgentSession, log: str, profile: ToolProfile = CODEGRAPH) -> dict[str, Any]:
     fam = _family_counts(s)
     multi = s.turns is not None and s.turns > 1
     skipped = s.read.skipped if s.read is not None else None
@@ -149,19 +151,25 @@ def _row(s: AgentSession, log: str) -> dict[str, Any]:
         "reward": s.reward,
         "passed": s.passed,
         "parent_copy_included": s.contains_parent_copy,
-        **_occupancy_row(s),
+        # issue 23: the profile applies to every agent (its tool names, Codex's or Inspect's)
+        "tool_under_test_calls": sum(1 for c in s.tool_calls if profile.is_tool_under_test(c.name)),
+        **_occupancy_row(s, profile),
     }
 
 
-def _occupancy_row(s: AgentSession) -> dict[str, Any]:
+def _occupancy_row(s: AgentSession, profile: ToolProfile = CODEGRAPH) -> dict[str, Any]:
     """The residual columns of a Codex rollout (evalkit's analogue of the Claude Code residual,
     `evalkit.metrics.agent_occupancy`); none (<NA>) for `exec --json` and Inspect."""
-    from evalkit.corpus.frame_rows import occupancy_columns, retrieval_columns
+    from evalkit.corpus.frame_rows import (
+        occupancy_columns,
+        retrieval_columns,
+        tool_under_test_columns,
+    )
 
-    o = agent_occupancy(s)
+    o = agent_occupancy(s, profile)
     if o is None:
-        return {}
-    cols = occupancy_columns(o)
+        return tool_under_test_columns(profile, None)
+    cols = {**occupancy_columns(o), **tool_under_test_columns(profile, o)}
     cols["compactions"] = s.compactions  # the reader's count (`compacted` lines or events)
     return {**cols, **retrieval_columns(o, o.window_tokens)}
 
@@ -182,7 +190,9 @@ def _detail(value: Any) -> str:
     return line[:_DETAIL_UNITS]
 
 
-def _tool_call_rows(s: AgentSession, log: str) -> list[dict[str, Any]]:
+def _tool_call_rows(
+    s: AgentSession, log: str, profile: ToolProfile = CODEGRAPH
+) -> list[dict[str, Any]]:
     rows = []
     for c in s.tool_calls:
         answered = c.output is not None
@@ -202,12 +212,15 @@ def _tool_call_rows(s: AgentSession, log: str) -> list[dict[str, Any]]:
                 "results": 1 if answered else 0,
                 "result_chars": utf16_len(c.output) if answered else None,  # type: ignore[arg-type]
                 "is_error": c.error if answered else None,
+                "tool_family": family_of(c.name, profile),
             }
         )
     return rows
 
 
-def agent_rows(sessions: list[AgentSession], file_log: str) -> dict[str, list[dict[str, Any]]]:
+def agent_rows(
+    sessions: list[AgentSession], file_log: str, profile: ToolProfile = CODEGRAPH
+) -> dict[str, list[dict[str, Any]]]:
     """The frame rows of a file's sessions (identity overrides included: `log`, `agent`,
     `kind`, `question`, `slice`); the explore frames and the Claude Code models frame get none."""
     from evalkit.corpus.frame_rows import FRAME_NAMES
@@ -215,8 +228,8 @@ def agent_rows(sessions: list[AgentSession], file_log: str) -> dict[str, list[di
     out: dict[str, list[dict[str, Any]]] = {name: [] for name in FRAME_NAMES}
     for s in sessions:
         log = session_log(file_log, s)
-        out["sessions"].append(_row(s, log))
-        out["tool_calls"].extend(_tool_call_rows(s, log))
+        out["sessions"].append(_row(s, log, profile))
+        out["tool_calls"].extend(_tool_call_rows(s, log, profile))
     return out
 
 
@@ -236,7 +249,14 @@ def agent_summary(s: AgentSession, file_log: str) -> dict[str, Any]:
     }
 
 
-def agent_payload(root: str, first: str, log: str, fmt: str | None, frames: bool) -> dict[str, Any]:
+def agent_payload(
+    root: str,
+    first: str,
+    log: str,
+    fmt: str | None,
+    frames: bool,
+    profile: ToolProfile | None = None,
+) -> dict[str, Any]:
     """The sweep payload of one Codex or Inspect file: accounted as not in the explore sweep,
     with its sessions' summaries (and frame rows when `frames`).
 
@@ -274,5 +294,5 @@ def agent_payload(root: str, first: str, log: str, fmt: str | None, frames: bool
         "agent_sessions": [agent_summary(s, log) for s in sessions],
     }
     if frames:
-        payload["rows"] = agent_rows(sessions, log)
+        payload["rows"] = agent_rows(sessions, log, profile or CODEGRAPH)
     return payload

@@ -18,6 +18,8 @@ from typing import Any
 from evalkit.ecma import js_string, utf16_len
 from evalkit.errors import EvalkitError, TranscriptError
 from evalkit.formats.claude_code.transcripts import is_explore, tool_results
+from evalkit.formats.families import family_of
+from evalkit.formats.profiles import CODEGRAPH, ToolProfile
 from evalkit.metrics.occupancy import DEFAULT_WINDOW_TOKENS, FAMILIES, Occupancy
 from evalkit.metrics.sufficiency import BUCKETS
 from evalkit.metrics.summary import Summary, summarize
@@ -81,6 +83,7 @@ class _View:
     summary: Summary | None
     skipped_lines: int
     tokens: ClaudeCodeTokens
+    profile: ToolProfile = CODEGRAPH
 
     def question(self, event_index: int) -> int:
         """1-based segment (question) holding event `event_index`."""
@@ -89,10 +92,11 @@ class _View:
         return bisect.bisect_right(self.starts, event_index) or 1
 
 
-def _view(s: AnySession) -> _View:
+def _view(s: AnySession, profile: ToolProfile | None = None) -> _View:
     if isinstance(s, InteractiveSession):
+        profile = profile or CODEGRAPH
         try:  # evalkit's own per-session fields over the merged events (the reader has none)
-            summary: Summary | None = summarize(s.events, path=s.path)
+            summary: Summary | None = summarize(s.events, path=s.path, profile=profile)
         except TranscriptError:
             summary = None
         return _View(
@@ -108,6 +112,7 @@ def _view(s: AnySession) -> _View:
             summary=summary,
             skipped_lines=sum(r.skipped for r in s.segment_reads),
             tokens=claude_code_tokens(s.events),
+            profile=profile,
         )
     t = s.transcript
     return _View(
@@ -123,13 +128,17 @@ def _view(s: AnySession) -> _View:
         summary=s.summary,
         skipped_lines=t.skipped_lines,
         tokens=s.tokens,
+        profile=s.profile,
     )
 
 
-def session_rows(s: AnySession) -> dict[str, list[dict[str, Any]]]:
+def session_rows(
+    s: AnySession, profile: ToolProfile | None = None
+) -> dict[str, list[dict[str, Any]]]:
     """The rows of every frame for one session, without the identity columns but with
-    `question` (JSON-able values only: the corpus loader caches them)."""
-    v = _view(s)
+    `question` (JSON-able values only: the corpus loader caches them). `profile` names the
+    tool under test of an interactive session (a headless one carries its own)."""
+    v = _view(s, profile)
     results = list(tool_results(v.events, path=v.path, any_type=v.any_type))
     calls, call_questions = _call_rows(v, results)
     return {
@@ -176,6 +185,7 @@ def _session_row(v: _View) -> dict[str, Any]:
     )
     if (o := v.occupancy) is not None:
         row.update(occupancy_columns(o))
+    row.update(tool_under_test_columns(v.profile, v.occupancy))
     if (m := v.summary) is not None:
         has_result = m.results > 0  # no result event: duration, cost and outcome are unknown
         row.update(
@@ -186,7 +196,9 @@ def _session_row(v: _View) -> dict[str, Any]:
                 "read_calls": m.reads,
                 "grep_glob_calls": m.grep,
                 "bash_calls": m.bash,
-                "codegraph_calls": m.cg,
+                # A column named after codegraph holds codegraph's numbers only (issue 23).
+                "codegraph_calls": m.cg if v.profile == CODEGRAPH else _codegraph_calls(m),
+                "tool_under_test_calls": m.cg,
                 "codegraph_tools_exposed": (
                     len(m.init_tools) if m.init_tools is not None else None
                 ),
@@ -270,6 +282,21 @@ def occupancy_columns(o: Occupancy) -> dict[str, Any]:
         "evicted": o.evicted,
         "compactions": o.compactions,
     }
+
+
+def tool_under_test_columns(profile: ToolProfile, o: Occupancy | None) -> dict[str, Any]:
+    """The tool under test by role (issue 23): the profile's label and its residual and
+    contributed tokens (the occupancy family named by the label), whatever the profile."""
+    row: dict[str, Any] = {"tool_under_test": profile.label}
+    if o is not None:
+        row["residual_tool_under_test"] = o.residual.get(o.tool_family)
+        row["contributed_tool_under_test"] = o.contributed.get(o.tool_family)
+    return row
+
+
+def _codegraph_calls(m: Summary) -> int:
+    """Calls of codegraph's tools (the codegraph preset's rule) under another profile."""
+    return sum(n for name, n in m.counts.items() if CODEGRAPH.is_tool_under_test(name))
 
 
 def retrieval_columns(o: Occupancy, window: float) -> dict[str, Any]:
@@ -440,6 +467,7 @@ def _tool_call_rows(v: _View, results: list[Any]) -> list[dict[str, Any]]:
                 "results": got[0] if got else 0,
                 "result_chars": got[1] if got else None,
                 "is_error": got[2] if got else None,
+                "tool_family": family_of(c.name, v.profile),
             }
         )
     return rows

@@ -42,6 +42,8 @@ __all__ = [
     "CorpusLayout",
     "parse_layout",
     "discover_layout",
+    "LayoutChoice",
+    "detect_layout",
 ]
 
 PLACEHOLDERS = ("suite", "pass", "repo", "task", "arm", "trial", "run")
@@ -257,3 +259,48 @@ def discover_layout(root: str | os.PathLike[str], layout: str | CorpusLayout) ->
     sessions, entries = linked_duplicates(root, sessions, entries)  # one session per transcript
     entries.sort(key=lambda e: natural_key(e.path))
     return Discovery(root, tuple(sessions), tuple(entries))
+
+
+# --- recognising a harbor tree when no layout is given (issue 23) -----------------------------
+
+# What a harbor trial's `agent/` holds (agent-formats §4.3): an agent's log, or the ATIF copy.
+HARBOR_AGENT_LOGS = ("claude-code.txt", "codex.txt", "trajectory.json")
+
+
+@dataclass(frozen=True)
+class LayoutChoice:
+    """The layout recognised for a tree when none was given, and why.
+
+    Attributes:
+        layout: The layout (`harbor`).
+        reason: Why, in plain words (the first trial folder that shows it).
+    """
+
+    layout: str
+    reason: str
+
+    def line(self) -> str:
+        return f"Layout: {self.layout} ({self.reason}; --layout overrides)"
+
+
+def detect_layout(root: str | os.PathLike[str]) -> LayoutChoice | None:
+    """`harbor` when some folder under `root` is a harbor trial (a `result.json` beside an
+    `agent/` folder holding an agent's log, `HARBOR_AGENT_LOGS`), else None (the harness's
+    rules). The first such folder in name order is named in the reason."""
+    root = os.fspath(root)
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort(key=natural_key)
+        if "result.json" in filenames and "agent" in dirnames:
+            try:
+                logs = sorted(
+                    set(os.listdir(os.path.join(dirpath, "agent"))) & set(HARBOR_AGENT_LOGS)
+                )
+            except OSError:
+                continue
+            if logs:
+                rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
+                return LayoutChoice(
+                    HARBOR,
+                    f"a harbor run tree: {rel}/agent/{logs[0]} beside {rel}/result.json",
+                )
+    return None

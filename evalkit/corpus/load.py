@@ -19,6 +19,7 @@ reported in `errors` (or raised with `strict=True`) while the rest still loads.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any, get_args
 
 from evalkit.corpus.discover import Discovery, Layout, SessionRef, discover, force_format, identity
 from evalkit.corpus.frame_rows import FRAME_NAMES, SessionError
-from evalkit.corpus.layouts import discover_layout, parse_layout
+from evalkit.corpus.layouts import detect_layout, discover_layout, parse_layout
 from evalkit.corpus.parse import Progress, analyse_payloads
 from evalkit.corpus.records import (
     Accounting,
@@ -39,7 +40,7 @@ from evalkit.corpus.records import (
 )
 from evalkit.errors import EvalkitError, UsageError
 from evalkit.formats.detect import check_format
-from evalkit.formats.profiles import load_profile
+from evalkit.formats.profiles import CODEGRAPH, ProfileChoice, choose_profile, load_profile
 from evalkit.owned_folder import OwnedFolder
 from evalkit.store.columns import build_frame, dictionary_json, name_text
 from evalkit.store.frame_files import assemble, file_name, identity_table, read_frame_file
@@ -90,6 +91,10 @@ class LoadedCorpus:
     tables: dict[str, pd.DataFrame] = field(repr=False)
     cache_hits: int = 0
     cache_misses: int = 0
+    # issue 23: the tool profile the sessions were read with and why (`ProfileChoice`), and the
+    # layout recognised when none was given (`LayoutChoice`, None when it was given or none was).
+    profile_choice: Any = None
+    layout_choice: Any = None
 
     def __repr__(self) -> str:
         # Short, and without the absolute path: a notebook shows it as output.
@@ -240,13 +245,17 @@ def load_corpus_frames(
 
     Args:
         path: The corpus directory.
-        layout: Keep only sessions found by one layout rule (`ab-arm`, `campaign`,
+        layout: None = the harness's rules, or `harbor` when the tree is a harbor run tree
+            (`detect_layout`, said in `layout_choice`). Keep only sessions found by one layout rule (`ab-arm`, `campaign`,
             `interactive`, `generic`); the others are listed as skipped. None = every session.
             Or find the sessions by a layout of their own: `harbor` (harbor trial folders) or
             a pattern such as `{suite}/{arm}/{task}/{trial}/agent/claude-code.txt`
             (`evalkit.corpus.layouts`); the frames' `suite`, `task`, `trial` come from it.
         profile: A tool profile (`ToolProfile`, preset name or TOML file) the sessions are
-            parsed with; None = codegraph (the reference's rules).
+            parsed with; None = chosen from the tools the sessions call (`choose_profile`:
+            codegraph's tools or none → codegraph, the reference's rules; `mcp__sourcegraph__*`
+            → sourcegraph; another MCP server → a profile made for it), said in
+            `profile_choice`.
         jobs: Worker processes (default: every core); 1 parses in this process.
         cache: Use the parsed-session cache (it never changes a number, only the time taken).
         cache_dir: Cache location (default `$XDG_CACHE_HOME/evalkit` or `~/.cache/evalkit`).
@@ -265,6 +274,57 @@ def load_corpus_frames(
         UsageError: `path` is not a directory, `layout` or `format` is unknown.
         CorpusError: `strict=True` and a session could not be read.
     """
+    layout_choice = None
+    if layout is None and os.path.isdir(path):
+        layout_choice = detect_layout(path)  # a harbor tree is read as one (issue 23)
+        layout = layout_choice.layout if layout_choice is not None else None
+    args = dict(
+        jobs=jobs,
+        cache=cache,
+        cache_dir=cache_dir,
+        progress=progress,
+        strict=strict,
+        verify=verify,
+        engine=engine,
+        scheduler=scheduler,
+        format=format,
+    )
+    if profile is None:
+        # No profile given: read with the default, then choose one from the tools the sessions
+        # call; a corpus whose tool under test is not codegraph is read again with its profile.
+        corpus = _load_frames(path, layout=layout, profile=None, **args)
+        choice = choose_profile(_tool_names(corpus.tables))
+        if choice.profile != CODEGRAPH:
+            corpus = _load_frames(path, layout=layout, profile=choice.profile, **args)
+    else:
+        corpus = _load_frames(path, layout=layout, profile=profile, **args)
+        choice = ProfileChoice(load_profile(profile), "given", detected=False)
+    return dataclasses.replace(corpus, profile_choice=choice, layout_choice=layout_choice)
+
+
+def _tool_names(tables: dict[str, Any]) -> list[list[str]]:
+    """The tool names each session calls, from the tool_calls frame (one list per session)."""
+    calls = tables.get("tool_calls")
+    if calls is None or calls.empty:
+        return []
+    return [list(g.dropna()) for _, g in calls.groupby("log", sort=True)["name"]]
+
+
+def _load_frames(
+    path: str | os.PathLike[str],
+    *,
+    layout: str | None,
+    profile: Any,
+    jobs: int | None,
+    cache: bool,
+    cache_dir: str | os.PathLike[str] | None,
+    progress: bool | None,
+    strict: bool,
+    verify: bool,
+    engine: str,
+    scheduler: Any,
+    format: str | None,  # noqa: A002
+) -> LoadedCorpus:
     loader = _Loader(path, layout, profile, jobs, cache, cache_dir, verify, engine, format)
     found = loader.found
     bar = None if progress is False else Progress(len(loader.wanted), enabled=progress)
@@ -686,7 +746,8 @@ def export_corpus(
     engine: str = "local",
     scheduler: Any = None,
 ) -> Exported:
-    """`load_corpus_frames(path, ...).export(out, fmt)`: the files hold the same rows, in the
+    """`load_corpus_frames(path, ...).export(out, fmt)`: the files hold the same rows (the same
+    layout and profile chosen when none is given), in the
     same order, as the frames of `load_corpus`. A stored session's rows are read from the
     store's frame files, not built again; each frame is written `CHUNK_ROWS` rows at a time
     and let go once written, so memory is that of the frames, never a second copy of them.
@@ -698,24 +759,38 @@ def export_corpus(
     Raises:
         UsageError: As `load_corpus_frames` and `FrameWriter`.
     """
+    if layout is None and os.path.isdir(path) and (lc := detect_layout(path)) is not None:
+        layout = lc.layout  # a harbor tree, as `load_corpus_frames` reads it (issue 23)
     loader = _Loader(path, layout, profile, jobs, cache, cache_dir, verify, engine)
+    again = None
+    if profile is None:  # the profile is chosen as `load_corpus_frames` chooses it
+        again = lambda prof: _Loader(path, layout, prof, jobs, cache, cache_dir, verify, engine)  # noqa: E731
     if engine != "dask":
-        return _export(loader, out, fmt, jobs, progress, None)
+        return _export(loader, out, fmt, jobs, progress, None, again)
     from evalkit.corpus.parse.dask_cluster import client_for
 
     with client_for(scheduler, jobs or os.cpu_count() or 1) as client:
-        return _export(loader, out, fmt, jobs, progress, client)
+        return _export(loader, out, fmt, jobs, progress, client, again)
 
 
-def _export(loader: _Loader, out, fmt: str, jobs, progress, scheduler) -> Exported:
+def _export(loader: _Loader, out, fmt: str, jobs, progress, scheduler, again=None) -> Exported:
     writer = FrameWriter(out, fmt)
     try:
         bar = None if progress is False else Progress(len(loader.wanted), enabled=progress)
         _, parts, _ = _gather(loader, loader.found.sessions, jobs, bar, scheduler)
         loader.store.finish(loader.wanted)
+        built: dict[str, pd.DataFrame] = {}  # a frame already joined (joining lets pieces go)
+        if again is not None:
+            built["tool_calls"] = parts.frame("tool_calls")
+            choice = choose_profile(_tool_names(built))
+            if choice.profile != CODEGRAPH:
+                built.clear()
+                loader = again(choice.profile)
+                _, parts, _ = _gather(loader, loader.found.sessions, jobs, None, scheduler)
+                loader.store.finish(loader.wanted)
         errors = parts.errors()
         for name in FRAME_NAMES:
-            df = parts.frame(name)
+            df = built.pop(name) if name in built else parts.frame(name)
             for k in range(0, len(df), CHUNK_ROWS):
                 writer.add_frame(name, df.iloc[k : k + CHUNK_ROWS].reset_index(drop=True))
             del df  # each frame let go once written

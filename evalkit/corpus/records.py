@@ -274,7 +274,7 @@ def _analyse_parsed(
     extra_figures: dict[str, Any] = {}
     try:
         if fmt not in (None, "claude-code"):
-            return _agent_payload(root, paths[0], log, fmt, frames), {}
+            return _agent_payload(root, paths[0], log, fmt, frames, profile), {}
         if interactive:  # §1.10: subagent files merged, falsy lines dropped
             isession = read_session_file(paths[0], log=log)
             allocation, texts, reads = (
@@ -318,7 +318,7 @@ def _analyse_parsed(
         if isinstance(other, dict):
             return other, {}
         if other is not None:
-            return _agent_payload(root, paths[0], log, other, frames), {}
+            return _agent_payload(root, paths[0], log, other, frames, profile), {}
         where = _relative(exc.path, root)
         why = exc.reason or NOT_A_TRANSCRIPT  # a line over the limit is named (issue 21)
         reason = why if where == segments[0] else f"{where}: {why}"
@@ -330,7 +330,7 @@ def _analyse_parsed(
         if isinstance(other, dict):
             return other, {}
         if other is not None:
-            return _agent_payload(root, paths[0], log, other, frames), {}
+            return _agent_payload(root, paths[0], log, other, frames, profile), {}
         where = _relative(exc.path, root)
         line = f":{exc.line}" if exc.line is not None else ""
         return {"status": "crash", "reason": f"{where}{line}: {exc.reason}"}, {}
@@ -347,7 +347,7 @@ def _analyse_parsed(
         from evalkit.corpus.frame_rows import session_rows
 
         try:
-            extra["rows"] = session_rows(parsed)
+            extra["rows"] = session_rows(parsed, profile)
         except TranscriptError as exc:
             extra["rows_error"] = f"{_relative(exc.path, root)}: {exc.reason}"
         except Exception as exc:  # noqa: BLE001 — reported as the session's error
@@ -484,12 +484,14 @@ def analyse_chunk(
     return [analyse_with_files(root, ref, frames, profile) for ref in refs]
 
 
-def _agent_payload(root: str, path: str, log: str, fmt: str, frames: bool) -> dict[str, Any]:
+def _agent_payload(
+    root: str, path: str, log: str, fmt: str, frames: bool, profile: Any = None
+) -> dict[str, Any]:
     """A Codex or Inspect file's payload; an unreadable one is a crash naming the file."""
     from evalkit.corpus.agents import agent_payload
 
     try:
-        return agent_payload(root, path, log, fmt, frames)
+        return agent_payload(root, path, log, fmt, frames, profile)
     except TranscriptError as exc:
         where = _relative(exc.path, root)
         line = f":{exc.line}" if exc.line is not None else ""
@@ -518,6 +520,7 @@ def run_payload(session: Any) -> dict[str, Any]:
         "cost_usd": tokens.cost if tokens is not None else s.cost,
         "tokens": total,
         "duration_s": s.dur,
+        "tool_names": sorted(s.counts),  # the profile is chosen from them (issue 23)
         "other_types": other,
         "containers": sorted({seg.container for seg in session.transcript.segments}),
         "wrapped": sum(seg.wrapped for seg in session.transcript.segments),

@@ -59,6 +59,9 @@ __all__ = [
     "profile_from_dict",
     "load_profile",
     "preset",
+    "ProfileChoice",
+    "mcp_profile",
+    "choose_profile",
 ]
 
 # §1.4: the name the codegraph harness registers; any MCP server prefix works for `is_explore`.
@@ -257,6 +260,8 @@ class ToolProfile:
             return f"{self.name} (default)"
         if self.source == "preset":
             return f"{self.name} (preset)"
+        if self.source == "detected":
+            return f"{self.name} (made for the MCP server the sessions call)"
         return f"{self.name} (from {self.source})"
 
     def to_dict(self) -> dict[str, Any]:
@@ -432,7 +437,8 @@ def preset(name: str) -> ToolProfile:
 def load_profile(
     spec: str | os.PathLike[str] | ToolProfile | Mapping[str, Any] | None,
 ) -> ToolProfile:
-    """The profile `spec` names: None = codegraph, a preset name, a TOML file, or a dict.
+    """The profile `spec` names: None = codegraph, a preset name, `mcp:<server>` (the generic
+    profile of that MCP server, `mcp_profile`), a TOML file, or a dict.
 
     Raises:
         UsageError: No such preset or file, a file that is not TOML, or a bad declaration
@@ -447,6 +453,8 @@ def load_profile(
     text = os.fspath(spec)
     if text in _BUILT and not os.path.exists(text):
         return _BUILT[text]
+    if text.startswith("mcp:") and len(text) > 4 and not os.path.exists(text):
+        return mcp_profile(text[4:])  # the generic profile of one MCP server (issue 23)
     if not os.path.exists(text):
         if os.sep in text or text.endswith(".toml"):
             raise UsageError(f"{text}: no such tool profile file")
@@ -463,3 +471,108 @@ def load_profile(
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{text}: not a valid TOML tool profile ({exc})") from None
     return profile_from_dict(data, source=os.path.basename(text))
+
+
+# --- choosing a profile from the tools the sessions call (issue 23) ----------------------------
+
+_MCP_NAME = re.compile(r"^mcp__(?P<server>.+?)__.+$")
+
+# The declaration a profile for an MCP server no preset knows is made from: the server's tools
+# are the tool under test, labelled by the server's name; everything else as the presets.
+MCP_TEMPLATE: dict[str, Any] = {
+    "description": "the {server} MCP server's tools (mcp__{server}__*) under test",
+    "tool_under_test": {"tools": ["mcp__{server}__*"], "explore": [], "cli": []},
+    "families": _DEFAULT_FAMILIES,
+    "counts": _DEFAULT_COUNTS,
+    "file_inputs": {"Read": "file_path", "NotebookRead": "notebook_path"},
+}
+
+
+def mcp_profile(server: str) -> ToolProfile:
+    """The generic profile of an MCP server no preset names (`MCP_TEMPLATE` filled in): its
+    label is the server's name (`mcp-<name>` when the name is not a usable label)."""
+    label = server if _LABEL.match(server) and server not in BUILTIN_FAMILIES else None
+    if label is None:
+        label = "mcp-" + re.sub(r"[^A-Za-z0-9_.-]", "_", server)
+    tut = MCP_TEMPLATE["tool_under_test"]
+    glob = "mcp__" + "".join(f"[{c}]" if c in _META else c for c in server) + "__*"
+    data = {
+        "name": label,
+        "description": MCP_TEMPLATE["description"].format(server=server),
+        "tool_under_test": {**tut, "label": label, "tools": [glob]},
+        "families": MCP_TEMPLATE["families"],
+        "counts": MCP_TEMPLATE["counts"],
+        "file_inputs": MCP_TEMPLATE["file_inputs"],
+    }
+    return profile_from_dict(data, source="detected")
+
+
+@dataclass(frozen=True)
+class ProfileChoice:
+    """The tool profile chosen for a corpus when none was given, and why.
+
+    Attributes:
+        profile: The profile.
+        reason: Why, in plain words (`3 of 6 sessions call mcp__sourcegraph__* tools`).
+        detected: False when the profile was given (a flag or argument), not detected.
+        flag: The `--profile` value that names the same profile (`sourcegraph`, `mcp:github`).
+    """
+
+    profile: ToolProfile
+    reason: str
+    detected: bool = True
+    flag: str = "codegraph"
+
+    def line(self) -> str:
+        """The one line an output prints: which profile and why."""
+        if not self.detected:
+            return f"Tool under test: {self.profile.label} (profile {self.profile.describe()})"
+        return (
+            f"Tool under test: {self.profile.label} (profile detected: {self.reason}; "
+            "--profile overrides)"
+        )
+
+
+def choose_profile(sessions: Sequence[Sequence[str]]) -> ProfileChoice:
+    """The profile of a corpus from the tool names each session calls (or offers).
+
+    Each name is asked of the presets in order (`PRESETS`: codegraph first), by each preset's
+    own `tools` globs; a name no preset claims that is an MCP tool (`mcp__<server>__<tool>`)
+    stands for that server's generic profile (`mcp_profile`). The profile claimed by the most
+    sessions wins (ties: preset order, then the server's name); no claim at all gives the
+    default (codegraph), so a corpus without MCP tools reads as the reference does.
+    """
+    claims: dict[str, int] = {}
+    order: dict[str, tuple[int, str]] = {}
+    for names in sessions:
+        keys: set[str] = set()
+        for name in set(names):
+            if not isinstance(name, str):
+                continue
+            for i, (pname, prof) in enumerate(_BUILT.items()):
+                if prof.is_tool_under_test(name):
+                    keys.add(pname)
+                    order[pname] = (i, pname)
+                    break
+            else:
+                m = _MCP_NAME.match(name)
+                if m:
+                    key = "mcp:" + m["server"]
+                    keys.add(key)
+                    order[key] = (len(_BUILT), m["server"])
+        for key in keys:
+            claims[key] = claims.get(key, 0) + 1
+    total = len(sessions)
+    if not claims:
+        return ProfileChoice(CODEGRAPH, "no session calls an MCP tool, so the default (codegraph)")
+    best = min(claims, key=lambda k: (-claims[k], order[k]))
+    n = claims[best]
+    if best.startswith("mcp:"):
+        server = best[4:]
+        profile, flag = mcp_profile(server), f"mcp:{server}"
+        what = f"mcp__{server}__* tools, which no preset names: a profile for that server"
+    else:
+        profile, flag = _BUILT[best], best
+        what = f"{best}'s tools ({', '.join(profile.tools.globs)})"
+    who = "the session calls" if total == 1 else f"{n} of {total} sessions call"
+    return ProfileChoice(profile, f"{who} {what}", flag=flag)

@@ -11,6 +11,7 @@ __all__ = [
     "SYNTHETIC_CORPUS",
     "RELATIVE_METRIC",
     "NEVER_QUOTE_MEDIAN",
+    "never_quote_median",
     "UNCITED_IS_NOT_UNUSED",
     "SIGNAL_IN_TAIL",
     "SMALL_N",
@@ -35,11 +36,17 @@ RELATIVE_METRIC = (
     "it is not an absolute measure of waste."
 )
 
-NEVER_QUOTE_MEDIAN = (
-    'Never quote the median as waste ("codegraph wastes 10% of what it returns"): flow-question '
-    "answers name most files on the chain and the metric is byte-weighted, so the typical "
-    "session scores high whatever the build."
-)
+
+def never_quote_median(tool: str = "codegraph") -> str:
+    """The never-quote-the-median caveat naming the tool under test (a profile's label)."""
+    return (
+        f'Never quote the median as waste ("{tool} wastes 10% of what it returns"): flow-question '
+        "answers name most files on the chain and the metric is byte-weighted, so the typical "
+        "session scores high whatever the build."
+    )
+
+
+NEVER_QUOTE_MEDIAN = never_quote_median()
 
 UNCITED_IS_NOT_UNUSED = (
     "Uncited is not unused: an agent can read a file, rule it out and never name it; that was "

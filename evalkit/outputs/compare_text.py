@@ -8,6 +8,7 @@ evalkit adds (runs left out, run-hygiene counts, the synthetic-corpus label) is 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from evalkit.ecma import fix, grp, jround, js_json, lj, number_str, printable, rj
@@ -179,15 +180,21 @@ def comparison_cells(cmp: Comparison) -> dict[str, list[str]]:
     return {item[0].strip(): item[1] for item in _rows(cmp) if isinstance(item, tuple) and item[0]}
 
 
-def format_comparison(cmp: Comparison, *, tool: str = "codegraph", explore: bool = True) -> str:
+def format_comparison(
+    cmp: Comparison, *, tool: str = "codegraph", explore: bool = True, reference: bool = True
+) -> str:
     """The reference's stdout for `compare-arms.mjs <dir> <labels…>` (§8.4), every line ending
     in a newline. Empty when no arm has runs (the reference prints only the error then).
 
-    `tool` and `explore` as for `_rows` (a tool profile other than codegraph)."""
+    `tool` and `explore` as for `_rows` (a tool profile other than codegraph). `reference=False`
+    is evalkit's own use of the block (the trial sweep): the metric labels (CG-7/8/9) are left
+    out of the titles and the closing text names `tool`, not codegraph (issue 23)."""
     if not cmp.arms:
         return ""
     out = ["", f"====== ARM COMPARISON — {cmp.directory} ======"]
     for item in _rows(cmp, tool, explore):
+        if isinstance(item, str) and not reference:
+            item = _LABEL_MARK.sub("", item)
         out.append(item if isinstance(item, str) else _row(*item))
     dirty = [a.label for a in cmp.arms if a.contaminated_runs]
     if dirty:
@@ -198,8 +205,11 @@ def format_comparison(cmp: Comparison, *, tool: str = "codegraph", explore: bool
             f"     (a without-arm was not without {tool}; a with-arm has bytes attributed "
             f"to Bash, not {tool})"
         )
-    out += ["", HOW_TO_READ]
+    out += ["", HOW_TO_READ if reference else HOW_TO_READ.replace("codegraph", tool)]
     return printable("\n".join(out) + "\n")
+
+
+_LABEL_MARK = re.compile(r" \(CG-\d+\)")
 
 
 def comparison_warnings(cmp: Comparison) -> list[str]:

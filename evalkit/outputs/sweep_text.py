@@ -520,3 +520,33 @@ def render_json(result: SweepResult) -> str:
     buffer = io.StringIO()
     write_json(result, buffer)
     return buffer.getvalue()
+
+
+def needs_generic(result: SweepResult) -> bool:
+    """Whether the sweep has sessions but no explore call (issue 23): its explore tables would be
+    empty, so `evalkit sweep` prints the generic comparison instead (`render_generic_text`)."""
+    return not result.sessions and any(r.status in ("parsed", "no-explore") for r in result.records)
+
+
+def render_generic_text(
+    result: SweepResult, lines: Sequence[str], notes: Sequence[str], *, every_file: bool = False
+) -> str:
+    """The sweep's report of a corpus without explore calls: the notes (the layout or profile
+    chosen, the flag to use), the generic comparison's `lines`, and the file accounting."""
+    read = sum(1 for r in result.records if r.status in ("parsed", "no-explore"))
+    out = [f"Sweep — {_where(result)}"]
+    if note := no_tool_calls_note(result):
+        out.append(note)
+    out += list(notes)
+    if result.bundled:
+        out += ["", caveats.SYNTHETIC_CORPUS]
+    out += [
+        "",
+        f"{_n(read, 'session')} read, none with an answered explore call: the explore "
+        f"allocation tables have nothing to show, so this is the comparison every corpus has "
+        f"({result.counts.crashes} crashes).",
+        "",
+        *lines,
+    ]
+    out += [""] + _accounting_lines(result, every_file=every_file)
+    return _terminal_safe(out)

@@ -131,6 +131,18 @@ def read_allocation_lines(read: Any) -> list[str]:
     return [head] + [f"  - {c}" for c in caveats.READ_ALLOCATION_CAVEATS]
 
 
+def choice_lines(t: Any) -> list[str]:
+    """How the layout and the profile were chosen when no flag gave them (issue 23): one line
+    each, naming the flag that overrides; nothing for what a flag gave."""
+    out = []
+    if (lc := getattr(t, "layout_choice", None)) is not None:
+        out.append(lc.line())
+    pc = getattr(t, "profile_choice", None)
+    if pc is not None and pc.detected:
+        out.append(pc.line())
+    return out
+
+
 def render_trials_text(t: TrialSweep, *, every_file: bool = False) -> str:
     """The trial sweep's report."""
     where = f"{t.layout.describe()} in {t.root}" if t.layout else str(t.root)
@@ -139,6 +151,7 @@ def render_trials_text(t: TrialSweep, *, every_file: bool = False) -> str:
         f"Tool profile: {t.profile.describe()} — tool under test: {t.profile.label} "
         f"({', '.join(t.profile.tools.globs)})",
     ]
+    out += choice_lines(t)
     if is_synthetic_harbor(t.root):
         out += ["", caveats.SYNTHETIC_HARBOR_CORPUS]
     parsed = t.parsed
@@ -157,7 +170,7 @@ def render_trials_text(t: TrialSweep, *, every_file: bool = False) -> str:
         ]
     for cmp in t.comparisons:
         explore = bool(t.profile.explore.globs)
-        text = format_comparison(cmp, tool=t.profile.label, explore=explore)
+        text = format_comparison(cmp, tool=t.profile.label, explore=explore, reference=False)
         out.append(text.rstrip("\n"))
     out += [
         "",

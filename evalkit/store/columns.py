@@ -191,7 +191,13 @@ _SESSIONS: tuple[Column, ...] = (
     _c("read_calls", "Int64", "count", "Read calls"),
     _c("grep_glob_calls", "Int64", "count", "Grep and Glob calls"),
     _c("bash_calls", "Int64", "count", "Bash calls"),
-    _c("codegraph_calls", "Int64", "count", "calls of tools whose name contains codegraph"),
+    _c(
+        "codegraph_calls",
+        "Int64",
+        "count",
+        "calls of tools whose name contains codegraph (whatever the profile; "
+        "tool_under_test_calls counts the profile's tool)",
+    ),
     _c(
         "codegraph_tools_exposed",
         "Int64",
@@ -221,14 +227,20 @@ _SESSIONS: tuple[Column, ...] = (
     _c(
         "raced", "boolean", "flag", "a tool result says the tool was not yet available (cold start)"
     ),
-    _c("cli_calls", "Int64", "count", "Bash calls that ran the codegraph command line"),
+    _c(
+        "cli_calls",
+        "Int64",
+        "count",
+        "Bash calls that ran the tool under test's command line (codegraph's: codegraph)",
+    ),
     _c("cli_contaminated", "Int64", "count", "of those, results that entered the context"),
     # the arm comparison's derived figures (§8.4)
     _c(
         "retrieval_residual",
         "Float64",
         "tokens",
-        "codegraph + file-access tokens still in the window at the end (Codex rollouts: "
+        "the tool under test's + file-access tokens still in the window at the end (Codex "
+        "rollouts: "
         "evalkit's analogue from per-request prompt sizes; <NA> for codex exec --json and "
         "Inspect)",
     ),
@@ -325,6 +337,27 @@ _SESSIONS: tuple[Column, ...] = (
         "fraction",
         "retrieval_residual / context_window (the nominal 200k when the log gives none)",
     ),
+    # issue 23 item 3: the tool under test by role (every profile, every agent)
+    _c(
+        "tool_under_test",
+        "string",
+        "label",
+        "the tool profile's label: the tool under test (codegraph, sourcegraph, an MCP server)",
+    ),
+    _c("tool_under_test_calls", "Int64", "count", "calls of the tool under test's tools"),
+    _c(
+        "residual_tool_under_test",
+        "Float64",
+        "tokens",
+        "tokens of the tool under test's output still in the window at the end (<NA> where "
+        "residual_<family> is)",
+    ),
+    _c(
+        "contributed_tool_under_test",
+        "Float64",
+        "tokens",
+        "tokens the tool under test's output added to the window",
+    ),
 )
 
 _MODELS: tuple[Column, ...] = (
@@ -387,11 +420,25 @@ _TOOL_CALLS: tuple[Column, ...] = (
     _c("thread", "string", "label", "main, or the id of the subagent's delegating call"),
     _c("message_id", "string", "label", "the assistant message that made the call"),
     _c("name", "string", "label", "the tool's name"),
-    _c("family", "string", "label", "the tool family occupancy charges it to"),
+    _c(
+        "family",
+        "string",
+        "label",
+        "the tool family occupancy charges it to (the reference's families; Codex, Inspect: "
+        "the agent-neutral family); tool_family is the scheme shared by every agent",
+    ),
     _c("detail", "string", "text", "the listing's detail (query, command, file name)"),
     _c("results", "Int64", "count", "tool results answering the call (0 = never answered)"),
     _c("result_chars", "Int64", "chars", "chars of those results; <NA> when never answered"),
     _c("is_error", "boolean", "flag", "the last result was an error; <NA> when never answered"),
+    # issue 23 item 4: the cross-agent family scheme (`evalkit columns families`)
+    _c(
+        "tool_family",
+        "string",
+        "label",
+        "the call's family in evalkit's scheme for every agent (tool_under_test, read, "
+        "search, bash, edit, plan, subagent, web, mcp_other, other)",
+    ),
 )
 
 # The sweep's own frames (`SweepResult.sessions_frame()` / `.calls_frame()`): every discovered

@@ -24,12 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.corpus.discover import Discovery, discover
-from evalkit.corpus.layouts import CorpusLayout, discover_layout, parse_layout
+from evalkit.corpus.layouts import CorpusLayout, detect_layout, discover_layout, parse_layout
 from evalkit.corpus.outcomes import OutcomeJoin, join_outcomes
 from evalkit.corpus.parse import Progress, analyse_payloads
 from evalkit.corpus.records import FileDamage
 from evalkit.errors import UsageError
-from evalkit.formats.profiles import ToolProfile, load_profile
+from evalkit.formats.profiles import ProfileChoice, ToolProfile, choose_profile, load_profile
 from evalkit.session import RunFigures
 from evalkit.store.keys import store_fingerprint
 from evalkit.store.shards import CorpusStore, default_cache_dir
@@ -138,6 +138,10 @@ class TrialSweep:
     exclude: tuple[str, ...] = ()
     cache_hits: int = 0
     cache_misses: int = 0
+    # issue 23: how the profile was chosen (`ProfileChoice`) and a layout recognised when none
+    # was given (`LayoutChoice`), for the report's first lines.
+    profile_choice: Any = None
+    layout_choice: Any = None
 
     @property
     def parsed(self) -> tuple[TrialRow, ...]:
@@ -340,7 +344,10 @@ def run_trial_sweep(
     Args:
         root: The corpus directory.
         layout: `harbor`, a pattern (`evalkit.corpus.layouts`), or None.
-        profile: A tool profile, preset name or TOML file (default codegraph).
+        profile: A tool profile, preset name or TOML file; None = chosen from the tools the
+            runs call (`choose_profile`), said in `profile_choice`.
+        layout: None = the harness's rules, or `harbor` for a harbor run tree
+            (`detect_layout`, said in `layout_choice`).
         outcomes: A CSV of outcomes (`evalkit.corpus.outcomes`).
         pass_threshold: The reward a run needs to count as passed.
         arms: `(baseline, candidate)` for the outcome table (default: see `choose_arms`).
@@ -350,19 +357,37 @@ def run_trial_sweep(
     Raises:
         UsageError: The directory, layout, profile, outcomes file or arms are not usable.
     """
+    layout_choice = None
+    if layout is None and Path(root).is_dir():
+        layout_choice = detect_layout(root)  # a harbor tree is read as one (issue 23)
+        layout = layout_choice.layout if layout_choice is not None else None
     spec = parse_layout(layout)
     prof = load_profile(profile)
     root = Path(root)
     found = discover_layout(root, spec) if spec is not None else discover(root)
-    store = CorpusStore(
-        (cache_dir or default_cache_dir()) if cache else None,
-        root,
-        fingerprint=store_fingerprint(profile=prof.fingerprint()),
-    )
-    bar = None if progress is False else Progress(len(found.sessions), enabled=progress)
-    payloads = analyse_payloads(
-        root, found.sessions, cache=store, jobs=jobs, progress=bar, profile=prof
-    )
+
+    def parse(prof: ToolProfile) -> tuple[CorpusStore, list[Any]]:
+        store = CorpusStore(
+            (cache_dir or default_cache_dir()) if cache else None,
+            root,
+            fingerprint=store_fingerprint(profile=prof.fingerprint()),
+        )
+        bar = None if progress is False else Progress(len(found.sessions), enabled=progress)
+        return store, analyse_payloads(
+            root, found.sessions, cache=store, jobs=jobs, progress=bar, profile=prof
+        )
+
+    store, payloads = parse(prof)
+    if profile is None:
+        # No profile given: chosen from the tools the runs call (read with the default first);
+        # runs whose tool under test is not codegraph's are read again with their profile.
+        names = [p["run"].get("tool_names", []) for p in payloads if p.get("run")]
+        choice = choose_profile(names)
+        if choice.profile != prof:
+            prof = choice.profile
+            store, payloads = parse(prof)
+    else:
+        choice = ProfileChoice(prof, "given", detected=False)
     join = join_outcomes(root, found.sessions, csv_path=outcomes, threshold=pass_threshold)
     rows = []
     for ref, p in zip(found.sessions, payloads, strict=True):
@@ -421,4 +446,6 @@ def run_trial_sweep(
         exclude=tuple(exclude),
         cache_hits=store.hits,
         cache_misses=store.misses,
+        profile_choice=choice,
+        layout_choice=layout_choice,
     )
