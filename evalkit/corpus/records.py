@@ -274,7 +274,7 @@ def _analyse_parsed(
     extra_figures: dict[str, Any] = {}
     try:
         if fmt not in (None, "claude-code"):
-            return _agent_payload(root, paths[0], log, fmt, frames), {}
+            return _agent_payload(root, paths[0], log, fmt, frames, profile), {}
         if interactive:  # §1.10: subagent files merged, falsy lines dropped
             isession = read_session_file(paths[0], log=log)
             allocation, texts, reads = (
@@ -320,7 +320,7 @@ def _analyse_parsed(
             except Exception as err:  # noqa: BLE001 — this file's reason, never the corpus's
                 return _unexpected(err, "detecting its format"), {}
             if other != "claude-code":
-                return _agent_payload(root, paths[0], log, other, frames), {}
+                return _agent_payload(root, paths[0], log, other, frames, profile), {}
         where = _relative(exc.path, root)
         why = exc.reason or NOT_A_TRANSCRIPT  # a line over the limit is named (issue 21)
         reason = why if where == segments[0] else f"{where}: {why}"
@@ -466,12 +466,14 @@ def analyse_chunk(
     return [analyse_with_files(root, ref, frames, profile) for ref in refs]
 
 
-def _agent_payload(root: str, path: str, log: str, fmt: str, frames: bool) -> dict[str, Any]:
-    """A Codex or Inspect file's payload; an unreadable one is a crash naming the file."""
+def _agent_payload(
+    root: str, path: str, log: str, fmt: str, frames: bool, profile: Any = None
+) -> dict[str, Any]:
+    """A Codex, Inspect or ATIF file's payload; an unreadable one is a crash naming the file."""
     from evalkit.corpus.agents import agent_payload
 
     try:
-        return agent_payload(root, path, log, fmt, frames)
+        return agent_payload(root, path, log, fmt, frames, profile)
     except TranscriptError as exc:
         where = _relative(exc.path, root)
         line = f":{exc.line}" if exc.line is not None else ""
