@@ -88,6 +88,17 @@ def test_atif_without_final_metrics_sums_the_steps(tmp_path):
     assert s.cost_usd is None  # no step has a cost: unknown, never 0
 
 
+def test_atif_copied_context_steps_are_not_counted_again(tmp_path):
+    doc = atif_trajectory("t1")
+    copied = dict(doc["steps"][1], step_id=9, is_copied_context=True)
+    doc["steps"].insert(1, copied)
+    del doc["final_metrics"]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    s = read_atif(path)
+    assert len(s.tool_calls) == 2 and s.tokens.prompt_tokens == 4300
+
+
 def test_a_json_that_is_not_atif_is_not_detected_as_atif(tmp_path):
     path = tmp_path / "trajectory.json"
     path.write_text('{"steps": []}\n', encoding="utf-8")

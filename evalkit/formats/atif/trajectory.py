@@ -16,7 +16,9 @@ no native log of the agent is beside it (a Claude Code or Codex trial's own log 
   output); cost the same way (`total_cost_usd`, else Σ `cost_usd` where every step with metrics
   has one);
 * **requests**: one per agent step with `metrics.prompt_tokens` (`llm_call_count` is not split);
-* **duration**: last step timestamp minus first.
+* **duration**: last step timestamp minus first;
+* a step marked `is_copied_context` (v1.5: context copied from an earlier trajectory) is that
+  trajectory's, not this one's: left out. Records = the steps read.
 """
 
 from __future__ import annotations
@@ -76,7 +78,7 @@ def _stamp(value: Any) -> datetime | None:
 def _walk(doc: dict[str, Any], thread: str, out: list[tuple[str, dict[str, Any]]]) -> None:
     """Every step of a trajectory and of its nested subagent trajectories, with its thread."""
     for step in doc.get("steps") or []:
-        if isinstance(step, dict):
+        if isinstance(step, dict) and step.get("is_copied_context") is not True:
             out.append((thread, step))
     for n, sub in enumerate(doc.get("subagent_trajectories") or [], start=1):
         if isinstance(sub, dict):
