@@ -143,13 +143,18 @@ def test_load_corpus_with_the_harbor_layout_fills_the_identity_columns(tmp_path)
         evalkit.load_corpus(tmp_path / "runs", layout="nonsense")
 
 
-def test_a_harbor_trial_without_a_claude_code_transcript_is_said_so(tmp_path):
-    touch(tmp_path, "s/arm/task/task_1/agent/codex.txt")
+def test_a_harbor_trial_without_a_log_evalkit_reads_is_said_so(tmp_path):
+    # issue 23: agent/codex.txt and an ATIF-only agent/trajectory.json are read (tests in
+    # test_agents_layouts); another agent's own log without a trajectory is not.
+    touch(tmp_path, "s/arm/task/task_1/agent/gemini-cli.txt")
     touch(tmp_path, "s/arm/task/task_1/result.json")
     d = discover_layout(tmp_path, "harbor")
     assert d.sessions == ()
     reasons = {f.path: f.reason for f in d.files}
     assert reasons["s/arm/task/task_1/result.json"].startswith(
-        "harbor trial without agent/claude-code.txt"
+        "harbor trial without a log evalkit reads"
     )
-    assert reasons["s/arm/task/task_1/agent/codex.txt"] == reasons["s/arm/task/task_1/result.json"]
+    assert (
+        reasons["s/arm/task/task_1/agent/gemini-cli.txt"]
+        == reasons["s/arm/task/task_1/result.json"]
+    )

@@ -80,6 +80,7 @@ def test_check_format_names_the_choices():
         "codex",
         "codex",
         "inspect",
+        "atif",  # the trajectory's own agent name replaces it when the file is read
     ]
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "AGENT_REASON",
     "agent_payload",
     "agent_rows",
+    "agent_run",
     "agent_summary",
     "find_parent_rollout",
     "parent_search_root",
@@ -46,6 +47,11 @@ AGENT_REASON = {
         "tokens and scores are in the sessions frame)"
     ),
 }
+# An ATIF trajectory (Harbor's cross-agent format): its agent is the trajectory's own name.
+ATIF_REASON = (
+    "a Harbor trajectory (ATIF): the explore metrics are Claude Code metrics (its tool calls and "
+    "tokens are in the sessions frame)"
+)
 _DETAIL_KEYS = ("cmd", "command", "query", "path", "file_path", "pattern", "url")
 _DETAIL_UNITS = 60
 
@@ -249,6 +255,62 @@ def agent_summary(s: AgentSession, file_log: str) -> dict[str, Any]:
     }
 
 
+def agent_run(s: AgentSession, profile: Any) -> dict[str, Any]:
+    """What the trial sweep keeps of one Codex, Inspect or ATIF session (the twin of
+    `records.run_payload`, JSON-able): the arm comparison's figures where the format has them,
+    tool calls (the tool under test's by the profile), tokens, cost and duration.
+
+    A figure the format does not carry is None (the comparison's spans leave it out), never 0;
+    the explore-call figures (sufficiency, allocation, the codegraph CLI) are Claude Code
+    metrics and are 0 here, so they add nothing to an arm's totals.
+    """
+    fam = _family_counts(s)
+    under_test = sum(1 for c in s.tool_calls if profile.is_tool_under_test(c.name))
+    ledger = s.tokens
+    total = None
+    if ledger.prompt_tokens is not None:
+        total = ledger.prompt_tokens + (ledger.output_tokens or 0)
+    reqs = s.requests or ()
+    occ = agent_occupancy(s, profile)
+    figures = {
+        "dur": s.duration_s,
+        "tools": len(s.tool_calls) - fam.get("tool_search", 0),
+        "reads": fam.get("read", 0),
+        "grep": fam.get("search", 0),
+        "bash": fam.get("bash", 0),
+        "cg": under_test,
+        "turns": len(reqs) if reqs else s.turns,
+        "ctx": reqs[-1].prompt_tokens if reqs else None,
+        "ctx_base": reqs[0].prompt_tokens if reqs else None,
+        "occ_cg": occ.residual[occ.tool_family] if occ is not None else None,
+        "occ_file": occ.residual_file_access if occ is not None else None,
+        "answered": 0,
+        "counts": {},
+        "errors": 0,
+        "alloc_used": 0,
+        "alloc_envelope": 0,
+        "alloc_calls": 0,
+        "cli_calls": 0,
+        "cli_contaminated": 0,
+        "ok": not s.aborted_turns and bool(s.final_answer.strip()),
+        "raced": False,
+        "processed": total,
+        "processed_message_usage": total,
+        "cost": s.cost_usd,
+        "segments": 1,
+    }
+    return {
+        "figures": figures,
+        "read_allocation": None,
+        "tool_calls": len(s.tool_calls),
+        "tool_under_test_calls": under_test,
+        "cost_usd": s.cost_usd,
+        "tokens": total,
+        "duration_s": s.duration_s,
+        "other_types": {},
+    }
+
+
 def agent_payload(
     root: str,
     first: str,
@@ -257,8 +319,9 @@ def agent_payload(
     frames: bool,
     profile: ToolProfile | None = None,
 ) -> dict[str, Any]:
-    """The sweep payload of one Codex or Inspect file: accounted as not in the explore sweep,
-    with its sessions' summaries (and frame rows when `frames`).
+    """The sweep payload of one Codex, Inspect or ATIF file: accounted as not in the explore
+    sweep, with its sessions' summaries (and frame rows when `frames`; and, with a tool
+    `profile`, each session's trial-sweep figures as `runs`).
 
     Raises:
         TranscriptError: The file cannot be read.
@@ -285,7 +348,7 @@ def agent_payload(
         )
     payload: dict[str, Any] = {
         "status": "no-explore",
-        "reason": AGENT_REASON[agent],
+        "reason": AGENT_REASON.get(agent, ATIF_REASON),
         "calls": [],
         "tool_calls": sum(len(s.tool_calls) for s in sessions),
         "has_answer": any(s.final_answer.strip() for s in sessions),
@@ -295,4 +358,15 @@ def agent_payload(
     }
     if frames:
         payload["rows"] = agent_rows(sessions, log, profile or CODEGRAPH)
+    if profile is not None:
+        payload["runs"] = [
+            {
+                "log": session_log(log, s),
+                "sample": s.sample_id,
+                "reward": s.reward,
+                "passed": s.passed,
+                "run": agent_run(s, profile),
+            }
+            for s in sessions
+        ]
     return payload

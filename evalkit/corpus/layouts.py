@@ -10,13 +10,17 @@ with the placeholders `{suite}`, `{pass}`, `{repo}`, `{task}`, `{arm}`, `{trial}
 (each matches one non-empty path component, or part of one: `{task}_{trial}.jsonl`), `*` for any
 text inside one component and a `**` component for any number of directories; or as the
 **harbor** preset for a harbor run tree (agent-formats §4.2, §4.7): every directory holding
-`agent/claude-code.txt` is a trial (`trial` = its name), its parent the `task`, the grandparent
-the `arm`, the next one up inside the root the `suite`; its `result.json` gives the outcome;
-the interactive copy under `agent/sessions/` and `agent/trajectory.json` are the same run and
-are not counted again. Every other entry is accounted for with a reason, as discovery does.
+`agent/claude-code.txt` or `agent/codex.txt` (Codex's `exec --json` stdout) is a trial
+(`trial` = its name), its parent the `task`, the grandparent the `arm`, the next one up inside
+the root the `suite`; its `result.json` gives the outcome; the copy under `agent/sessions/` and
+`agent/trajectory.json` are the same run and are not counted again. A trial with neither log
+but a `result.json` and Harbor's `agent/trajectory.json` (ATIF, §4.5: an OpenHands or
+mini-swe-agent trial) is read from the trajectory, as the agent it names. Every other entry is
+accounted for with a reason, as discovery does.
 
-Each file a layout matches is one session of one segment, read as headless stream-json (the
-reader recognises the container by content, so a `.txt` name is fine).
+Each file a layout matches is one session of one segment; which agent wrote it is read from its
+content (`evalkit.formats.detect`), so a `.txt` name is fine and a pattern layout mixes
+Claude Code, Codex and Inspect files.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ __all__ = [
     "PLACEHOLDERS",
     "HARBOR",
     "HARBOR_TRANSCRIPT",
+    "HARBOR_LOGS",
     "CorpusLayout",
     "parse_layout",
     "discover_layout",
@@ -49,6 +54,9 @@ __all__ = [
 PLACEHOLDERS = ("suite", "pass", "repo", "task", "arm", "trial", "run")
 HARBOR = "harbor"
 HARBOR_TRANSCRIPT = ("agent", "claude-code.txt")
+HARBOR_ATIF = "trajectory.json"
+# The logs a harbor trial's `agent/` may hold, the one read first (agent-formats §4.3, §4.5).
+HARBOR_LOGS = ("claude-code.txt", "codex.txt", HARBOR_ATIF)
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
 
@@ -147,27 +155,39 @@ def _harbor(files: list[tuple[str, ...]], entries: list[FileEntry]) -> list[Sess
     trials: dict[tuple[str, ...], str] = {}  # trial directory parts -> the session's log
     sessions = []
     present = set(files)
+    # A trial's log: the agent's own (Claude Code's, Codex's), else Harbor's ATIF trajectory
+    # (an OpenHands or mini-swe-agent trial), read as the trajectory's agent (issue 23).
+    candidates: dict[tuple[str, ...], tuple[int, tuple[str, ...]]] = {}
     for parts in files:
-        if len(parts) >= 3 and parts[-2:] == HARBOR_TRANSCRIPT:
+        if len(parts) >= 3 and parts[-2] == "agent" and parts[-1] in HARBOR_LOGS:
+            rank = HARBOR_LOGS.index(parts[-1])
             tdir = parts[:-2]
-            log = "/".join(parts)
-            trials[tdir] = log
-            outcome = (*tdir, "result.json")
-            sessions.append(
-                SessionRef(
-                    log=log,
-                    segments=(log,),
-                    arm=tdir[-3] if len(tdir) >= 3 else None,
-                    run=tdir[-1],
-                    layout="harbor",
-                    suite=tdir[-4] if len(tdir) >= 4 else None,
-                    task=tdir[-2] if len(tdir) >= 2 else None,
-                    trial=tdir[-1],
-                    outcome="/".join(outcome) if outcome in present else None,
-                )
+            if tdir not in candidates or rank < candidates[tdir][0]:
+                candidates[tdir] = (rank, parts)
+    for tdir, (_rank, parts) in sorted(candidates.items()):
+        log = "/".join(parts)
+        trials[tdir] = log
+        outcome = (*tdir, "result.json")
+        atif = parts[-1] == HARBOR_ATIF
+        if atif and outcome not in present:
+            del trials[tdir]  # a trajectory alone is not a trial (§4.7: result.json and agent/)
+            continue
+        sessions.append(
+            SessionRef(
+                log=log,
+                segments=(log,),
+                arm=tdir[-3] if len(tdir) >= 3 else None,
+                run=tdir[-1],
+                layout="harbor",
+                suite=tdir[-4] if len(tdir) >= 4 else None,
+                task=tdir[-2] if len(tdir) >= 2 else None,
+                trial=tdir[-1],
+                outcome="/".join(outcome) if outcome in present else None,
+                format="atif" if atif else None,
             )
-    # §4.7: a directory holding result.json and agent/ is a trial even without a Claude Code
-    # transcript (another agent, or a run that wrote none): said so, its outcome not counted.
+        )
+    # §4.7: a directory holding result.json and agent/ is a trial even without a log evalkit
+    # reads (another agent, or a run that wrote none): said so, its outcome not counted.
     with_agent = {p[:i] for p in files for i, c in enumerate(p[:-1]) if c == "agent"}
     agentless = {
         p[:-1]
@@ -182,26 +202,29 @@ def _harbor(files: list[tuple[str, ...]], entries: list[FileEntry]) -> list[Sess
                 (parts[:k] for k in range(len(parts) - 1, 0, -1) if parts[:k] in agentless), None
             )
             why = (
-                "harbor trial without agent/claude-code.txt (another agent, or no transcript): "
-                "not read, its outcome not counted"
+                "harbor trial without a log evalkit reads (agent/claude-code.txt, "
+                "agent/codex.txt or agent/trajectory.json): not read, its outcome not counted"
                 if bare is not None
-                else "not in a harbor trial directory (no agent/claude-code.txt)"
+                else "not in a harbor trial directory (no agent/claude-code.txt, agent/codex.txt "
+                "or agent/trajectory.json)"
             )
             entries.append(FileEntry(rel, None, why))
             continue
         log, inside = trials[owner], parts[len(owner) :]
+        native = log.rpartition("/")[2]
         if rel == log:
             entries.append(FileEntry(rel, log))
         elif inside == ("result.json",):
             entries.append(FileEntry(rel, log))  # read for the trial's outcome
         elif inside[:2] == ("agent", "sessions"):
-            entries.append(
-                FileEntry(
-                    rel, None, "interactive copy of the same run (agent/claude-code.txt is read)"
-                )
-            )
-        elif inside == ("agent", "trajectory.json"):
+            what = "interactive copy" if native == HARBOR_TRANSCRIPT[1] else "copy"
+            entries.append(FileEntry(rel, None, f"{what} of the same run (agent/{native} is read)"))
+        elif inside == ("agent", HARBOR_ATIF):
             entries.append(FileEntry(rel, None, "ATIF copy of the same run, not counted again"))
+        elif len(inside) == 2 and inside[0] == "agent" and inside[1] in HARBOR_LOGS:
+            entries.append(
+                FileEntry(rel, None, f"the same run's other log (agent/{native} is read)")
+            )
         else:
             entries.append(FileEntry(rel, None, "harbor trial file, not a transcript"))
     return sessions

@@ -487,7 +487,7 @@ def analyse_chunk(
 def _agent_payload(
     root: str, path: str, log: str, fmt: str, frames: bool, profile: Any = None
 ) -> dict[str, Any]:
-    """A Codex or Inspect file's payload; an unreadable one is a crash naming the file."""
+    """A Codex, Inspect or ATIF file's payload; an unreadable one is a crash naming the file."""
     from evalkit.corpus.agents import agent_payload
 
     try:

@@ -11,6 +11,8 @@ is a `.jsonl` like a Claude Code run): the first JSON records do.
   pre-September-2025 layout) → a Codex rollout (agent-formats §1.3, §1.13);
 * JSON lines of `thread.started`, `turn.*`, `item.*` (or the older `session.created`) → a
   `codex exec --json` stream (§2.2, §2.5);
+* one (pretty-printed) JSON object whose `schema_version` is `ATIF-v…` → Harbor's cross-agent
+  trajectory (ATIF, §4.5), whose `agent.name` is the agent;
 * anything else → Claude Code, whose reader keeps its own rules for what it skips.
 
 `--format` (and `format=` in the API) forces a reader instead.
@@ -51,6 +53,7 @@ AGENT_OF: dict[str, str] = {
     "codex-rollout": "codex",
     "codex-exec": "codex",
     "inspect": "inspect",
+    "atif": "atif",  # the agent is the trajectory's `agent.name`, read with the file
 }
 _HEAD_BYTES = 1 << 16
 _HEAD_RECORDS = 20
@@ -125,6 +128,11 @@ def _detect(name: str) -> Format:
     text = head.decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
     if text.startswith("{") and _looks_like_inspect_json(text):
         return "inspect"
+    if text.startswith("{"):
+        from evalkit.formats.atif.trajectory import looks_like_atif
+
+        if looks_like_atif(text):
+            return "atif"
     from evalkit.formats.common import bad_type
 
     limit = _line_limit()
@@ -176,8 +184,8 @@ def _looks_like_inspect_json(text: str) -> bool:
 def read_agent_file(
     path: str | os.PathLike[str], *, format: Format | None = None, parent: str | None = None
 ) -> Iterator[AgentSession]:
-    """The sessions of one Codex or Inspect file: one for a rollout or `exec --json` capture,
-    one per sample and epoch for an Inspect log.
+    """The sessions of one Codex, Inspect or ATIF file: one for a rollout, an `exec --json`
+    capture or a trajectory, one per sample and epoch for an Inspect log.
 
     Args:
         path: The file.
@@ -202,5 +210,9 @@ def read_agent_file(
         from evalkit.formats.inspect.logs import read_inspect_log
 
         yield from read_inspect_log(name)
+    elif fmt == "atif":
+        from evalkit.formats.atif.trajectory import read_atif
+
+        yield read_atif(name)
     else:
         raise TranscriptError(name, "a Claude Code transcript: read it as a Claude Code session")

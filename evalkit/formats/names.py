@@ -7,5 +7,5 @@ from typing import Literal
 
 __all__ = ["Format", "FORMATS"]
 
-Format = Literal["claude-code", "codex-rollout", "codex-exec", "inspect"]
-FORMATS: tuple[Format, ...] = ("claude-code", "codex-rollout", "codex-exec", "inspect")
+Format = Literal["claude-code", "codex-rollout", "codex-exec", "inspect", "atif"]
+FORMATS: tuple[Format, ...] = ("claude-code", "codex-rollout", "codex-exec", "inspect", "atif")

@@ -84,11 +84,15 @@ class RunFigures:
     @property
     def occ_self(self) -> int:
         """The retrieval residual: codegraph + file-access residual tokens (§8.4)."""
+        if self.occ_cg is None or self.occ_file is None:  # another agent's run without requests
+            return None  # type: ignore[return-value]
         return self.occ_cg + self.occ_file
 
     @property
     def occ_share(self) -> float:
         """`occ_self / ctx × 100`, 0 when the final context is 0 (§8.4)."""
+        if self.occ_self is None:  # another agent's run without requests
+            return None  # type: ignore[return-value]
         return (self.occ_self / self.ctx) * 100 if self.ctx else 0
 
     def to_payload(self) -> dict[str, Any]:

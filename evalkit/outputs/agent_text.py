@@ -22,6 +22,7 @@ FORMAT_NAMES = {
     "codex-rollout": "Codex CLI rollout",
     "codex-exec": "codex exec --json stream",
     "inspect": "Inspect AI eval log",
+    "atif": "Harbor trajectory (ATIF)",
 }
 _LEDGER_LABELS = (
     ("prompt_tokens", "prompt (every input token, cached or not)"),

@@ -70,6 +70,7 @@ def _empty_figure(title: str, message: str) -> Figure:
     ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=10, transform=ax.transAxes)
     ax.set_axis_off()
     ax.set_title(title, fontsize=10)
+    fig.evalkit_nothing = message  # a notebook prints this line instead (`notebook.figure_cell`)
     return fig
 
 
@@ -233,6 +234,8 @@ def ecdf_figure(data: pd.DataFrame, title: str) -> Figure:
     """ECDF step curves per slice, each slice's p25 a dashed line (its value in the legend)."""
     from matplotlib.ticker import PercentFormatter
 
+    if data.empty:
+        return _empty_figure(title, "no session with an explore call that returned file sections")
     fig, ax = _figure()
     for name, part in data.groupby("slice", sort=False):
         colour = SLICE_COLOURS.get(name, "#666666")

@@ -23,7 +23,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalkit.paths import bundled_corpus, bundled_evidence, repo_root
 from evalkit.store.columns import name_text
@@ -31,6 +31,7 @@ from evalkit.store.columns import name_text
 if TYPE_CHECKING:
     import pandas as pd
 
+    from evalkit.formats.common import AgentSession
     from evalkit.paired import PairedReport
     from evalkit.session import InteractiveSession, Session
     from evalkit.stats import PairedDeltas
@@ -64,6 +65,15 @@ __all__ = [
     "pick_session",
     "session_line",
     "session_report",
+    "explore_frame",
+    "session_tool_calls",
+    "session_sufficiency",
+    "file_bytes_cell",
+    "figure_cell",
+    "table",
+    "corpus_frame",
+    "load",
+    "sweep",
     "EXAMPLE_RUN",
     "example_block_comparison",
     "pairs_table",
@@ -423,7 +433,8 @@ def pick_session(corpus: Corpus, session: str | None = None) -> str:
 
     where = f"{Path(corpus.root).name}/ (`evalkit sweep --list-files` lists them)"
     if session:
-        if str(session) not in {r.log for r in corpus.records}:
+        known = {r.log for r in corpus.records}
+        if str(session) not in known and str(session).partition("#")[0] not in known:
             raise UsageError(f"no session {str(session)!r} in {where}")
         return str(session)
     lowest = corpus.sweep().tail(1)
@@ -435,24 +446,186 @@ def pick_session(corpus: Corpus, session: str | None = None) -> str:
     raise UsageError(f"no readable session in {where}")
 
 
-def session_line(run: Session | InteractiveSession) -> str:
-    """What a notebook says first about one session: its log, kind, files and answer source."""
+def session_line(run: Session | InteractiveSession | AgentSession, log: str | None = None) -> str:
+    """What a notebook says first about one session: its log, kind, files and answer source
+    (for a Codex, Inspect or ATIF session: its agent and format; `log` names it as the frames
+    do, since its own path is where the file was read)."""
+    from evalkit.formats.common import AgentSession
     from evalkit.session import InteractiveSession
 
+    if isinstance(run, AgentSession):
+        from evalkit.corpus.agents import session_kind
+
+        return (
+            f"session: {log or Path(run.path).name} ({run.agent}, {run.format}); "
+            f"{session_kind(run)}; answer from: {run.final_answer_source}"
+        )
     kind = "interactive" if isinstance(run, InteractiveSession) else "headless"
     segments = f"{run.segments} segment{'s' if run.segments != 1 else ''}"
     source = run.answer.source if run.answer is not None else "no answer"
     return f"session: {run.log} ({segments}); {kind}; answer from: {source}"
 
 
-def session_report(run: Session | InteractiveSession) -> str:
-    """The text `evalkit run --brief` (headless) or `evalkit session` (interactive) prints."""
+def session_report(run: Session | InteractiveSession | AgentSession, log: str | None = None) -> str:
+    """The text `evalkit run --brief` (headless), `evalkit session` (interactive) or
+    `evalkit run` on another agent's file prints."""
+    from evalkit.formats.common import AgentSession
     from evalkit.outputs.report import format_interactive, format_run
     from evalkit.session import InteractiveSession
 
+    if isinstance(run, AgentSession):
+        from evalkit.outputs.agent_text import format_agent_sessions
+
+        return format_agent_sessions(log or Path(run.path).name, [run])
     if isinstance(run, InteractiveSession):
         return format_interactive(run)
     return format_run(run, brief=True)
+
+
+def _not_claude_code(run: Any) -> str | None:
+    """Why a session has no explore frames (another agent's), or None for Claude Code."""
+    from evalkit.formats.common import AgentSession
+
+    if isinstance(run, AgentSession):
+        return (
+            f"no explore calls to show: explore allocation and sufficiency are Claude Code "
+            f"metrics, not computed for this {run.agent} session (its tool calls are below)"
+        )
+    return None
+
+
+def explore_frame(run: Any, frame: str, columns: Sequence[str]) -> pd.DataFrame | None:
+    """One of a Claude Code session's explore frames (`calls`, `files`, `sections`) with
+    `columns`; for another agent's session, prints why there is none and returns None."""
+    from evalkit.corpus import frames
+
+    why = _not_claude_code(run)
+    if why is not None:
+        print(why)
+        return None
+    data = getattr(frames, f"{frame}_df")(run)
+    if data.empty:
+        print(f"no {frame} to show: this session has no explore call that returned file sections")
+        return None
+    return data[list(columns)]
+
+
+def session_tool_calls(corpus: Corpus, log: str) -> pd.DataFrame | None:
+    """Every tool call of one session (any agent) from the corpus's `tool_calls` frame: order,
+    thread, name, family, what it was called on, result size and error; None (with the reason
+    printed) when it made none."""
+    calls = corpus.tool_calls_df()
+    mine = calls[calls["log"] == log]
+    if mine.empty:
+        print("no tool call in this session")
+        return None
+    cols = ["call", "thread", "name", "family", "detail", "result_chars", "is_error"]
+    return mine[cols].reset_index(drop=True)
+
+
+def session_sufficiency(run: Any) -> pd.DataFrame | None:
+    """A Claude Code session's explore sufficiency table; None (reason printed) otherwise."""
+    why = _not_claude_code(run)
+    if why is not None:
+        print("no sufficiency table: " + why.split(": ", 1)[1].split(" (")[0])
+        return None
+    return table(run.sufficiency.to_frame(), "this session made no answered explore call")
+
+
+def file_bytes_cell(run: Any, title: str):
+    """The chars-per-file figure of a Claude Code session, or the empty figure saying why."""
+    from evalkit.outputs.figures import _empty_figure, file_bytes_data, file_bytes_figure
+
+    why = _not_claude_code(run)
+    if why is not None:
+        return _empty_figure(
+            title,
+            "explore allocation is a Claude Code metric: " + why.split(", ")[1].split(" (")[0],
+        )
+    data = file_bytes_data(run)
+    if data.empty:
+        return _empty_figure(title, "no file sections returned in this session")
+    return file_bytes_figure(data, title)
+
+
+def table(frame: pd.DataFrame | None, why: str) -> pd.DataFrame | None:
+    """`frame` for a notebook cell; when it has no row, `why` is printed in one line instead
+    (prefixed "nothing to show: ") and None returned, so no empty table is drawn."""
+    if frame is None or len(frame) == 0:
+        print(f"nothing to show: {why}")
+        return None
+    return frame
+
+
+def figure_cell(fig, name: str, directory: str | os.PathLike[str] | None = None):
+    """Save a notebook's figure and print where; a figure with nothing to draw is not drawn:
+    its reason is printed in one line instead and None returned (no empty axes)."""
+    why = getattr(fig, "evalkit_nothing", None)
+    if why is not None:
+        print(f"no figure: {why}")
+        return None
+    print(show_path(save_figure(fig, name, directory)))
+    return fig
+
+
+def load(
+    corpus: str | os.PathLike[str] | None = None,
+    *,
+    layout: str | None = None,
+    profile: str | None = None,
+    outcomes: str | os.PathLike[str] | None = None,
+) -> Corpus:
+    """The corpus a notebook reads: `corpus_dir(corpus)` by `layout` (default: `harbor` when
+    the tree holds harbor trials, else the harness's layouts) with the tool `profile`, uncached.
+    `outcomes` (a CSV of rewards per run) is joined where the loader takes it."""
+    import inspect
+
+    import evalkit
+
+    root = corpus_dir(corpus)
+    kwargs: dict[str, Any] = {"layout": trial_layout(root, layout), "cache": False}
+    if profile:
+        kwargs["profile"] = profile
+    if outcomes and "outcomes" in inspect.signature(evalkit.load_corpus).parameters:
+        kwargs["outcomes"] = outcomes
+    return evalkit.load_corpus(root, **kwargs)
+
+
+def corpus_frame(
+    frame: str,
+    root: str | os.PathLike[str],
+    directory: str | os.PathLike[str] | None = None,
+    *,
+    layout: str | None = None,
+    profile: str | None = None,
+) -> pd.DataFrame:
+    """A frame (`sessions`, `models`, …) of one arm `directory` when given, else of the whole
+    corpus read by `layout` and `profile` (as `load` reads it)."""
+    if directory is not None:
+        from evalkit.corpus import frames
+
+        return getattr(frames, f"{frame}_df")(directory)
+    return getattr(load(root, layout=layout, profile=profile), f"{frame}_df")()
+
+
+def sweep(
+    corpus: str | os.PathLike[str] | None = None,
+    *,
+    layout: str | None = None,
+    profile: str | None = None,
+    outcomes: str | os.PathLike[str] | None = None,
+    arms: str | Sequence[str] | None = None,
+) -> SweepResult:
+    """The baseline sweep a notebook shows: `run_sweep` of the corpus (the harness's layouts,
+    as `evalkit sweep DIR`), or the sweep of the corpus loaded by `layout` and `profile`."""
+    chosen = _two(arms)
+    root = corpus_dir(corpus)
+    if trial_layout(root, layout) is None and not profile:
+        from evalkit.tables.sweep import run_sweep
+
+        return run_sweep(root, arms=tuple(chosen) if chosen else None, cache=False)
+    loaded = load(root, layout=layout, profile=profile, outcomes=outcomes)
+    return loaded.sweep(tuple(chosen) if chosen else None)
 
 
 # The run the published doc prints as its example (data/published/example_block_*.txt).
@@ -540,11 +713,15 @@ def trial_corpus_dir(parameter: str | os.PathLike[str] | None = None) -> Path:
 
 
 def _has_harbor_trials(root: Path) -> bool:
-    from evalkit.corpus.layouts import HARBOR_TRANSCRIPT
+    from evalkit.corpus.layouts import HARBOR_LOGS
 
-    agent, name = HARBOR_TRANSCRIPT
+    native = set(HARBOR_LOGS) - {"trajectory.json"}  # a trajectory is a trial with result.json
     for dirpath, _, filenames in os.walk(root):
-        if name in filenames and Path(dirpath).name == agent:
+        if Path(dirpath).name != "agent":
+            continue
+        if native & set(filenames):
+            return True
+        if "trajectory.json" in filenames and (Path(dirpath).parent / "result.json").is_file():
             return True
     return False
 

@@ -109,7 +109,13 @@ IDENTITY: tuple[Column, ...] = (
     ),
     _c("slice", "string", "label", "single-question (one segment file) or multi-turn (several)"),
     _c("kind", "string", "label", "headless (claude -p stream-json) or interactive (project log)"),
-    _c("agent", "string", "label", "the agent that wrote the log: claude-code, codex or inspect"),
+    _c(
+        "agent",
+        "string",
+        "label",
+        "the agent that wrote the log: claude-code, codex, inspect, or the agent a harbor "
+        "trajectory (ATIF) names (openhands, mini-swe-agent, …)",
+    ),
     _c("group", "string", "label", "pass/repo where the path gives them, else the parent folder"),
 )
 

@@ -19,10 +19,11 @@ from typing import Any, Literal
 __all__ = ["PayloadField", "PAYLOAD_FIELDS", "PAYLOAD_VERSION", "CALL_FIELDS", "STATUSES"]
 
 # Bump when the payload's shape or meaning changes; part of every cache key.
-PAYLOAD_VERSION = 10  # 2: damage line counts; 3: tool calls, skipped; 4: run figures; 5: store;
+PAYLOAD_VERSION = 11  # 2: damage line counts; 3: tool calls, skipped; 4: run figures; 5: store;
 # 6: reasons in plain words; 7: other agents (agent, agent_sessions, ledger); 8: Codex rollout
 # residual columns in the agent rows; 9: frame rows in frame files (`frames`), not in the row;
 # 10: the tool under test by role, tool_family, run tool_names (issue 23)
+# 11: other agents' trial-sweep runs (`runs`), ATIF trajectories (issue 23)
 
 Kind = Literal["str", "str?", "int", "bool", "str-list", "calls", "json"]
 
@@ -176,6 +177,20 @@ def _agent_sessions_ok(v: Any) -> bool:
     return type(v) is list and all(map(_flat_dict, v))
 
 
+def _runs_ok(v: Any) -> bool:
+    # `agent_payload`'s `runs`: one {log, sample, reward, passed, run} per session
+    return type(v) is list and all(
+        type(r) is dict
+        and r.keys() == {"log", "sample", "reward", "passed", "run"}
+        and type(r["log"]) is str
+        and _scalar(r["sample"])
+        and _scalar(r["reward"])
+        and _scalar(r["passed"])
+        and _run_ok(r["run"])
+        for r in v
+    )
+
+
 def _ledger_ok(v: Any) -> bool:
     return type(v) is list and len(v) == 2 and _SCALARS.issuperset(map(type, v))
 
@@ -217,5 +232,7 @@ PAYLOAD_FIELDS: tuple[PayloadField, ...] = (
     PayloadField("agent_sessions", "json", None, optional=True, check=_agent_sessions_ok),
     # A headless Claude Code session's (prompt_tokens, output_tokens) for the agent table.
     PayloadField("ledger", "json", None, optional=True, check=_ledger_ok),
+    # With a tool profile (the trial sweep): each of an other agent's sessions' run (issue 23).
+    PayloadField("runs", "json", None, optional=True, check=_runs_ok),
 )
 STATUSES = ("parsed", "no-explore", "crash", "skipped")

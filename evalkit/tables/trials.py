@@ -221,7 +221,9 @@ class TrialSweep:
             if f.session is None:
                 out.append((f.path, "skipped", f.reason))
             else:
-                r = by_log[f.session]
+                r = by_log.get(f.session) or next(  # an Inspect log's first sample
+                    r for r in self.rows if r.log.startswith(f.session + "#")
+                )
                 out.append((f.path, r.status, r.reason))
         return tuple(out)
 
@@ -325,6 +327,58 @@ def choose_arms(found: Sequence[str], asked: Sequence[str] | None) -> tuple[str 
     return (ordered[0] if ordered else None), None
 
 
+def _row(ref: Any, log: str, status: str, p: dict[str, Any], run: Any, o: Any, **labels: Any):
+    """One `TrialRow` from a session's labels, its payload and run, and its joined outcome."""
+    return TrialRow(
+        log=log,
+        suite=ref.suite,
+        task=labels.get("task", ref.task),
+        arm=ref.arm,
+        trial=labels.get("trial", ref.trial),
+        pass_=ref.pass_,
+        repo=ref.repo,
+        run=ref.run,
+        status=status,
+        reason=None if status == "parsed" else p.get("reason"),
+        reward=o.reward if o else labels.get("reward"),
+        passed=o.passed if o else labels.get("passed"),
+        outcome_source=o.source if o else labels.get("outcome_source"),
+        tool_calls=run["tool_calls"] if run else None,
+        tool_under_test_calls=run["tool_under_test_calls"] if run else None,
+        read=run["read_allocation"] if run else None,
+        cost_usd=run["cost_usd"] if run else None,
+        tokens=run["tokens"] if run else None,
+        duration_s=run["duration_s"] if run else None,
+        figures=RunFigures.from_payload(run["figures"]) if run else None,
+        other_types=tuple(run["other_types"].items()) if run else (),
+        damage=tuple((d[0], d[1]) for d in p.get("damage", ())),
+        damage_counts=tuple(FileDamage(*d) for d in p.get("damage", ())),
+    )
+
+
+def _agent_rows(ref: Any, p: dict[str, Any], join: OutcomeJoin, threshold: float) -> list[TrialRow]:
+    """The runs of a Codex, Inspect or ATIF file (issue 23): one per session. An Inspect log's
+    samples are runs of their own (`<file>#<sample>:<epoch>`), the sample its task where the
+    path names none, its score the outcome where no result file or outcomes CSV gives one."""
+    runs = p["runs"]
+    o = join.outcomes.get(ref.log)
+    out = []
+    for r in runs:
+        labels: dict[str, Any] = {}
+        if r["sample"] is not None and len(runs) > 1:
+            labels["trial"] = r["log"].rpartition("#")[2]
+            if ref.task is None:
+                labels["task"] = str(r["sample"])
+        if o is None and (r["reward"] is not None or r["passed"] is not None):
+            passed = r["passed"]
+            if passed is None and r["reward"] is not None:
+                passed = r["reward"] >= threshold
+            labels |= {"reward": r["reward"], "passed": passed}
+            labels["outcome_source"] = "inspect-score"
+        out.append(_row(ref, r["log"], "parsed", p, r["run"], o, **labels))
+    return out
+
+
 def run_trial_sweep(
     root: str | os.PathLike[str],
     *,
@@ -391,6 +445,9 @@ def run_trial_sweep(
     join = join_outcomes(root, found.sessions, csv_path=outcomes, threshold=pass_threshold)
     rows = []
     for ref, p in zip(found.sessions, payloads, strict=True):
+        if p["status"] != "crash" and p.get("runs") is not None:  # Codex, Inspect, ATIF
+            rows.extend(_agent_rows(ref, p, join, pass_threshold))
+            continue
         run = p.get("run")
         status = (
             "crash"
@@ -399,38 +456,12 @@ def run_trial_sweep(
             if p["status"] == "skipped"
             else "parsed"
         )
-        if status == "parsed" and run is None and p.get("agent"):  # Codex, Inspect (issue 15)
+        if status == "parsed" and run is None and p.get("agent"):  # read without a profile
             status = "skipped"
         elif status == "parsed" and run is None:  # an interactive log: no trial figures
             status, p = "skipped", {**p, "reason": "interactive log: not a trial run"}
         o = join.outcomes.get(ref.log)
-        rows.append(
-            TrialRow(
-                log=ref.log,
-                suite=ref.suite,
-                task=ref.task,
-                arm=ref.arm,
-                trial=ref.trial,
-                pass_=ref.pass_,
-                repo=ref.repo,
-                run=ref.run,
-                status=status,
-                reason=None if status == "parsed" else p.get("reason"),
-                reward=o.reward if o else None,
-                passed=o.passed if o else None,
-                outcome_source=o.source if o else None,
-                tool_calls=run["tool_calls"] if run else None,
-                tool_under_test_calls=run["tool_under_test_calls"] if run else None,
-                read=run["read_allocation"] if run else None,
-                cost_usd=run["cost_usd"] if run else None,
-                tokens=run["tokens"] if run else None,
-                duration_s=run["duration_s"] if run else None,
-                figures=RunFigures.from_payload(run["figures"]) if run else None,
-                other_types=tuple(run["other_types"].items()) if run else (),
-                damage=tuple((d[0], d[1]) for d in p.get("damage", ())),
-                damage_counts=tuple(FileDamage(*d) for d in p.get("damage", ())),
-            )
-        )
+        rows.append(_row(ref, ref.log, status, p, run, o))
     arm_names = sorted({r.arm for r in rows if r.arm is not None and r.status == "parsed"})
     baseline, candidate = choose_arms(arm_names, arms)
     return TrialSweep(

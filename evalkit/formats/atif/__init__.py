@@ -1,0 +1,1 @@
+"""Harbor's cross-agent trajectory format (ATIF, agent-formats §4.5)."""
