@@ -96,6 +96,13 @@ def _usage_tokens(usage: Any, fields: Sequence[str], path: str) -> float:
     total: float = 0
     if not isinstance(usage, dict):
         return total
+    if len(fields) == 3:
+        a, b, c = map(usage.get, fields)
+        # The usual usage: with no part negative, every partial sum lies between 0 and the
+        # total, so a total within 2^53 is what the additions below give, one by one.
+        if type(a) is int and type(b) is int and type(c) is int:
+            if a >= 0 and b >= 0 and c >= 0 and a + b + c <= _MAX_SAFE:
+                return a + b + c
     for name in fields:
         value = usage.get(name)
         if type(value) is int and type(total) is int:  # the usual case, as js_add would add

@@ -237,6 +237,12 @@ def _number(value: Any, what: str, path: str) -> float:
 def _usage_sum(usage: Any, path: str, what: str) -> float:
     total: float = 0
     if isinstance(usage, dict):
+        a, b, c, d = map(usage.get, _PROCESSED_FIELDS)
+        if type(a) is int and type(b) is int and type(c) is int and type(d) is int:
+            # The usual usage: with no part negative, every partial sum lies between 0 and the
+            # total, so a total within 2^53 is what the additions below give, one by one.
+            if a >= 0 and b >= 0 and c >= 0 and d >= 0 and a + b + c + d <= _MAX_SAFE:
+                return a + b + c + d
         for name in _PROCESSED_FIELDS:
             value = usage.get(name)
             if type(value) is int and type(total) is int:  # the usual case, as js_add adds it

@@ -213,8 +213,6 @@ def claude_code_tokens(
         index = index_events(events)
     for view in index.views:
         etype = view.type
-        if not one_segment:
-            seg = bisect_right(starts, view.index) - 1
         if etype == "assistant":
             message = view.message
             if type(message) is not dict:
@@ -223,6 +221,8 @@ def claude_code_tokens(
             key = (mid or None) if type(mid) is str else message_key(mid)
             if key is None:
                 continue
+            if not one_segment:  # the segment holding the event (read for these and results)
+                seg = bisect_right(starts, view.index) - 1
             if key in seen:
                 if seen[key] != seg and seen[key] >= 0:
                     repeated += 1
@@ -267,6 +267,8 @@ def claude_code_tokens(
             if isinstance(tur, dict) and isinstance(tur.get("usage"), dict) and "agentId" in tur:
                 sub_out = _add(sub_out, _num(tur["usage"].get("output_tokens")))
         elif etype == "result":
+            if not one_segment:
+                seg = bisect_right(starts, view.index) - 1
             event = view.event
             turns = _add(turns, _num(event.get("num_turns")))
             api_ms = _add(api_ms, _num(event.get("duration_api_ms")))

@@ -154,8 +154,9 @@ class Event:
     message: Any = None
     content: Any = None
     parent: Any = None
-    uses: list[Use] = field(default_factory=list)
-    results: list[Result] = field(default_factory=list)
+    # Empty tuples until a block is found: most events hold none, and a list each would cost.
+    uses: list[Use] | tuple[()] = ()
+    results: list[Result] | tuple[()] = ()
     null: TranscriptError | None = None
     null_pos: int = -1
 
@@ -245,7 +246,10 @@ def index_events(events: Sequence[dict[str, Any]], *, path: str = "(transcript)"
                         block.get("input"),
                     )
                     uses.append(use)
-                    view.uses.append(use)
+                    if view.uses:
+                        view.uses.append(use)  # type: ignore[union-attr]
+                    else:
+                        view.uses = [use]
                     if type(bid) is str:
                         by_id[bid] = use
                     else:
@@ -277,7 +281,10 @@ def index_events(events: Sequence[dict[str, Any]], *, path: str = "(transcript)"
                         failed,
                     )
                     results.append(result)
-                    view.results.append(result)
+                    if view.results:
+                        view.results.append(result)  # type: ignore[union-attr]
+                    else:
+                        view.results = [result]
         elif etype == "result":
             view = Event(i, etype, event)
             views.append(view)
