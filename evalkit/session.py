@@ -331,9 +331,10 @@ def read_session_file(path: str, *, log: str | None = None) -> InteractiveSessio
             sub_counts[tool] = sub_counts.get(tool, 0) + n
     try:
         gen, fresh, cached = usage_totals(events, path)
-        answer = final_answer(events, path=path)
+        index = index_events(events, path=path)  # read by the answer and sufficiency
+        answer = final_answer(events, path=path, index=index)
         texts = tuple(explore_texts(events, path=path, any_type=True))
-        sufficiency = classify_sufficiency(events, path=path)
+        sufficiency = classify_sufficiency(events, path=path, index=index)
         allocation = compute_allocation(texts, answer.text)
     except TranscriptError:
         raise
