@@ -15,6 +15,7 @@ from typing import Any
 
 from evalkit.errors import NotATranscript, TranscriptError, unexpected_error
 from evalkit.formats.claude_code.events import in_segment
+from evalkit.formats.claude_code.index import index_events
 from evalkit.formats.claude_code.interactive import (
     SubagentTranscript,
     find_project_log_dir,
@@ -30,7 +31,6 @@ from evalkit.formats.claude_code.transcripts import (
     explore_texts,
     read_segment,
     read_transcript,
-    tool_results,
 )
 from evalkit.formats.profiles import CODEGRAPH, ToolProfile
 from evalkit.metrics.allocation import Allocation, compute_allocation
@@ -162,18 +162,21 @@ def session_from_transcript(
     path = transcript.paths[0]
     events = transcript.events
     try:
-        # Listed once, for the explore texts (§1.6, as `explore_texts`) and the summary.
-        results = list(tool_results(events, path=path))
-        texts = tuple(r.text for r in results if profile.is_explore(r.name) and not r.is_error)
-        answer = final_answer(events, path=path)
-        sufficiency = classify_sufficiency(events, path=path, profile=profile)
+        # One walk over the events; every metric reads its index (issue 26). Listing the tool
+        # results comes first, as it always did, so its error (§9.1 case 2) is the one raised.
+        index = index_events(events, path=path)
+        if index.error is not None:
+            raise index.error
+        texts = tuple(index.explore_texts(profile.is_explore))  # §1.6, as `explore_texts`
+        answer = final_answer(events, path=path, index=index)
+        sufficiency = classify_sufficiency(events, path=path, profile=profile, index=index)
         occupancy = compute_occupancy(
-            events, window_tokens=window_tokens, path=path, profile=profile
+            events, window_tokens=window_tokens, path=path, profile=profile, index=index
         )
-        summary = summarize(
-            events, processed=processed, path=path, profile=profile, results=results
+        summary = summarize(events, processed=processed, path=path, profile=profile, index=index)
+        reads = compute_read_allocation(
+            events, answer.text, profile=profile, path=path, index=index
         )
-        reads = compute_read_allocation(events, answer.text, profile=profile, path=path)
     except TranscriptError as exc:
         # Name the segment file that holds the offending event, not the first one.
         raise in_segment(exc, transcript.paths, transcript.segment_starts) from None
@@ -192,7 +195,7 @@ def session_from_transcript(
         sufficiency=sufficiency,
         occupancy=occupancy,
         summary=summary,
-        tokens=claude_code_tokens(events, transcript.segment_starts),
+        tokens=claude_code_tokens(events, transcript.segment_starts, index=index),
         read_allocation=reads,
         profile=profile,
     )
@@ -342,9 +345,10 @@ def read_session_file(path: str, *, log: str | None = None) -> InteractiveSessio
             sub_counts[tool] = sub_counts.get(tool, 0) + n
     try:
         gen, fresh, cached = usage_totals(events, path)
-        answer = final_answer(events, path=path)
+        index = index_events(events, path=path)  # read by the answer and sufficiency
+        answer = final_answer(events, path=path, index=index)
         texts = tuple(explore_texts(events, path=path, any_type=True))
-        sufficiency = classify_sufficiency(events, path=path)
+        sufficiency = classify_sufficiency(events, path=path, index=index)
         allocation = compute_allocation(texts, answer.text)
     except TranscriptError:
         raise

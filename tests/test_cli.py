@@ -104,3 +104,66 @@ def test_every_option_is_in_its_usage_line():
                 assert any(o in usage for o in names), (name, names, usage)
                 checked += 1
     assert checked > 40
+
+
+# --- bytecode kept under the cache directory ---------------------------------------------------
+
+_IMPORT_ONE = """
+import sys
+from evalkit.cli import keep_bytecode
+print(keep_bytecode(sys.argv[1]))
+import evalkit.metrics.envelope as m
+print(type(m.__spec__.loader).__name__, m.split_sections("x") is not None)
+"""
+
+
+def _start(tmp_path, *env_items):
+    """Run `_IMPORT_ONE` on a copy of the package that holds no bytecode beside its sources
+    (a test run may have written some beside the checkout's)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    import evalkit
+
+    copy = tmp_path / "src"
+    if not copy.exists():
+        shutil.copytree(
+            os.path.dirname(evalkit.__file__),
+            copy / "evalkit",
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPYCACHEPREFIX"}
+    env["PYTHONPATH"] = str(copy)
+    env.update(env_items)
+    out = subprocess.run(
+        [sys.executable, "-c", _IMPORT_ONE, str(tmp_path / "cache")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(tmp_path),
+        check=True,
+    )
+    return out.stdout.split()
+
+
+def test_bytecode_is_kept_under_the_cache_directory_when_python_does_not_write_it(tmp_path):
+    got = _start(tmp_path, ("PYTHONDONTWRITEBYTECODE", "1"))
+    assert got == ["True", "_BytecodeLoader", "True"]
+    assert not list((tmp_path / "src").rglob("*.pyc"))
+    [pyc] = (tmp_path / "cache" / "bytecode").rglob("envelope.cpython-*.pyc")
+    first = pyc.read_bytes()
+    assert _start(tmp_path, ("PYTHONDONTWRITEBYTECODE", "1")) == got
+    assert pyc.read_bytes() == first  # read, not written again
+    pyc.write_bytes(first[:20])  # damaged: compiled again, and the module still loads
+    assert _start(tmp_path, ("PYTHONDONTWRITEBYTECODE", "1")) == got
+    assert pyc.read_bytes() == first
+
+
+def test_no_bytecode_loader_where_python_has_a_prefix_of_its_own(tmp_path):
+    got = _start(
+        tmp_path, ("PYTHONDONTWRITEBYTECODE", "1"), ("PYTHONPYCACHEPREFIX", str(tmp_path / "p"))
+    )
+    assert got[:2] == ["False", "SourceFileLoader"]
+    assert not (tmp_path / "cache").exists()

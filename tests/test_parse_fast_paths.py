@@ -14,6 +14,7 @@ import pytest
 from evalkit.corpus import records
 from evalkit.ecma import js_add
 from evalkit.formats import files
+from evalkit.formats.claude_code.index import index_events
 from evalkit.formats.claude_code.transcripts import tool_results
 from evalkit.formats.profiles import CODEGRAPH, Globs
 from evalkit.metrics.allocation import same_as_any, same_path
@@ -177,7 +178,7 @@ def test_text_blocks_are_sized_as_the_block_rule_sizes_them(odd):
 # --- tool results listed once ------------------------------------------------------------------
 
 
-def test_the_summary_over_listed_results_is_the_summary():
+def test_the_summary_over_the_session_index_is_the_summary():
     events = lines(
         ASST(10, "m1", [USE("e1", "mcp__codegraph__codegraph_explore", {"query": "q"})]),
         XRES("e1", ["src/a.py"], extra="No such tool available"),
@@ -192,7 +193,11 @@ def test_the_summary_over_listed_results_is_the_summary():
     )
     listed = list(tool_results(events))
     assert [r.text for r in listed][1] == "out"  # a string content is the text itself
-    assert summarize(events, results=listed) == summarize(events)
+    index = index_events(events)
+    assert [r.text for r in index.results] == [r.text for r in listed]
+    summary = summarize(events, index=index)
+    assert summary == summarize(events)
+    assert summary.raced and summary.cli_contaminated == 1
 
 
 # --- digests keyed by the given segment name ---------------------------------------------------

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from evalkit.ecma import js_string, js_trim, js_truthy
 from evalkit.errors import TranscriptError
 from evalkit.formats.claude_code.events import at_event
+from evalkit.formats.claude_code.index import SessionIndex, index_events
 from evalkit.formats.frozen import quick_init
 
 __all__ = ["FinalAnswer", "final_answer"]
@@ -41,27 +42,33 @@ class FinalAnswer:
         return js_trim(self.text) != ""
 
 
-def final_answer(events: Sequence[dict[str, Any]], *, path: str = "(transcript)") -> FinalAnswer:
+def final_answer(
+    events: Sequence[dict[str, Any]],
+    *,
+    path: str = "(transcript)",
+    index: SessionIndex | None = None,
+) -> FinalAnswer:
     """§1.7: result strings joined with a blank line, else the last main-thread text block.
+
+    `index` is `index_events(events)` when the caller built it already (the session does).
 
     Raises:
         TranscriptError: The fallback meets a main-thread assistant event whose content is a
             non-empty string (the reference crashes there, §9.1 case 3).
     """
+    if index is None:
+        index = index_events(events, path=path)
     results = [
-        e["result"]
-        for e in events
-        if e.get("type") == "result" and isinstance(e.get("result"), str)
+        r.event["result"] for r in index.result_events if isinstance(r.event.get("result"), str)
     ]
     if results:
         return FinalAnswer("\n\n".join(results), "result")
     answer = ""
-    for index, event in enumerate(events):
+    for view in index.assistants:
         # `parent_tool_use_id` of "" is a subagent thread: test for None, not truthiness (§1.8).
-        if event.get("type") != "assistant" or event.get("parent_tool_use_id") is not None:
+        if view.parent is not None:
             continue
-        message = event.get("message")
-        content = message.get("content") if isinstance(message, dict) else None
+        content = view.content
         if isinstance(content, str) and content:
             raise at_event(
                 TranscriptError(
@@ -69,7 +76,7 @@ def final_answer(events: Sequence[dict[str, Any]], *, path: str = "(transcript)"
                     "main-thread assistant content is a string and there is "
                     "no result text (the reference harness crashes here)",
                 ),
-                index,
+                view.index,
             )
         if not isinstance(content, list):
             continue

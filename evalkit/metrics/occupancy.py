@@ -37,7 +37,8 @@ from evalkit.ecma import (
 from evalkit.errors import TranscriptError
 from evalkit.formats.claude_code.events import at_event
 from evalkit.formats.claude_code.fastjson import stringify
-from evalkit.formats.claude_code.transcripts import family, id_key, message_key, result_text
+from evalkit.formats.claude_code.index import SessionIndex, index_events
+from evalkit.formats.claude_code.transcripts import family, message_key, result_text
 from evalkit.formats.frozen import quick_init
 from evalkit.formats.profiles import CODEGRAPH, ToolProfile
 
@@ -95,6 +96,13 @@ def _usage_tokens(usage: Any, fields: Sequence[str], path: str) -> float:
     total: float = 0
     if not isinstance(usage, dict):
         return total
+    if len(fields) == 3:
+        a, b, c = map(usage.get, fields)
+        # The usual usage: with no part negative, every partial sum lies between 0 and the
+        # total, so a total within 2^53 is what the additions below give, one by one.
+        if type(a) is int and type(b) is int and type(c) is int:
+            if a >= 0 and b >= 0 and c >= 0 and a + b + c <= _MAX_SAFE:
+                return a + b + c
     for name in fields:
         value = usage.get(name)
         if type(value) is int and type(total) is int:  # the usual case, as js_add would add
@@ -147,89 +155,74 @@ def _block_chars(block: Any, path: str) -> float:
 
 
 def _timeline(
-    events: Sequence[dict[str, Any]], path: str, profile: ToolProfile = CODEGRAPH
+    index: SessionIndex, path: str, profile: ToolProfile = CODEGRAPH
 ) -> tuple[list[Any], int]:
     entries: list[Any] = []
+    add = entries.append
     compactions = 0
     seen: set[Any] = set()
-    names: dict[Any, Any] = {}
-    index = -1
+    at = -1
     try:
-        for index, event in enumerate(events):  # noqa: B007 (read in `except`)
-            etype = event.get("type")
-            if etype == "system" and event.get("subtype") in ("compact_boundary", "compaction"):
-                entries.append(_Compact())
+        for view in index.timeline:  # compactions, and assistant and user events with a message
+            at = view.index
+            etype = view.type
+            if etype == "system":
+                add(_Compact())
                 compactions += 1
                 continue
-            message = event.get("message")
-            if type(message) is not dict and not js_truthy(message):  # a dict is truthy
-                continue
+            message = view.message
             if etype == "assistant":
-                msg = message if isinstance(message, dict) else {}
+                msg = message if type(message) is dict else {}
                 mid = msg.get("id")
                 key = (mid or None) if type(mid) is str else message_key(mid)
                 if key is not None and key not in seen:
                     seen.add(key)
-                    entries.append(_Req(_usage_tokens(msg.get("usage"), _CTX_FIELDS, path)))
-                content = msg.get("content")
+                    add(_Req(_usage_tokens(msg.get("usage"), _CTX_FIELDS, path)))
+                content = view.content
                 if type(content) is list:
                     for block in content:
-                        if type(block) is dict:
-                            btype = block.get("type")
-                            if btype == "text":  # `_block_chars` inlined for the common blocks
-                                text = block.get("text")
-                                if type(text) is str:
-                                    entries.append(_Add(utf16_len(text), None))
-                                    continue
-                            elif btype == "tool_use":
-                                bid = block.get("id")
-                                names[bid if type(bid) is str else id_key(bid)] = block.get("name")
-                        entries.append(_Add(_block_chars(block, path), None))
+                        if type(block) is dict and block.get("type") == "text":
+                            text = block.get("text")  # `_block_chars` inlined for text blocks
+                            if type(text) is str:
+                                add(_Add(utf16_len(text), None))
+                                continue
+                        add(_Add(_block_chars(block, path), None))
                     continue
                 if not js_truthy(content):
                     continue
-                if isinstance(content, list):
-                    for block in content:
-                        if isinstance(block, dict) and block.get("type") == "tool_use":
-                            names[id_key(block.get("id"))] = block.get("name")
-                        entries.append(_Add(_block_chars(block, path), None))
-                elif isinstance(content, str):
+                if isinstance(content, str):
                     # Walked code point by code point, each priced as its own JSON string (§6.2).
                     for ch in content:
-                        entries.append(_Add(utf16_len(js_json(ch)), None))
+                        add(_Add(utf16_len(js_json(ch)), None))
                 else:
                     raise TranscriptError(
                         path,
                         "assistant message content is neither an array nor a "
                         "string (the reference harness crashes here)",
                     )
-            elif etype == "user":
-                content = message.get("content") if isinstance(message, dict) else None
-                if isinstance(content, list):
+            else:  # user
+                content = view.content
+                if type(content) is list:
+                    results = iter(view.results)
                     for block in content:
                         if block is None:
-                            raise TranscriptError(
-                                path,
-                                "null block in a user message's content "
-                                "(the reference harness crashes here)",
-                            )
-                        if isinstance(block, dict) and block.get("type") == "tool_result":
-                            tid = block.get("tool_use_id")
-                            name = names.get(tid if type(tid) is str else id_key(tid), "")
-                            text = block.get("content")
-                            if type(text) is not str:
-                                text = result_text(text, path=path)
+                            raise view.null  # type: ignore[misc]
+                        if type(block) is dict and block.get("type") == "tool_result":
+                            r = next(results)
+                            if r.error is not None:
+                                raise r.error
+                            name = r.raw_name
                             if type(name) is not str or not name:
-                                name = family(name or "", profile)
+                                fam = family(name or "", profile)
                             else:
-                                name = profile.family(name)  # what `family` does for a name
-                            entries.append(_Add(utf16_len(text), name))
+                                fam = profile.family(name)  # what `family` does for a name
+                            add(_Add(r.chars, fam))
                         else:
-                            entries.append(_Add(utf16_len(result_text([block], path=path)), None))
+                            add(_Add(utf16_len(result_text([block], path=path)), None))
                 elif isinstance(content, str):
-                    entries.append(_Add(utf16_len(content), None))
+                    add(_Add(utf16_len(content), None))
     except TranscriptError as exc:
-        at_event(exc, index)  # which event, so the session can name its segment file
+        at_event(exc, at)  # which event, so the session can name its segment file
         raise
     return entries, compactions
 
@@ -471,6 +464,7 @@ def compute_occupancy(
     window_tokens: float = DEFAULT_WINDOW_TOKENS,
     path: str = "(transcript)",
     profile: ToolProfile = CODEGRAPH,
+    index: SessionIndex | None = None,
 ) -> Occupancy:
     """§6.2–6.7: residual and contributed tokens per tool family at the end of the session.
 
@@ -480,12 +474,15 @@ def compute_occupancy(
             `window_tokens_from_env()` to honour `CG_WINDOW_TOKENS` as the reference does.
         path: Named in errors.
         profile: Forms the families (default: the reference's, `codegraph` first).
+        index: `index_events(events)` when the caller built it already (the session does).
 
     Raises:
         TranscriptError: On inputs the reference crashes on (§9.1 cases 2 and 4), and on a
             non-numeric usage count.
     """
-    entries, compactions = _timeline(events, path, profile)
+    if index is None:
+        index = index_events(events, path=path)
+    entries, compactions = _timeline(index, path, profile)
     return occupancy_of_timeline(entries, compactions, window_tokens, profile.families)
 
 

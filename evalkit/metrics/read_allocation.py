@@ -23,8 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evalkit.ecma import js_trim, js_truthy, utf16_len
-from evalkit.formats.claude_code.transcripts import family, id_key, result_text
+from evalkit.ecma import js_trim
+from evalkit.formats.claude_code.index import ABSENT, SessionIndex, index_events
+from evalkit.formats.claude_code.transcripts import family
 from evalkit.formats.frozen import quick_init
 from evalkit.formats.profiles import CODEGRAPH, ToolProfile
 from evalkit.metrics.allocation import PathSet, answer_citations
@@ -111,6 +112,7 @@ def compute_read_allocation(
     *,
     profile: ToolProfile = CODEGRAPH,
     path: str = "(transcript)",
+    index: SessionIndex | None = None,
 ) -> ReadAllocation:
     """Charge every file-naming call's result chars to its file; see the module docstring.
 
@@ -119,47 +121,42 @@ def compute_read_allocation(
         answer_text: The final answer (§1.7).
         profile: Declares which tools name a file, and in which input field.
         path: Named in errors.
+        index: `index_events(events)` when the caller built it already (the session does).
     """
-    calls: dict[Any, tuple[str, str | None]] = {}  # tool_use id -> (family, file)
+    if index is None:
+        index = index_events(events, path=path)
     per_file: dict[str, list[int]] = {}
     unattributed = 0
-    for event in events:
-        etype = event.get("type")
-        if etype not in ("assistant", "user"):
+    charged: dict[int, tuple[str, str | None]] = {}  # a use (by identity) -> (family, file)
+    for r in index.results:
+        if r.is_error:
             continue
-        message = event.get("message")
-        content = message.get("content") if isinstance(message, dict) else None
-        if not isinstance(content, list):
-            continue
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            btype = block.get("type")
-            if btype == "tool_use" and etype == "assistant":
-                name = block.get("name")
-                bid = block.get("id")
-                calls[bid if type(bid) is str else id_key(bid)] = (
+        use = r.use  # the use its id names when it arrives (the last one seen with that id)
+        if use is None:
+            fam, file = _RETRIEVAL_OTHER, None
+        else:
+            got = charged.get(id(use))
+            if got is None:
+                name = use.name
+                if name is ABSENT:
+                    name = None
+                got = charged[id(use)] = (
                     # what `family` does for a name
                     profile.family(name)
                     if type(name) is str and name
                     else family(name or "", profile),
-                    profile.file_of(name, block.get("input")),
+                    profile.file_of(name, use.input),
                 )
-            elif btype == "tool_result" and etype == "user":
-                if js_truthy(block.get("is_error")):
-                    continue
-                tid = block.get("tool_use_id")
-                fam, file = calls.get(
-                    tid if type(tid) is str else id_key(tid), (_RETRIEVAL_OTHER, None)
-                )
-                raw = block.get("content")
-                chars = utf16_len(raw if type(raw) is str else result_text(raw, path=path))
-                if file is not None:
-                    entry = per_file.setdefault(file, [0, 0])
-                    entry[0] += chars
-                    entry[1] += 1
-                elif fam != _RETRIEVAL_OTHER:
-                    unattributed += chars
+            fam, file = got
+        if r.error is not None:
+            raise r.error
+        chars = r.chars
+        if file is not None:
+            entry = per_file.setdefault(file, [0, 0])
+            entry[0] += chars
+            entry[1] += 1
+        elif fam != _RETRIEVAL_OTHER:
+            unattributed += chars
     cites = answer_citations(answer_text, _extensions(list(per_file)))
     cited = PathSet(cites.paths)
     files = [ReadFile(p, c, n, cited.has(p)) for p, (c, n) in per_file.items()]

@@ -35,7 +35,8 @@ from evalkit.ecma import (
 )
 from evalkit.errors import TranscriptError
 from evalkit.formats.claude_code.events import at_event
-from evalkit.formats.claude_code.transcripts import id_key, result_text, thread_id
+from evalkit.formats.claude_code.index import ABSENT, SessionIndex, index_events
+from evalkit.formats.claude_code.transcripts import id_key
 from evalkit.formats.frozen import quick_init
 from evalkit.formats.profiles import CODEGRAPH, ToolProfile
 from evalkit.metrics.allocation import norm_path, same_path
@@ -230,14 +231,7 @@ class _Reaction:
     named: bool | None = None
 
 
-class _Undefined:
-    """ECMAScript `undefined`: a tool_use without a `name`."""
-
-    def __repr__(self) -> str:
-        return "UNDEFINED"
-
-
-UNDEFINED: Any = _Undefined()
+UNDEFINED: Any = ABSENT  # ECMAScript `undefined`: a tool_use without a `name`
 _MISSING = UNDEFINED
 
 
@@ -340,6 +334,7 @@ def classify_sufficiency(
     *,
     path: str = "(transcript)",
     profile: ToolProfile = CODEGRAPH,
+    index: SessionIndex | None = None,
 ) -> Sufficiency:
     """§5.2–5.3 `classifySufficiency`: bucket every answered explore call.
 
@@ -347,69 +342,70 @@ def classify_sufficiency(
         events: The session's events, all threads and segments, in stream order.
         path: Named in errors.
         profile: Its codegraph-format explore tools are the calls bucketed (none: no calls).
+        index: `index_events(events)` when the caller built it already (the session does).
 
     Raises:
         TranscriptError: On inputs the reference crashes on (§9.1): a null block in an assistant
             or user message's content, a null element in an explore result's content, a
             non-string tool name containing `codegraph` judged as a reaction.
     """
+    if index is None:
+        index = index_events(events, path=path)
     threads: dict[Any, tuple[Any, list[_Action]]] = {}  # Map key → (raw thread, actions)
     names: dict[Any, Any] = {}
     text_by_id: dict[Any, str] = {}
-    index = -1
-    try:
-        for index, event in enumerate(events):  # noqa: B007 (read in `except`)
-            message = event.get("message")
-            content = message.get("content") if isinstance(message, dict) else None
-            if not isinstance(content, list):
-                continue
-            etype = event.get("type")
-            if etype == "assistant":
-                thread = thread_id(event)
-                actions = threads.setdefault(
-                    thread if type(thread) is str else id_key(thread), (thread, [])
-                )[1]
-                for block in content:
-                    if block is None:
-                        _check_block(block, etype, path)
-                    if not isinstance(block, dict) or block.get("type") != "tool_use":
-                        continue
-                    bid = block.get("id")
-                    name = block.get("name", _MISSING)
+    is_explore = profile.is_explore
+    # With every id a string, each result's use is the one this map would give it (§10.6).
+    plain = index.plain_ids
+    for view in index.views:
+        content = view.content
+        if type(content) is not list:
+            continue
+        if view.type == "assistant":
+            thread = view.thread
+            actions = threads.setdefault(
+                thread if type(thread) is str else id_key(thread), (thread, [])
+            )[1]
+            if view.null is not None:
+                raise view.null
+            for use in view.uses:
+                bid = use.id
+                name = use.name
+                if not plain:
                     names[bid if type(bid) is str else _key(bid)] = name
-                    msg_id = message.get("id")
-                    if not (type(msg_id) is str and msg_id) and not js_truthy(msg_id):
-                        # Every call without a message id counts as its own message (§5.2).
-                        msg_id = f"#{js_string(thread)}-{len(actions)}"
-                    raw_input = block.get("input")
-                    actions.append(
-                        _Action(
-                            msg_id,
-                            bid,
-                            name,
-                            raw_input
-                            if isinstance(raw_input, dict) or js_truthy(raw_input)
-                            else {},
-                            index,
-                        )
+                msg_id = use.message.get("id")
+                if not (type(msg_id) is str and msg_id) and not js_truthy(msg_id):
+                    # Every call without a message id counts as its own message (§5.2).
+                    msg_id = f"#{js_string(thread)}-{len(actions)}"
+                raw_input = use.input
+                actions.append(
+                    _Action(
+                        msg_id,
+                        bid,
+                        name,
+                        raw_input if isinstance(raw_input, dict) or js_truthy(raw_input) else {},
+                        view.index,
                     )
-            elif etype == "user":
-                for block in content:
-                    if block is None:
-                        _check_block(block, etype, path)
-                    if not isinstance(block, dict) or block.get("type") != "tool_result":
-                        continue
-                    tid = block.get("tool_use_id")
+                )
+        elif view.type == "user":
+            for r in view.results:
+                if view.null is not None and view.null_pos < r.pos:
+                    raise view.null
+                tid = r.id
+                if plain:
+                    name = r.use.name if r.use is not None else None
+                else:
                     if type(tid) is not str:
                         tid = _key(tid)
                     name = names.get(tid)
-                    if type(name) is not str:
-                        name = _name_text(name)
-                    if profile.is_explore(name) and not js_truthy(block.get("is_error")):
-                        text_by_id[tid] = result_text(block.get("content"), path=path)
-    except TranscriptError as exc:
-        at_event(exc, index)  # which event, so the session can name its segment file
-        raise
+                if type(name) is not str:
+                    name = _name_text(name)
+                if is_explore(name) and not r.is_error:
+                    if r.error is not None:
+                        raise r.error
+                    text_by_id[tid] = r.text  # type: ignore[assignment]
+            if view.null is not None:
+                raise view.null
 
     calls: list[SufficiencyCall] = []
     counts = dict.fromkeys(BUCKETS, 0)
@@ -456,15 +452,6 @@ def classify_sufficiency(
                 )
             )
     return Sufficiency(tuple(calls), counts, errors, concurrent)
-
-
-def _check_block(block: Any, etype: str, path: str) -> None:
-    if block is None:
-        raise TranscriptError(
-            path,
-            f"null block in {'an' if etype == 'assistant' else 'a'} {etype} message's content"
-            " (the reference harness crashes here)",
-        )
 
 
 def _through_delegation(

@@ -31,14 +31,8 @@ from evalkit.ecma import (
 from evalkit.errors import TranscriptError, one_line
 from evalkit.formats.claude_code.events import at_event
 from evalkit.formats.claude_code.fastjson import stringify
-from evalkit.formats.claude_code.transcripts import (
-    ToolResult,
-    family,
-    id_key,
-    message_key,
-    thread_of,
-    tool_results,
-)
+from evalkit.formats.claude_code.index import ABSENT, SessionIndex, index_events
+from evalkit.formats.claude_code.transcripts import family, id_key, message_key
 from evalkit.formats.frozen import quick_init
 from evalkit.formats.profiles import CODEGRAPH, ToolProfile
 
@@ -67,7 +61,7 @@ _PROCESSED_FIELDS = (
 )
 
 RACE_MARK = "No such tool available"  # MCP cold-start race (§1.11)
-_MISSING = object()
+_MISSING = ABSENT  # `undefined`: an absent field (the index's own marker)
 
 
 # --- display strings (§1.11) ------------------------------------------------------------------
@@ -243,6 +237,12 @@ def _number(value: Any, what: str, path: str) -> float:
 def _usage_sum(usage: Any, path: str, what: str) -> float:
     total: float = 0
     if isinstance(usage, dict):
+        a, b, c, d = map(usage.get, _PROCESSED_FIELDS)
+        if type(a) is int and type(b) is int and type(c) is int and type(d) is int:
+            # The usual usage: with no part negative, every partial sum lies between 0 and the
+            # total, so a total within 2^53 is what the additions below give, one by one.
+            if a >= 0 and b >= 0 and c >= 0 and d >= 0 and a + b + c + d <= _MAX_SAFE:
+                return a + b + c + d
         for name in _PROCESSED_FIELDS:
             value = usage.get(name)
             if type(value) is int and type(total) is int:  # the usual case, as js_add adds it
@@ -263,7 +263,7 @@ def summarize(
     processed: ProcessedDefinition = PROCESSED_RESULT_USAGE,
     path: str = "(transcript)",
     profile: ToolProfile = CODEGRAPH,
-    results: Sequence[ToolResult] | None = None,
+    index: SessionIndex | None = None,
 ) -> Summary:
     """§1.11: the per-session summary fields.
 
@@ -272,15 +272,16 @@ def summarize(
         processed: `PROCESSED_RESULT_USAGE` (reference default) or `PROCESSED_MESSAGE_USAGE`.
         path: Named in errors.
         profile: Which tools are the tool under test and form the families and counts.
-        results: `list(tool_results(events, path=path))` when the caller listed them already
-            (the session does, for its explore texts); else they are listed here.
+        index: `index_events(events)` when the caller built it already (the session does).
 
     Raises:
         TranscriptError: On the crash cases of §9.1 that concern these fields (5, 6, and a
-            non-numeric cost or duration).
+            non-numeric cost or duration), and those of the tool results (case 2).
     """
     if processed not in (PROCESSED_RESULT_USAGE, PROCESSED_MESSAGE_USAGE):
         raise ValueError(f"unknown processed definition {processed!r}")
+    if index is None:
+        index = index_events(events, path=path)
     calls: list[ToolCall] = []
     counts: dict[str, int] = {}
     cli_ids: set[Any] = set()
@@ -292,20 +293,57 @@ def summarize(
     processed_results: float = 0
     processed_messages: float = 0
     seen_ids: set[Any] = set()
-    index = -1
+    at = -1
     try:
-        for index, event in enumerate(events):  # noqa: B007 (read in `except`)
-            etype = event.get("type")
-            if etype == "system" and event.get("subtype") == "init":
-                tools = event.get("tools")
-                if js_truthy(tools) and not isinstance(tools, list):
-                    raise TranscriptError(
-                        path,
-                        "system/init tools is not an array (the reference harness crashes here)",
+        for view in index.views:
+            at = view.index
+            etype = view.type
+            if etype == "assistant":
+                message = view.message
+                if type(message) is not dict:
+                    continue
+                msg_id = message.get("id")
+                key = (msg_id or None) if type(msg_id) is str else message_key(msg_id)
+                if key is not None and key not in seen_ids:
+                    seen_ids.add(key)
+                    processed_messages = js_add(
+                        processed_messages, _usage_sum(message.get("usage"), path, "message usage")
                     )
-                names = [t if type(t) is str else js_string(t) for t in (tools or [])]
-                init_tools = tuple([t for t in names if profile.is_tool_under_test(t)])
+                if not view.uses:
+                    continue
+                thread = js_string(view.thread)  # `thread_of`
+                for use in view.uses:
+                    raw_name = use.name
+                    name = raw_name if type(raw_name) is str else _concat(raw_name)
+                    calls.append(
+                        ToolCall(
+                            index=len(calls) + 1,
+                            tool_use_id=use.id,
+                            thread=thread,
+                            message_id=msg_id,
+                            name=name,
+                            family=(
+                                profile.family(raw_name)  # what `family` does for a name
+                                if type(raw_name) is str and raw_name
+                                else family(
+                                    (None if raw_name is _MISSING else raw_name) or "", profile
+                                )
+                            ),
+                            display=tool_call_display(use.block, path=path, profile=profile),
+                            event=at,
+                        )
+                    )
+                    counts[name] = counts.get(name, 0) + 1
+                    if raw_name == "Bash":
+                        inp = use.input
+                        command = (
+                            inp.get("command", _MISSING) if isinstance(inp, dict) else _MISSING
+                        )
+                        if is_cli_call(command, profile):
+                            cli_calls += 1  # every attempt counts, even with a repeated id
+                            cli_ids.add(id_key(use.id))
             elif etype == "result":
+                event = view.event
                 subtypes.append(event.get("subtype", _MISSING))
                 # Every `+` is a double addition, rounded past 2^53 as in ECMAScript (§10.4).
                 dur = js_add(dur, _number(event.get("duration_ms"), "result duration_ms", path))
@@ -315,62 +353,26 @@ def summarize(
                 processed_results = js_add(
                     processed_results, _usage_sum(event.get("usage"), path, "result usage")
                 )
-            elif etype == "assistant":
-                message = event.get("message")
-                if not isinstance(message, dict):
-                    continue
-                msg_id = message.get("id")
-                key = (msg_id or None) if type(msg_id) is str else message_key(msg_id)
-                if key is not None and key not in seen_ids:
-                    seen_ids.add(key)
-                    processed_messages = js_add(
-                        processed_messages, _usage_sum(message.get("usage"), path, "message usage")
+            elif etype == "system" and view.event.get("subtype") == "init":
+                tools = view.event.get("tools")
+                if js_truthy(tools) and not isinstance(tools, list):
+                    raise TranscriptError(
+                        path,
+                        "system/init tools is not an array (the reference harness crashes here)",
                     )
-                content = message.get("content")
-                if not isinstance(content, list):
-                    continue
-                thread = None
-                for block in content:
-                    if not isinstance(block, dict) or block.get("type") != "tool_use":
-                        continue
-                    if thread is None:
-                        thread = thread_of(event)
-                    raw_name = block.get("name", _MISSING)
-                    name = raw_name if type(raw_name) is str else _concat(raw_name)
-                    calls.append(
-                        ToolCall(
-                            index=len(calls) + 1,
-                            tool_use_id=block.get("id"),
-                            thread=thread,
-                            message_id=msg_id,
-                            name=name,
-                            family=(
-                                profile.family(raw_name)  # what `family` does for a name
-                                if type(raw_name) is str and raw_name
-                                else family(block.get("name") or "", profile)
-                            ),
-                            display=tool_call_display(block, path=path, profile=profile),
-                            event=index,
-                        )
-                    )
-                    counts[name] = counts.get(name, 0) + 1
-                    if block.get("name") == "Bash":
-                        inp = block.get("input")
-                        command = (
-                            inp.get("command", _MISSING) if isinstance(inp, dict) else _MISSING
-                        )
-                        if is_cli_call(command, profile):
-                            cli_calls += 1  # every attempt counts, even with a repeated id
-                            cli_ids.add(id_key(block.get("id")))
+                names = [t if type(t) is str else js_string(t) for t in (tools or [])]
+                init_tools = tuple([t for t in names if profile.is_tool_under_test(t)])
     except TranscriptError as exc:
-        at_event(exc, index)  # which event, so the session can name its segment file
+        at_event(exc, at)  # which event, so the session can name its segment file
         raise
+    if index.error is not None:  # what listing the tool results raises (§9.1 case 2)
+        raise index.error
     raced = False
     contaminated = 0
-    for r in tool_results(events, path=path) if results is None else results:
-        if not raced and RACE_MARK in r.text:
+    for r in index.results:
+        if not raced and RACE_MARK in r.text:  # type: ignore[operator]
             raced = True
-        if not r.is_error and id_key(r.tool_use_id) in cli_ids:
+        if not r.is_error and cli_ids and id_key(r.id) in cli_ids:
             contaminated += 1
     total = processed_results if processed == PROCESSED_RESULT_USAGE else processed_messages
     return Summary(

@@ -39,7 +39,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evalkit.formats.claude_code.transcripts import message_key, thread_of
+from evalkit.ecma import js_string
+from evalkit.formats.claude_code.index import SessionIndex, index_events
+from evalkit.formats.claude_code.transcripts import message_key
 from evalkit.formats.common import TokenLedger
 from evalkit.formats.frozen import quick_init
 
@@ -179,13 +181,17 @@ def _non_decreasing(prev: dict, cur: dict) -> bool:
 
 
 def claude_code_tokens(
-    events: Sequence[dict[str, Any]], segment_starts: Sequence[int] = (0,)
+    events: Sequence[dict[str, Any]],
+    segment_starts: Sequence[int] = (0,),
+    *,
+    index: SessionIndex | None = None,
 ) -> ClaudeCodeTokens:
     """Tokens, cost and timing of a Claude Code session (agent-formats §5.3).
 
     Args:
         events: Every event of the session, segments concatenated (`Transcript.events`).
         segment_starts: Where each segment's events begin (`Transcript.segment_starts`).
+        index: `index_events(events)` when the caller built it already (the session does).
 
     Never raises: a field that is not a number is left out of the sums.
     """
@@ -203,25 +209,27 @@ def claude_code_tokens(
     seg_cost: list[float | None] = [None] * nseg
     one_segment = nseg == 1 and starts[0] <= 0  # every event's segment is 0: no search
     seg = 0
-    for index, event in enumerate(events):
-        etype = event.get("type")
-        if not one_segment:
-            seg = bisect_right(starts, index) - 1
+    if index is None:
+        index = index_events(events)
+    for view in index.views:
+        etype = view.type
         if etype == "assistant":
-            message = event.get("message")
-            if not isinstance(message, dict):
+            message = view.message
+            if type(message) is not dict:
                 continue
             mid = message.get("id")
             key = (mid or None) if type(mid) is str else message_key(mid)
             if key is None:
                 continue
+            if not one_segment:  # the segment holding the event (read for these and results)
+                seg = bisect_right(starts, view.index) - 1
             if key in seen:
                 if seen[key] != seg and seen[key] >= 0:
                     repeated += 1
                     seen[key] = -1  # count a repeated message once
                 continue
             seen[key] = seg
-            main = thread_of(event) == "main"
+            main = js_string(view.thread) == "main"  # `thread_of(event)`
             if main:
                 main_requests += 1
             else:
@@ -255,10 +263,13 @@ def claude_code_tokens(
                 sub_prompt = _add(sub_prompt, total)
         elif etype == "user":
             # A completed Task/Agent call reports its subagent's totals (agent-formats §5.3).
-            tur = event.get("tool_use_result")
+            tur = view.event.get("tool_use_result")
             if isinstance(tur, dict) and isinstance(tur.get("usage"), dict) and "agentId" in tur:
                 sub_out = _add(sub_out, _num(tur["usage"].get("output_tokens")))
         elif etype == "result":
+            if not one_segment:
+                seg = bisect_right(starts, view.index) - 1
+            event = view.event
             turns = _add(turns, _num(event.get("num_turns")))
             api_ms = _add(api_ms, _num(event.get("duration_api_ms")))
             cost = _num(event.get("total_cost_usd"))

@@ -3,6 +3,8 @@
 Usage:
     python tests/benchmarks/bench_sweep.py [--scales 1,10,30] [--rounds 5] [--jobs N]
                                            [--reference PATH/parse-run.mjs]
+                                           [--only cold,serial,warm,json floor,orjson floor]
+                                           [--callgrind 10]
 
 For the bundled corpus (scale 1) and corpora `K` times larger made by the generator
 (`python -m evalkit.synthetic generate OUT --scale K`), it measures, round after round with the
@@ -36,6 +38,12 @@ goals are read from — evalkit ÷ reference loop, evalkit ÷ JSON floor, warm �
 serial — and the scaling exponent of time against corpus size (the slope of log time on log
 sessions; 1.0 is linear). It asserts nothing, and checks only that every contender printed the
 same JSON, since a fast wrong answer is no answer.
+
+Wall times on a shared machine are noisy; `--callgrind K` (with valgrind installed) also counts
+the instructions of the serial sweep at scale K, stage by stage, which the machine's load does
+not change: start-up and imports, discovery, reading and decoding every session, the metrics,
+and the rest (records, tables and the JSON), each against the instructions of the `json` floor.
+Each stage's count is the difference between two runs that stop one stage apart.
 """
 
 from __future__ import annotations
@@ -226,6 +234,84 @@ def sessions_of(corpus: Path) -> list[list[str]]:
     return [[str(corpus / s) for s in ref.segments] for ref in discover(corpus).sessions]
 
 
+# The serial sweep cut after stage N (0 start-up and imports, 1 discovery, 2 reading and decoding
+# every session, 3 its metrics, 4 the whole sweep with its JSON), for instruction counts.
+_STAGES = """
+import os, sys
+stop = int(sys.argv[2])
+from evalkit.corpus.discover import discover
+from evalkit.formats.claude_code.transcripts import read_transcript
+from evalkit.outputs.sweep_text import render_json
+from evalkit.session import session_from_transcript
+from evalkit.tables.sweep import run_sweep
+root = sys.argv[1]
+if 1 <= stop <= 3:
+    refs = [r for r in discover(root).sessions if r.layout != "interactive"]
+if 2 <= stop <= 3:
+    read = []
+    for ref in refs:
+        try:
+            read.append(read_transcript([os.path.join(root, s) for s in ref.segments]))
+        except Exception:
+            pass
+if stop == 3:
+    for t in read:
+        try:
+            session_from_transcript(t)
+        except Exception:
+            pass
+if stop == 4:
+    sys.stdout.write(render_json(run_sweep(root, cache=False, jobs=1)))
+"""
+STAGE_NAMES = ("start-up and imports", "discovery", "reading and decoding", "metrics", "the rest")
+
+
+def instructions(argv: list[str]) -> int | None:
+    """Instructions executed by one command under callgrind (None without valgrind)."""
+    if not shutil.which("valgrind"):
+        return None
+    with tempfile.TemporaryDirectory() as d:
+        out = subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={d}/cg.out", *argv],
+            capture_output=True,
+            text=True,
+            env=ENV,
+            cwd=str(REPO),
+        )
+    for line in out.stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.split()[-1])
+    raise SystemExit(f"callgrind gave no count: {out.stderr.strip()[-300:]}")
+
+
+def instruction_report(corpus: Path, label: str) -> None:
+    """Per-stage instruction counts of the serial sweep over `corpus`, against the floors."""
+    if not shutil.which("valgrind"):
+        print("\n(valgrind is not installed: no instruction counts)")
+        return
+    cuts = [instructions(py(_STAGES, str(corpus), str(k))) for k in range(5)]
+    whole = instructions(
+        [sys.executable, "-m", "evalkit", "sweep", str(corpus), "--json", "--no-cache", "-j", "1"]
+    )
+    floor = instructions(py(_FLOOR.format(imp="import json", decode="json.loads"), str(corpus)))
+    ofloor = instructions(
+        py(_FLOOR.format(imp="import orjson", decode="orjson.loads"), str(corpus))
+    )
+    print(f"\ninstructions, serial sweep of the {label} corpus (callgrind; load-independent)")
+    assert None not in cuts
+    steps = [cuts[0], cuts[1] - cuts[0], cuts[2] - cuts[1], cuts[3] - cuts[2], cuts[4] - cuts[3]]
+    for name, step in zip(STAGE_NAMES, steps, strict=True):
+        print(f"  {name:<22} {step / 1e6:10.1f} M")
+    print(f"  {'serial sweep (run_sweep)':<22} {cuts[4] / 1e6:10.1f} M")
+    print(f"  {'serial sweep command':<22} {whole / 1e6:10.1f} M")
+    print(f"  {'json floor':<22} {floor / 1e6:10.1f} M")
+    print(f"  {'orjson floor':<22} {ofloor / 1e6:10.1f} M")
+    print(
+        f"  command / json floor {ratio(whole, floor)}   command / orjson floor "
+        f"{ratio(whole, ofloor)}   metrics / json floor {ratio(cuts[3] - cuts[2], floor)}"
+    )
+
+
 def contenders(corpus: Path, jobs: int, reference: str | None, tmp: Path) -> dict[str, object]:
     """name → a function running that contender once: (seconds, peak MB, JSON or None)."""
     j = str(jobs)
@@ -348,8 +434,20 @@ def contenders(corpus: Path, jobs: int, reference: str | None, tmp: Path) -> dic
     return out
 
 
-def bench(name: str, corpus: Path, rounds: int, jobs: int, reference: str | None, tmp: Path):
+def bench(
+    name: str,
+    corpus: Path,
+    rounds: int,
+    jobs: int,
+    reference: str | None,
+    tmp: Path,
+    only: set[str] | None = None,
+):
     runs = contenders(corpus, jobs, reference, tmp)
+    if only:
+        # `warm` and the commands on the store read what `cold` stored: keep it before them.
+        keep = only | ({"cold"} if only & {"warm", "warm command", "snapshot command"} else set())
+        runs = {k: v for k, v in runs.items() if k in keep}
     best: dict[str, tuple[float, int]] = {}
     first: str | None = None
     counts: dict[str, list[str]] = {}
@@ -374,7 +472,7 @@ def _keep(best, counts, label, t, rss, n) -> None:
 
 
 def _report(name, corpus, rounds, jobs, first, best, counts):
-    doc = json.loads(first or "{}")
+    doc = json.loads(first or '{"sessions": 0, "calls": 0}')
     n_sessions = doc["sessions"] + doc.get("crashes", 0)
     size = sum(f.stat().st_size for f in corpus.rglob("*") if f.is_file()) / 1e6
     print(
@@ -409,6 +507,19 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--reference", metavar="PATH", help="parse-run.mjs, to loop it in node")
+    ap.add_argument(
+        "--only",
+        metavar="A,B",
+        help="measure these contenders alone (e.g. 'cold,serial,warm,json floor,orjson floor')",
+    )
+    ap.add_argument(
+        "--callgrind",
+        type=int,
+        metavar="K",
+        action="append",
+        default=[],
+        help="also count instructions per stage of the serial sweep at scale K (valgrind)",
+    )
     ap.add_argument(
         "--corpus",
         action="append",
@@ -447,10 +558,13 @@ def main() -> int:
                 past = time.time_ns() - 3_600 * 10**9
                 for f in corpus.rglob("*"):
                     os.utime(f, ns=(past, past))
+            only = {c.strip() for c in args.only.split(",")} if args.only else None
             times, rss, n = bench(
-                f"{k}x corpus", corpus, args.rounds, args.jobs, args.reference, tmp
+                f"{k}x corpus", corpus, args.rounds, args.jobs, args.reference, tmp, only
             )
             results.append((k, n, times, rss))
+            if k in args.callgrind:
+                instruction_report(corpus, f"{k}x")
             if k != 1 and str(k) not in given:
                 shutil.rmtree(corpus, ignore_errors=True)
 
@@ -474,6 +588,16 @@ def main() -> int:
             f"{ratio(t.get('snapshot command'), t.get('cold command'))}"
         )
     print("  (floor = JSON-decoding every line once with Python's json, in a fresh interpreter)")
+    print("\nagainst the JSON-decode floors (json / orjson; goals at 10x and 30x: cold <= 2.3,")
+    print(" serial <= 2.6 times the json floor)")
+    print("  scale  cold/json  cold/orjson  serial/json  serial/orjson  warm/json  warm/orjson")
+    for k, _, t, _ in results:
+        jf, of = t.get("json floor"), t.get("orjson floor")
+        print(
+            f"  {k:>4}x   {ratio(t.get('cold'), jf)}     {ratio(t.get('cold'), of)}       "
+            f"{ratio(t.get('serial'), jf)}       {ratio(t.get('serial'), of)}      "
+            f"{ratio(t.get('warm'), jf)}     {ratio(t.get('warm'), of)}"
+        )
     if len(results) > 1:
         print("\nscaling exponent of time against sessions (1.0 = linear)")
         for label in ("cold", "serial", "warm", "json floor"):
