@@ -160,7 +160,7 @@ def keep_bytecode(cache_dir: str | None = None) -> bool:
     if spec is not None and spec.cached and _fresh(spec.cached, spec.origin):
         return False  # bytecode written beside the package at install time is read as it is
     if cache_dir is None:
-        from evalkit.corpus.cache_keys import default_cache_dir
+        from evalkit.store.keys import default_cache_dir
 
         cache_dir = str(default_cache_dir())
     sys.meta_path.insert(0, _BytecodeFinder(os.path.join(cache_dir, "bytecode")))

@@ -167,3 +167,34 @@ def test_no_bytecode_loader_where_python_has_a_prefix_of_its_own(tmp_path):
     )
     assert got[:2] == ["False", "SourceFileLoader"]
     assert not (tmp_path / "cache").exists()
+
+
+def test_the_evalkit_command_keeps_bytecode_under_the_default_cache_directory(tmp_path):
+    # The command's own start-up (no cache directory given): evalkit's default cache directory
+    # is found where the store layer keeps it, and the command runs as usual.
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    import evalkit
+
+    copy = tmp_path / "src"
+    shutil.copytree(
+        os.path.dirname(evalkit.__file__),
+        copy / "evalkit",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPYCACHEPREFIX"}
+    env.update(
+        PYTHONPATH=str(copy), PYTHONDONTWRITEBYTECODE="1", XDG_CACHE_HOME=str(tmp_path / "xdg")
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "evalkit", "columns", "models"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(tmp_path),
+    )
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    assert list((tmp_path / "xdg" / "evalkit" / "bytecode").rglob("*.pyc"))
