@@ -21,6 +21,7 @@ from evalkit.formats.codex.rollout import rollout_id
 from evalkit.formats.common import AgentSession, dumps
 from evalkit.formats.detect import read_agent_file
 from evalkit.metrics.agent_occupancy import agent_occupancy
+from evalkit.metrics.status import agent_status, status_columns
 
 __all__ = [
     "AGENT_REASON",
@@ -148,9 +149,21 @@ def _row(s: AgentSession, log: str) -> dict[str, Any]:
         **s.tokens.to_dict(),
         "reward": s.reward,
         "passed": s.passed,
+        **_outcome_source(s),
         "parent_copy_included": s.contains_parent_copy,
+        **status_columns(agent_status(s)),
         **_occupancy_row(s),
     }
+
+
+def _outcome_source(s: AgentSession) -> dict[str, Any]:
+    """An Inspect sample's own score is its outcome (`inspect-score`); a harbor result or an
+    outcomes CSV joined when the corpus is loaded may replace it (`evalkit.corpus.outcomes`)."""
+    if s.reward is None and s.passed is None:
+        return {}
+    scores = s.extra.get("scores")
+    names = ", ".join(map(str, scores)) if isinstance(scores, dict) and scores else None
+    return {"outcome_source": "inspect-score", "outcome_ref": names}
 
 
 def _occupancy_row(s: AgentSession) -> dict[str, Any]:
