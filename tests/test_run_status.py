@@ -407,3 +407,25 @@ def test_sessions_df_of_a_codex_file_reads_it_as_load_corpus_does(tmp_path):
     loaded = evalkit.load_corpus(tmp_path, cache=False).sessions_df()
     for col in ("agent", "tool_calls", "prompt_tokens", "status", "turns"):
         assert df[col].tolist() == loaded[col].tolist(), col
+
+
+def test_notebook_06_reads_status_and_outcomes_from_the_frames(tmp_path, monkeypatch, caplog):
+    from tests.test_notebook_templates import repo_root, run_template
+
+    root = build_failures_corpus(tmp_path / "failing-bench")
+    path = repo_root() / "notebooks" / "06_outcomes_and_cost.ipynb"
+    printed = "\n".join(
+        run_template(path, tmp_path, monkeypatch, caplog, corpus=str(root), profile="sourcegraph")
+    )
+    assert "4 of 6 mcp runs left out: 1 agent_error, 1 rate_limited, 1 timeout" in printed
+    assert "mcp helps on 0 of 2 tasks, hurts on 0, ties on 2; 2 incomplete" in printed
+    assert "infra_error" in printed and "rate_limited" in printed
+
+
+def test_a_stored_trial_sweep_output_is_keyed_by_include_failed(failures, tmp_path, capsys):
+    argv = ["sweep", str(failures), "--layout", "harbor", "--cache-dir", str(tmp_path / "c")]
+    outs = []
+    for extra in ([], ["--include-failed"], []):
+        assert main([*argv, *extra, "-j", "1"]) == 0
+        outs.append(capsys.readouterr().out)
+    assert "left out" in outs[0] and "left out" not in outs[1] and outs[2] == outs[0]

@@ -304,6 +304,24 @@ def render_trials_markdown(t: TrialSweep) -> str:
     if is_synthetic_harbor(t.root):
         out += [f"> {caveats.SYNTHETIC_HARBOR_CORPUS}", ""]
     out += [f"Tool profile: **{t.profile.describe()}** (tool under test: {t.profile.label}).", ""]
+    out += ["## Run status per arm", ""]
+    shown = [st for st in STATUSES if any(a.counts[st] for a in t.arm_status)] or ["ok"]
+    out += _md_table(
+        ["arm", "runs", *shown, "infra-error rate"],
+        [
+            [a.arm, str(a.runs), *(str(a.counts[st]) for st in shown),
+             DASH if a.infra_error_rate is None else pct1(a.infra_error_rate)]
+            for a in t.arm_status
+        ],
+    )  # fmt: skip
+    left = [f"- {line}" for line in t.left_out()]
+    if left:
+        out += [
+            "",
+            "Left out of the tables below (runs that did not end ok; --include-failed keeps them):",
+        ]
+        out += left
+    out.append("")
     o = t.outcomes
     out += ["## Outcomes per task", ""]
     if o is None:

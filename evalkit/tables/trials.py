@@ -330,7 +330,8 @@ class TrialSweep:
 
     def arm_summary_frame(self):
         """One row per arm: runs, pass rate, and the median run's cost, tokens, duration, tool
-        calls and tool-under-test calls (medians by the one quantile rule, Decision 2)."""
+        calls and tool-under-test calls (medians by the one quantile rule, Decision 2), over the
+        runs compared (`compared`); then the runs left out and the infra-error rate."""
         import pandas as pd
 
         from evalkit.tables.quantile import median
@@ -378,11 +379,13 @@ class TrialSweep:
         return pd.DataFrame(rows, columns=cols)
 
     def reads_frame(self):
-        """One row per arm: read allocation pooled, chars charged, cited and unattributed."""
+        """One row per arm: read allocation pooled, chars charged, cited and unattributed, and
+        the runs left out (not ok)."""
         import pandas as pd
 
         cols = ["arm", "runs", "runs_with_reads", "read_allocation_pooled", "attributed_chars"]
-        cols += ["cited_chars", "unattributed_chars"]
+        cols += ["cited_chars", "unattributed_chars", "left_out"]
+        left = {a.arm: a.left_out for a in self.arm_status}
         rows = [
             {
                 "arm": a.arm,
@@ -392,6 +395,7 @@ class TrialSweep:
                 "attributed_chars": a.attributed_chars,
                 "cited_chars": a.cited_chars,
                 "unattributed_chars": a.unattributed_chars,
+                "left_out": left.get(a.arm, 0),
             }
             for a in self.reads
         ]
