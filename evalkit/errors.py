@@ -11,6 +11,9 @@ __all__ = [
     "TranscriptError",
     "NotATranscript",
     "NOT_A_TRANSCRIPT",
+    "EMPTY_FILE",
+    "EmptyFile",
+    "refuse_empty",
     "UsageError",
     "one_line",
     "unexpected_error",
@@ -89,6 +92,31 @@ class NotATranscript(TranscriptError):
                 "line is a Claude Code event"
             )
         super().__init__(path, reason)
+
+
+EMPTY_FILE = "an empty file (0 bytes): nothing to measure"
+
+
+class EmptyFile(NotATranscript):
+    """A zero-byte file: refused as a transcript (a session of zeros would be measured)."""
+
+    def __init__(self, path: str) -> None:
+        TranscriptError.__init__(self, path, EMPTY_FILE)
+
+
+def refuse_empty(paths) -> None:
+    """Raise `EmptyFile` for the first of `paths` that is a regular file of zero bytes (a path
+    that cannot be looked at is left to the reader, which names its problem)."""
+    import os
+    import stat
+
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except (OSError, ValueError):
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_size == 0:
+            raise EmptyFile(os.fspath(p))
 
 
 class UsageError(EvalkitError):

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalkit.errors import NotATranscript, TranscriptError, unexpected_error
+from evalkit.errors import NotATranscript, TranscriptError, refuse_empty, unexpected_error
 from evalkit.formats.claude_code.events import in_segment
 from evalkit.formats.claude_code.index import index_events
 from evalkit.formats.claude_code.interactive import (
@@ -51,6 +51,7 @@ __all__ = [
     "InteractiveSession",
     "read_interactive_session",
     "read_session_file",
+    "is_interactive_log",
 ]
 
 PathLike = str | os.PathLike[str]
@@ -215,8 +216,11 @@ def parse_session(
 
     Raises:
         TranscriptError: A file is missing, unreadable or not a regular file, or holds input the
-            reference crashes on (§9.1).
+            reference crashes on (§9.1); a file is empty (`EmptyFile`, zero bytes).
     """
+    if isinstance(paths, str | os.PathLike):
+        paths = [paths]
+    refuse_empty(paths)
     return session_from_transcript(
         read_transcript(paths),
         log=log,
@@ -331,8 +335,10 @@ def read_session_file(path: str, *, log: str | None = None) -> InteractiveSessio
         TranscriptError: The log is missing or unreadable, or holds input the reference crashes
             on (§9.1).
     """
+    refuse_empty([path])
     log_dir, name = os.path.split(path)
-    session_id = name.replace(".jsonl", "", 1)
+    # The reference drops the first `.jsonl`; a `.ndjson` log is named the same way.
+    session_id = name.replace(".jsonl" if ".jsonl" in name else ".ndjson", "", 1)
     main_events, main_read = read_segment(path, drop_falsy=True)
     if not main_read.is_transcript:
         raise NotATranscript(path)
@@ -371,3 +377,18 @@ def read_session_file(path: str, *, log: str | None = None) -> InteractiveSessio
         segment_reads=(main_read, *(sub.read for sub in subagents if sub.read is not None)),
         log=log or path,
     )
+
+
+def is_interactive_log(events: Sequence[dict[str, Any]]) -> bool:
+    """Whether a Claude Code log is an interactive project log, by its content (issue 23): no
+    `system/init` and no `result` event (a `claude -p` stream has both), and lines of the
+    project-log shape (`sessionId` or `parentUuid`, which stream-json never writes). The file's
+    name and folder never decide."""
+    marked = False
+    for e in events:
+        etype = e.get("type")
+        if etype == "result" or (etype == "system" and e.get("subtype") == "init"):
+            return False
+        if not marked and ("parentUuid" in e or "sessionId" in e):
+            marked = True
+    return marked

@@ -111,3 +111,120 @@ def build_harbor_corpus(root: Path, *, with_csv: bool = True) -> Path:
         rows.append("t9,mcp,t9_1,1.0")  # names no run
         csv.write_text("\n".join(rows) + "\n", encoding="utf-8")
     return csv
+
+
+# --- runs that did not end ok (issue 23): one harbor tree with every kind of failure ------------
+
+LIMIT_TEXT = "You've hit your limit · resets 3pm (UTC)"
+
+
+def rate_limited_events() -> list[dict]:
+    """A run Claude Code refused at once: a synthetic turn and an `is_error` result saying the
+    usage limit is hit; no tool call, no token."""
+    zero = {"input_tokens": 0, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
+    return lines(
+        {"type": "system", "subtype": "init", "tools": ["Read", "Grep", "Bash"]},
+        {
+            "type": "assistant",
+            "message": {
+                "id": "m-limit",
+                "model": "<synthetic>",
+                "content": [TEXT(LIMIT_TEXT)],
+                "usage": {**zero, "output_tokens": 0},
+            },
+            "error": "rate_limit",
+        },
+        RESULT(LIMIT_TEXT, is_error=True, total_cost_usd=0, duration_ms=200, num_turns=1),
+    )
+
+
+def errored_events() -> list[dict]:
+    """A run whose result is an error during execution."""
+    events = trial_events("mcp", "t2", 1)
+    events[-1] = {
+        **events[-1],
+        "subtype": "error_during_execution",
+        "is_error": True,
+        "errors": ["Tool execution failed: sandbox exited"],
+    }
+    events[-1].pop("result", None)
+    return events
+
+
+def max_turns_events() -> list[dict]:
+    events = trial_events("baseline", "t2", 1)
+    events[-1] = {**events[-1], "subtype": "error_max_turns", "is_error": True}
+    events[-1].pop("result", None)
+    return events
+
+
+def cut_events() -> list[dict]:
+    """A run the harness stopped: no result event."""
+    return trial_events("baseline", "t1", 1)[:-1]
+
+
+# (arm, task, trial) → (events or None for no transcript, reward, exception_info or None)
+FAILURES: dict[tuple[str, str, int], tuple] = {
+    ("baseline", "t1", 1): (trial_events("baseline", "t1", 1), 1.0, None),
+    ("baseline", "t1", 2): (trial_events("baseline", "t1", 2), 1.0, None),
+    ("mcp", "t1", 1): (trial_events("mcp", "t1", 1), 1.0, None),
+    ("mcp", "t1", 2): (
+        cut_events(),
+        0.0,
+        {"exception_type": "AgentTimeoutError", "exception_message": "Agent timed out after 900s"},
+    ),
+    ("baseline", "t2", 1): (max_turns_events(), 0.0, None),
+    ("baseline", "t2", 2): (trial_events("baseline", "t2", 2), 1.0, None),
+    ("mcp", "t2", 1): (errored_events(), 0.0, None),
+    ("mcp", "t2", 2): (trial_events("mcp", "t2", 2), 1.0, None),
+    # The two limit-refused runs of one task: both score 0, which once made the task a tie.
+    ("baseline", "t3", 1): (rate_limited_events(), 0.0, None),
+    ("mcp", "t3", 1): (rate_limited_events(), 0.0, None),
+    ("baseline", "t4", 1): (trial_events("baseline", "t4", 1), 0.0, None),
+    ("mcp", "t4", 1): (
+        None,
+        None,
+        {
+            "exception_type": "EnvironmentStartTimeoutError",
+            "exception_message": "docker compose up did not finish",
+        },
+    ),
+}
+FAILURE_STATUS = {
+    ("baseline", "t1", 1): "ok",
+    ("baseline", "t1", 2): "ok",
+    ("mcp", "t1", 1): "ok",
+    ("mcp", "t1", 2): "timeout",
+    ("baseline", "t2", 1): "max_turns",
+    ("baseline", "t2", 2): "ok",
+    ("mcp", "t2", 1): "agent_error",
+    ("mcp", "t2", 2): "ok",
+    ("baseline", "t3", 1): "rate_limited",
+    ("mcp", "t3", 1): "rate_limited",
+    ("baseline", "t4", 1): "ok",
+    ("mcp", "t4", 1): "infra_error",
+}
+
+
+def build_failures_corpus(root: Path) -> Path:
+    """A harbor tree (`suite/<arm>/<task>/<task>_<n>/`) with rewards and every kind of run
+    that did not end ok: a turn limit, an error result, two usage-limit refusals (one task,
+    both arms), a timeout (cut transcript, `AgentTimeoutError`), and an infra error (a
+    `result.json` with `exception_info` and no transcript). Returns `root`."""
+    for (arm, task, n), (events, reward, exc) in FAILURES.items():
+        trial = root / "suite" / arm / task / f"{task}_{n}"
+        (trial / "agent").mkdir(parents=True)
+        if events is not None:
+            text = "".join(json.dumps(e) + "\n" for e in events)
+            (trial / "agent" / "claude-code.txt").write_text(text, encoding="utf-8")
+        else:
+            (trial / "exception.txt").write_text("EnvironmentStartTimeoutError\n")
+        doc = {
+            "task_name": task,
+            "trial_name": f"{task}_{n}",
+            "agent_info": {"name": "claude-code", "version": "2.1.0"},
+            "verifier_result": None if reward is None else {"rewards": {"reward": reward}},
+            "exception_info": exc,
+        }
+        (trial / "result.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    return root

@@ -76,10 +76,12 @@ def test_run_of_a_png_exits_2(tmp_path, capsys):
     assert capsys.readouterr().err == f"evalkit run: {path}: not a Claude Code transcript\n"
 
 
-def test_an_empty_file_keeps_its_meaning(tmp_path, capsys):
+def test_an_empty_file_is_refused(tmp_path, capsys):
+    # Issue 23: a zero-byte file is no session of zeros.
     path = tmp_path / "empty.jsonl"
     path.write_text("")
-    assert main(["run", str(path)]) == 0
+    assert main(["run", str(path)]) == 2
+    assert "an empty file (0 bytes): nothing to measure" in capsys.readouterr().err
 
 
 def _command_parsers(parser, prefix=()):

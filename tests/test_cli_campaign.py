@@ -139,7 +139,7 @@ def test_bundled_layout(bundled):
     assert lines[2].startswith("excalidraw  4/4      ")
     assert "note: excalidraw/run5 headless-with dropped: its result is not success" in err
     assert "synthetic" in err and "synthetic" not in out
-    assert out.endswith("Definitions: docs/benchmarks/agent-eval-feedback-metrics.md\n")
+    assert out.endswith('Definitions: README.md, "What the words mean"; evalkit columns\n')
 
 
 def test_bundled_vscode_run_listing_shows_the_with_arm_reads(bundled):

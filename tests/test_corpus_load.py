@@ -111,8 +111,10 @@ def test_session_is_a_lookup_and_interactive_sessions_are_accepted(bundled):
     assert isinstance(s, InteractiveSession) and s.log == log
     df = sessions_df([s])
     assert df["kind"].tolist() == ["interactive"]
-    # Interactive logs carry no result event: duration, cost and outcome are unknown, not 0.
-    assert df[["duration_s", "cost_usd", "success"]].isna().all(axis=None)
+    # Interactive logs carry no result event: duration and cost are unknown, not 0; the run
+    # status comes from the last turn (issue 23).
+    assert df[["duration_s", "cost_usd"]].isna().all(axis=None)
+    assert (df["status"].tolist(), df["success"].tolist()) == (["ok"], [True])
     with pytest.raises(KeyError):
         bundled.session("no/such.jsonl")
 
@@ -146,7 +148,8 @@ def test_a_projects_directory_loads_with_interactive_sessions(tmp_path, capsys):
     main = sessions.set_index("log").loc[f"-work-my-app/{SESSION_ID}.jsonl"]
     assert main["group"] == "-work-my-app"
     assert main["explore_calls"] == 2  # one in the main thread, one in a subagent
-    assert pd.isna(main["duration_s"]) and pd.isna(main["final_context"])
+    # No result event: no duration; the main file's occupancy as `evalkit run` gives it.
+    assert pd.isna(main["duration_s"]) and main["final_context"] > 0 and main["compactions"] == 1
     calls = corpus.calls_df()
     assert set(calls["thread"].dropna()) >= {"main"}
     assert (calls["question"] == 1).all()
@@ -202,8 +205,12 @@ def test_a_sweep_of_non_transcripts_lists_each_as_skipped(tmp_path):
     acc = {a.path: a for a in corpus.accounting()}
     for name in ("app.jsonl", "run-new.jsonl"):
         assert (acc[name].status, acc[name].reason) == ("skipped", "not a Claude Code transcript")
-    assert acc["empty.jsonl"].status == "no-explore"  # empty files keep their meaning
-    assert list(corpus.sessions_df()["log"]) == ["empty.jsonl"]
+    # A zero-byte file is refused too (issue 23): no session of zeros.
+    assert (acc["empty.jsonl"].status, acc["empty.jsonl"].reason) == (
+        "skipped",
+        "an empty file (0 bytes): nothing to measure",
+    )
+    assert list(corpus.sessions_df()["log"]) == []
     assert corpus.errors == ()
     result = run_sweep(tmp_path, cache=False, jobs=1)
     assert result.arm_rows == ()  # a non-transcript is not a run of arm "new"

@@ -43,8 +43,11 @@ def test_every_file_is_accounted_for_and_every_reward_joined(corpus):
         "runs-outcomes.csv:4 (task=t9 arm=mcp trial=t9_1)",
     )
     by = {(r.arm, r.trial): r for r in t.parsed}
-    assert by[("mcp", "t4_1")].outcome_source == "runs-outcomes.csv:2"
-    assert by[("baseline", "t1_1")].outcome_source == "suite/baseline/t1/t1_1/result.json"
+    assert by[("mcp", "t4_1")].outcome_source == "outcomes-csv"
+    assert by[("mcp", "t4_1")].outcome_ref == "runs-outcomes.csv:2"
+    assert by[("baseline", "t1_1")].outcome_source == "result.json"
+    assert by[("baseline", "t1_1")].outcome_ref == "suite/baseline/t1/t1_1/result.json"
+    assert {r.run_status for r in t.parsed} == {"ok"}
     assert {r.suite for r in t.parsed} == {"suite"} and by[("mcp", "t2_1")].task == "t2"
 
 
@@ -139,7 +142,7 @@ def test_cli_text_names_the_profile_and_prints_every_table(corpus, capsys):
     assert "explore sufficiency" not in out  # the profile declares no codegraph-format explore tool
     assert "  task  baseline reward  n  mcp reward  n  delta  class" in out
     assert "  t1               0.50  2        1.00  2  +0.50  helps" in out
-    assert "  tokens            4          4       0     0        -100.0          —" in out
+    assert "  tokens            4          4       0     0          -100          —" in out
     assert "mcp helps on 2 of 4 tasks, hurts on 1, ties on 1; 0 incomplete" in out
     assert (
         "no p-value: 3 non-tied tasks (six are needed; the smallest p they could give is 0.2500)"

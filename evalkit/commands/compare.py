@@ -113,7 +113,7 @@ def _run(args) -> int:
         format_comparison,
         no_runs_message,
     )
-    from evalkit.tables.compare import compare_arms, parse_exclude
+    from evalkit.tables.compare import arms_in, compare_arms, parse_exclude
 
     if len(args.items) < 2:
         print(USAGE, file=sys.stderr)
@@ -131,9 +131,15 @@ def _run(args) -> int:
     if any(_is_bundled(d) for d in dirs):
         print(f"note: {caveats.SYNTHETIC_CORPUS}", file=sys.stderr)
     status = 0
-    for cmp in cmps:
+    for cmp, d in zip(cmps, dirs, strict=True):
         for line in comparison_warnings(cmp):
             print(line, file=sys.stderr)
+        if cmp.missing:  # evalkit's own help, after the reference's warnings
+            found = arms_in(d)
+            print(
+                f"  arms with runs in {cmp.directory}: {', '.join(found) if found else 'none'}",
+                file=sys.stderr,
+            )
         if not cmp.arms:
             print(no_runs_message(cmp), file=sys.stderr)
             status = 1

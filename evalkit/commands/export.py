@@ -19,7 +19,8 @@ Query the files with any tool that reads Parquet, e.g. DuckDB:
   SELECT arm, median(efficiency) FROM 'OUT/sessions.parquet' GROUP BY arm;
 
 A layout of your own (--layout) fills the suite, task and trial columns and the arm from the
-path; --profile says which tools are the tool under test, as in `evalkit sweep`.
+path; --profile says which tools are the tool under test, as in `evalkit sweep`. Outcomes (a
+harbor trial's result.json, --outcomes FILE.csv) fill reward, passed and outcome_source.
 
 With no DIR, exports the bundled synthetic corpus (its numbers demonstrate the pipeline and
 say nothing about any real tool).
@@ -83,6 +84,20 @@ def register(subparsers) -> None:
         metavar="NAME|FILE",
         help="tool profile: codegraph (default), sourcegraph, or a TOML file",
     )
+    p.add_argument(
+        "--outcomes",
+        metavar="FILE.csv",
+        type=Path,
+        help="rewards per run (columns log, or task,arm,trial, plus reward and/or passed), "
+        "joined into the sessions frame with each harbor trial's result.json",
+    )
+    p.add_argument(
+        "--pass-threshold",
+        type=float,
+        default=1.0,
+        metavar="R",
+        help="a run passed when its reward is at least R (default 1.0)",
+    )
     p.set_defaults(func=run)
 
 
@@ -117,6 +132,8 @@ def run(args: argparse.Namespace) -> int:
         cache=not args.no_cache,
         engine=args.engine,
         scheduler=args.scheduler,
+        outcomes=args.outcomes,
+        pass_threshold=args.pass_threshold,
     )
     if is_bundled_corpus(root):
         print(f"note: {caveats.SYNTHETIC_CORPUS}", file=sys.stderr)

@@ -49,6 +49,11 @@ report shows the per-arm comparison with the profile's families, the per-task
 outcome table between two arms (helps / hurts / tie / incomplete, with an
 exact test from six non-tied tasks), cost, tokens, duration and tool calls per
 task, read allocation per arm (evalkit's own metric), and the accounting.
+Each run's status (ok, agent_error, rate_limited, max_turns, timeout,
+infra_error, empty, cancelled, unknown) is read from its log and its
+result.json; the comparisons leave out runs that did not end ok and count them
+per arm (--include-failed keeps them), and the infra-error rate per arm is
+printed.
   --layout harbor       <suite>/<arm>/<task>/<trial>/agent/claude-code.txt,
                         the outcome from <trial>/result.json
   --layout PATTERN      e.g. {suite}/{arm}/{task}/{trial}/agent/claude-code.txt
@@ -198,6 +203,13 @@ def register(subparsers) -> None:
         help="rewards per run: columns log, or task,arm,trial, plus reward and/or passed",
     )
     t.add_argument(
+        "--include-failed",
+        action="store_true",
+        help="keep runs that did not end ok (rate-limited, errored, timed out, infra errors, "
+        "…) in the outcome and cost comparisons; by default they are left out and counted "
+        "per arm",
+    )
+    t.add_argument(
         "--pass-threshold",
         type=float,
         default=1.0,
@@ -233,6 +245,7 @@ def _run_trials(args, arms, writer) -> int:
         cache_dir=args.cache_dir,
         jobs=args.jobs,
         progress=None,
+        include_failed=args.include_failed,
     )
     out = sys.stdout if writer is None else _Tee(sys.stdout, writer)
     if args.markdown is not None:
@@ -266,6 +279,11 @@ def _run(args) -> int:
 
         # A harbor tree needs no --layout (issue 23): the trial sweep recognises it and says so.
         trials = os.path.isdir(args.dir) and detect_layout(args.dir) is not None
+    if args.include_failed and not trials:
+        raise UsageError(
+            "--include-failed is for a trial sweep (--layout, --profile or --outcomes), whose "
+            "outcome and cost comparisons leave out runs that did not end ok"
+        )
     if trials:
         if args.format != "auto":
             raise UsageError(
@@ -460,6 +478,7 @@ def _snapshot(args, arms, trials: bool):
             "outcomes": None if args.outcomes is None else os.fspath(args.outcomes),
             "outcomes_file": file_digest(args.outcomes) if args.outcomes is not None else None,
             "pass_threshold": args.pass_threshold,
+            "include_failed": args.include_failed,
         }
         if args.outcomes is not None and options["trials"]["outcomes_file"] is None:
             return None  # an outcomes file that cannot be read: the sweep says so

@@ -23,6 +23,7 @@ from evalkit.formats.detect import read_agent_file
 from evalkit.formats.families import family_of
 from evalkit.formats.profiles import CODEGRAPH, ToolProfile
 from evalkit.metrics.agent_occupancy import agent_occupancy
+from evalkit.metrics.status import agent_status, status_columns
 
 __all__ = [
     "AGENT_REASON",
@@ -156,11 +157,23 @@ def _row(s: AgentSession, log: str, profile: ToolProfile = CODEGRAPH) -> dict[st
         **s.tokens.to_dict(),
         "reward": s.reward,
         "passed": s.passed,
+        **_outcome_source(s),
         "parent_copy_included": s.contains_parent_copy,
         # issue 23: the profile applies to every agent (its tool names, Codex's or Inspect's)
         "tool_under_test_calls": sum(1 for c in s.tool_calls if profile.is_tool_under_test(c.name)),
+        **status_columns(agent_status(s)),
         **_occupancy_row(s, profile),
     }
+
+
+def _outcome_source(s: AgentSession) -> dict[str, Any]:
+    """An Inspect sample's own score is its outcome (`inspect-score`); a harbor result or an
+    outcomes CSV joined when the corpus is loaded may replace it (`evalkit.corpus.outcomes`)."""
+    if s.reward is None and s.passed is None:
+        return {}
+    scores = s.extra.get("scores")
+    names = ", ".join(map(str, scores)) if isinstance(scores, dict) and scores else None
+    return {"outcome_source": "inspect-score", "outcome_ref": names}
 
 
 def _occupancy_row(s: AgentSession, profile: ToolProfile = CODEGRAPH) -> dict[str, Any]:

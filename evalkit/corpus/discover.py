@@ -9,7 +9,8 @@ The rules, in the order they are applied inside one directory:
 * **Segments** (§7.2, §7.3): `X.tN.jsonl` is turn N of the session whose first file is
   `X.jsonl` in the same directory; a session's segments are its first file followed by its `.tN`
   files sorted numerically (`t10` after `t9`). A `.tN` file is never a session of its own; one
-  without its first file is skipped. `.jsonl.gz` works everywhere `.jsonl` does.
+  without its first file is skipped. `.jsonl.gz` works everywhere `.jsonl` does, and so do
+  `.ndjson` and `.ndjson.gz` (the same lines under another name).
 * **Runs of one arm** (§7.2): `run-<label>-<i>.jsonl` is run `i` of arm `label`. When
   `run-<label>.jsonl` exists, that arm has exactly one run and the indexed files are skipped, as
   `compare-arms.mjs` ignores them. A zero-padded index (`run-new-01.jsonl`) is a crash: the
@@ -64,10 +65,17 @@ __all__ = [
 Layout = Literal["ab-arm", "campaign", "interactive", "generic"]
 # Sessions found by a `--layout` (evalkit.corpus.layouts) rather than the harness's rules.
 LayoutFound = Literal["harbor", "pattern"]
+# `SessionRef.format` of a harbor trial whose result.json has no transcript beside it: a
+# session named by its result.json, of status infra_error (issue 23).
+HARBOR_NO_TRANSCRIPT = "harbor-result"
 
 # `X.jsonl`, `X.tN.jsonl`, each optionally `.gz`.
 # re.S and \Z: a name holding a line break is a transcript like any other (issue 11).
-_TRANSCRIPT = re.compile(r"^(?P<stem>.+?)(?:\.t(?P<turn>\d+))?\.jsonl(?P<gz>\.gz)?\Z", re.S)
+# `.ndjson` (newline-delimited JSON, the same lines) is read as `.jsonl` (issue 23).
+_TRANSCRIPT = re.compile(
+    r"^(?P<stem>.+?)(?:\.t(?P<turn>\d+))?\.(?P<ext>jsonl|ndjson)(?P<gz>\.gz)?\Z", re.S
+)
+_TRANSCRIPT_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
 _INDEXED_RUN = re.compile(r"^run-(?P<label>.+)-(?P<index>\d+)\Z", re.S)  # §7.2 step 2
 _SINGLE_RUN = re.compile(r"^run-(?P<label>.+)\Z", re.S)  # §7.2 step 1
 _SIDECAR = re.compile(r"^explore-(?P<label>.+)\.jsonl(?:\.gz)?\Z", re.S)  # §7.1, CG-4
@@ -362,7 +370,7 @@ def discover(root: str | os.PathLike[str]) -> Discovery:
             continue
         owner_dir, sid = parts[:-2], parts[-2]
         owner_names = listing.get(owner_dir, [])
-        first = next((n for n in (sid + ".jsonl", sid + ".jsonl.gz") if n in owner_names), None)
+        first = next((sid + s for s in _TRANSCRIPT_SUFFIXES if sid + s in owner_names), None)
         if first is None:
             continue
         log = _rel(owner_dir, first)
@@ -549,9 +557,7 @@ def _classify_dir(
     turns: dict[str, list[tuple[int, str]]] = {}
     others: list[str] = []
     # Each name matched once (a name that does not end so can match neither pattern).
-    matches = {
-        n: _TRANSCRIPT.match(n) if n.endswith((".jsonl", ".jsonl.gz")) else None for n in names
-    }
+    matches = {n: _TRANSCRIPT.match(n) if n.endswith(_TRANSCRIPT_SUFFIXES) else None for n in names}
     run_stems = {m["stem"] for n, m in matches.items() if m and n.startswith("run-")}
     for name in names:
         if name in claimed:
@@ -601,7 +607,7 @@ def _classify_dir(
             continue
         reason = next(
             (why for pat, why in _KNOWN_FILES if pat.search(name)),
-            "not a transcript (not *.jsonl or *.jsonl.gz)",
+            "not a transcript (not *.jsonl, *.ndjson or their .gz)",
         )
         entries.append(FileEntry(rel, None, reason))
 

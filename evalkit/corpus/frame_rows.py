@@ -20,7 +20,8 @@ from evalkit.errors import EvalkitError, TranscriptError
 from evalkit.formats.claude_code.transcripts import is_explore, tool_results
 from evalkit.formats.families import family_of
 from evalkit.formats.profiles import CODEGRAPH, ToolProfile
-from evalkit.metrics.occupancy import DEFAULT_WINDOW_TOKENS, FAMILIES, Occupancy
+from evalkit.metrics.occupancy import DEFAULT_WINDOW_TOKENS, FAMILIES, Occupancy, compute_occupancy
+from evalkit.metrics.status import RunStatus, claude_code_status, status_columns
 from evalkit.metrics.sufficiency import BUCKETS
 from evalkit.metrics.summary import Summary, summarize
 from evalkit.metrics.tokens import ClaudeCodeTokens, claude_code_tokens
@@ -83,7 +84,11 @@ class _View:
     summary: Summary | None
     skipped_lines: int
     tokens: ClaudeCodeTokens
+    status: RunStatus
     profile: ToolProfile = CODEGRAPH
+    interactive: bool = False
+    turns: int | None = None
+    output_tokens: float | None = None
 
     def question(self, event_index: int) -> int:
         """1-based segment (question) holding event `event_index`."""
@@ -99,6 +104,9 @@ def _view(s: AnySession, profile: ToolProfile | None = None) -> _View:
             summary: Summary | None = summarize(s.events, path=s.path, profile=profile)
         except TranscriptError:
             summary = None
+        # The main file's events come first, then each subagent file's (§1.10 step 6).
+        main = s.events[: len(s.events) - sum(len(sub.events) for sub in s.subagents)]
+        tokens = claude_code_tokens(s.events)
         return _View(
             events=s.events,
             path=s.path,
@@ -108,11 +116,19 @@ def _view(s: AnySession, profile: ToolProfile | None = None) -> _View:
             answer_source=s.answer.source if s.answer else None,
             allocation=s.allocation,
             sufficiency=s.sufficiency,
-            occupancy=None,  # the reference's session reader computes none (§1.10 step 7)
+            # The reference's session reader computes none (§1.10 step 7); the frames give the
+            # occupancy `evalkit run` prints for the main file (issue 23).
+            occupancy=_main_occupancy(main, s.path),
             summary=summary,
             skipped_lines=sum(r.skipped for r in s.segment_reads),
-            tokens=claude_code_tokens(s.events),
+            tokens=tokens,
             profile=profile,
+            status=claude_code_status(s.events, interactive=True),
+            interactive=True,
+            turns=prompts(main),
+            output_tokens=tokens.ledger.output_tokens
+            if tokens.ledger.output_tokens is not None
+            else message_output_tokens(s.events),
         )
     t = s.transcript
     return _View(
@@ -129,7 +145,69 @@ def _view(s: AnySession, profile: ToolProfile | None = None) -> _View:
         skipped_lines=t.skipped_lines,
         tokens=s.tokens,
         profile=s.profile,
+        status=claude_code_status(t.events, segments=len(t.paths)),
+        # One `claude -p` prompt per segment file (Decision 7).
+        turns=len(t.paths),
+        output_tokens=s.tokens.ledger.output_tokens,
     )
+
+
+def _main_occupancy(events: Sequence[dict[str, Any]], path: str) -> Occupancy | None:
+    """Occupancy of an interactive log's main file, as `evalkit run` computes it for that file;
+    None when its events hold input the occupancy cannot be computed over."""
+    try:
+        return compute_occupancy(events, path=path)
+    except TranscriptError:
+        return None
+
+
+def prompts(events: Sequence[dict[str, Any]]) -> int:
+    """User turns of an interactive log's main thread: user events whose message carries text
+    (a string, or text blocks), not tool results, meta lines, compaction summaries or an
+    interruption notice."""
+    n = 0
+    for e in events:
+        if e.get("type") != "user" or e.get("parent_tool_use_id") is not None:
+            continue
+        if e.get("isMeta") or e.get("isCompactSummary") or e.get("isSidechain"):
+            continue
+        message = e.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str):
+            text = content
+        elif isinstance(content, list):
+            text = "".join(
+                b.get("text") or ""
+                for b in content
+                if isinstance(b, dict)
+                and b.get("type") == "text"
+                and isinstance(b.get("text"), str)
+            )
+        else:
+            continue
+        if text.strip() and not text.startswith("[Request interrupted by user"):
+            n += 1
+    return n
+
+
+def message_output_tokens(events: Sequence[dict[str, Any]]) -> float | None:
+    """Σ `message.usage.output_tokens` over distinct assistant message ids (each id's last
+    event): all an interactive log says of its output, which has no result event. Claude Code
+    writes these as streamed snapshots (agent-formats §5.3), so the sum is a lower bound."""
+    last: dict[Any, float] = {}
+    for e in events:
+        if e.get("type") != "assistant":
+            continue
+        message = e.get("message")
+        if not isinstance(message, dict):
+            continue
+        usage = message.get("usage")
+        out = usage.get("output_tokens") if isinstance(usage, dict) else None
+        if isinstance(out, bool) or not isinstance(out, int | float):
+            continue
+        mid = message.get("id")
+        last[mid if isinstance(mid, str) and mid else ("#", len(last))] = out
+    return sum(last.values()) if last else None
 
 
 def session_rows(
@@ -141,7 +219,7 @@ def session_rows(
     v = _view(s, profile)
     results = list(tool_results(v.events, path=v.path, any_type=v.any_type))
     calls, call_questions = _call_rows(v, results)
-    return {
+    rows = {
         "sessions": [_session_row(v)],
         "calls": calls,
         "sections": _section_rows(v, call_questions),
@@ -149,6 +227,11 @@ def session_rows(
         "tool_calls": _tool_call_rows(v, results),
         "models": _model_rows(v),
     }
+    if v.interactive:  # by content, whatever the file's name or folder (issue 23)
+        for frame in rows.values():
+            for row in frame:
+                row["kind"] = "interactive"
+    return rows
 
 
 def _nan_to_none(x: float | None) -> float | None:
@@ -204,7 +287,6 @@ def _session_row(v: _View) -> dict[str, Any]:
                 ),
                 "duration_s": m.dur if has_result else None,
                 "cost_usd": m.cost if has_result else None,
-                "success": m.ok if has_result else None,
                 # §1.11: the reference's Σ result.usage, and the later revision's per-message sum.
                 "tokens_processed": m.processed_result_usage if has_result else None,
                 "tokens_processed_per_message": m.processed_message_usage,
@@ -223,12 +305,12 @@ def _session_row(v: _View) -> dict[str, Any]:
     row.update(
         {
             "model": largest[0] if largest is not None else None,
-            # One `claude -p` prompt per segment file (Decision 7); unknown for interactive logs.
-            "turns": None if v.any_type else v.segments,
+            "turns": v.turns,
             "aborted_turns": None,
             "reward": None,
             "passed": None,
             "parent_copy_included": None,
+            **status_columns(v.status),
         }
     )
     return row
@@ -244,7 +326,7 @@ def _token_columns(v: _View) -> dict[str, Any]:
         "cache_read_tokens": g.cache_read_tokens,
         "cache_write_tokens": g.cache_write_tokens,
         "uncached_prompt_tokens": g.uncached_prompt_tokens,
-        "output_tokens": g.output_tokens,
+        "output_tokens": v.output_tokens,
         "reasoning_tokens": g.reasoning_tokens,
         "requests_main": t.main_requests,
         "requests_subagent": t.subagent_requests,

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from evalkit.corpus.discover import SessionRef, identity, ref_for_files
@@ -67,16 +68,19 @@ def _is_single(sessions: Any) -> bool:
 
 def load_sessions(
     sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = True
-) -> tuple[list[AnySession], list[SessionError]]:
+) -> tuple[list[Any], list[SessionError]]:
     """Parse every item into a session; errors raise, or are collected when not strict.
 
-    A path that is an interactive Claude Code log (a `<id>.jsonl` with `<id>/subagents/`
-    beside it) is read as the interactive reader reads it (§1.10); anything else as headless
-    segments.
+    A one-file item is read as `load_corpus` reads it, by its content (issue 23): a Codex
+    rollout or `exec --json` capture, or an Inspect AI log, by that agent's reader (an
+    `AgentFile`: the file and its `AgentSession`s); an interactive Claude Code log (no
+    `system/init` and no `result`, project-log lines, or a `<id>.jsonl` with `<id>/subagents/`
+    beside it) as the interactive reader reads it (§1.10); anything else as headless
+    segments. A zero-byte file is refused (`EmptyFile`).
     """
     if _is_single(sessions):
         sessions = [sessions]  # type: ignore[list-item]
-    parsed: list[AnySession] = []
+    parsed: list[Any] = []
     errors: list[SessionError] = []
     for item in sessions:  # type: ignore[union-attr]
         if isinstance(item, Session | InteractiveSession):
@@ -84,10 +88,7 @@ def load_sessions(
             continue
         paths = [item] if isinstance(item, str | os.PathLike) else list(item)
         try:
-            if len(paths) == 1 and _has_subagents(os.fspath(paths[0])):
-                parsed.append(read_session_file(os.fspath(paths[0])))
-            else:
-                parsed.append(parse_session(paths))
+            parsed.append(_read(paths))
         except EvalkitError as exc:
             if strict:
                 raise
@@ -96,12 +97,46 @@ def load_sessions(
     return parsed, errors
 
 
+@dataclass(frozen=True)
+class AgentFile:
+    """A Codex or Inspect AI file read by `load_sessions`: its path and its sessions."""
+
+    path: str
+    sessions: tuple[Any, ...]
+
+
+def _read(paths: list[Any]) -> Any:
+    """One item of `load_sessions`, read by its content (see there)."""
+    from evalkit.errors import refuse_empty
+    from evalkit.formats.claude_code.transcripts import read_transcript
+    from evalkit.formats.detect import detect_format
+    from evalkit.session import is_interactive_log, session_from_transcript
+
+    names = [os.fspath(p) for p in paths]
+    refuse_empty(names)
+    if len(names) == 1:
+        fmt = detect_format(names[0])
+        if fmt != "claude-code":
+            from evalkit.corpus.agents import parent_search_root, read_agent_sessions
+
+            got = read_agent_sessions(names[0], format=fmt, root=parent_search_root(names[0]))
+            return AgentFile(names[0], tuple(got))
+        if _has_subagents(names[0]):
+            return read_session_file(names[0])
+        transcript = read_transcript(names)
+        if is_interactive_log(transcript.events):
+            return read_session_file(names[0])
+        return session_from_transcript(transcript)
+    return parse_session(names)
+
+
 def _has_subagents(path: str) -> bool:
     """§7.4: `<id>.jsonl` whose `<id>/subagents/` directory exists is an interactive log."""
     head, name = os.path.split(path)
-    if not name.endswith(".jsonl"):
-        return False
-    return os.path.isdir(os.path.join(head, name[: -len(".jsonl")], "subagents"))
+    for ext in (".jsonl", ".ndjson"):
+        if name.endswith(ext):
+            return os.path.isdir(os.path.join(head, name[: -len(ext)], "subagents"))
+    return False
 
 
 # --- which session a row belongs to ---------------------------------------------------------
@@ -130,6 +165,12 @@ def _build(sessions: Any, strict: bool, frame: str) -> Any:
     parsed, errors = load_sessions(sessions, strict=strict)
     rows = []
     for s in parsed:
+        if isinstance(s, AgentFile):
+            from evalkit.corpus.agents import agent_rows
+
+            ident = identity(ref_for_files((s.path,)))
+            rows += [{**ident, **r} for r in agent_rows(list(s.sessions), s.path)[frame]]
+            continue
         ident = identity(_ref_of(s))
         rows += [{**ident, **r} for r in session_rows(s)[frame]]
     df = build_frame(frame, rows)

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalkit.corpus.discover import (
+    HARBOR_NO_TRANSCRIPT,
     Discovery,
     FileEntry,
     SessionRef,
@@ -151,7 +152,9 @@ def _walk(root: Path, entries: list[FileEntry]) -> list[tuple[str, ...]]:
     return files
 
 
-def _harbor(files: list[tuple[str, ...]], entries: list[FileEntry]) -> list[SessionRef]:
+def _harbor(
+    files: list[tuple[str, ...]], entries: list[FileEntry], root: Path | None = None
+) -> list[SessionRef]:
     trials: dict[tuple[str, ...], str] = {}  # trial directory parts -> the session's log
     sessions = []
     present = set(files)
@@ -186,20 +189,51 @@ def _harbor(files: list[tuple[str, ...]], entries: list[FileEntry]) -> list[Sess
                 format="atif" if atif else None,
             )
         )
-    # §4.7: a directory holding result.json and agent/ is a trial even without a log evalkit
-    # reads (another agent, or a run that wrote none): said so, its outcome not counted.
+    # §4.7: a directory holding result.json and agent/ (or harbor's exception.txt or
+    # trial.log) is a trial even without a transcript: a run harbor failed around, which wrote
+    # none. It is a session of its own, named by its result.json, whose status is infra_error
+    # (issue 23); its outcome is joined as any other's.
     with_agent = {p[:i] for p in files for i, c in enumerate(p[:-1]) if c == "agent"}
-    agentless = {
-        p[:-1]
+    with_agent |= {p[:-1] for p in files if p[-1] in ("exception.txt", "trial.log")}
+    results = {p[:-1] for p in files if p[-1] == "result.json" and p[:-1] not in trials}
+    if root is not None:  # an agent/ folder left empty
+        with_agent |= {t for t in results if root.joinpath(*t, "agent").is_dir()}
+    # Another agent's log (agent/codex.txt, a trajectory, a session copy): not read here.
+    other_log = {
+        p[:i]
         for p in files
-        if p[-1] == "result.json" and p[:-1] not in trials and p[:-1] in with_agent
+        for i, c in enumerate(p[:-1])
+        if c == "agent"
+        and (
+            (len(p) == i + 2 and p[-1].endswith((".txt", ".json", ".jsonl")))
+            or (len(p) > i + 2 and p[i + 1] == "sessions")
+        )
     }
+    agentless = {t for t in results if t in with_agent and t not in other_log}
+    unread = {t for t in results if t in with_agent and t in other_log}
+    for tdir in sorted(agentless):
+        log = "/".join((*tdir, "result.json"))
+        trials[tdir] = log
+        sessions.append(
+            SessionRef(
+                log=log,
+                segments=(log,),
+                arm=tdir[-3] if len(tdir) >= 3 else None,
+                run=tdir[-1],
+                layout="harbor",
+                suite=tdir[-4] if len(tdir) >= 4 else None,
+                task=tdir[-2] if len(tdir) >= 2 else None,
+                trial=tdir[-1],
+                outcome=log,
+                format=HARBOR_NO_TRANSCRIPT,
+            )
+        )
     for parts in files:
         rel = "/".join(parts)
         owner = next((parts[:k] for k in range(len(parts) - 1, 0, -1) if parts[:k] in trials), None)
         if owner is None:
             bare = next(
-                (parts[:k] for k in range(len(parts) - 1, 0, -1) if parts[:k] in agentless), None
+                (parts[:k] for k in range(len(parts) - 1, 0, -1) if parts[:k] in unread), None
             )
             why = (
                 "harbor trial without a log evalkit reads (agent/claude-code.txt, "
@@ -275,7 +309,7 @@ def discover_layout(root: str | os.PathLike[str], layout: str | CorpusLayout) ->
     entries: list[FileEntry] = []
     files = sorted(_walk(root, entries), key=lambda p: natural_key("/".join(p)))
     if spec.name == HARBOR:
-        sessions = _harbor(files, entries)
+        sessions = _harbor(files, entries, root)
     else:
         sessions = _pattern(spec, files, entries)
     sessions.sort(key=lambda s: natural_key(s.log))

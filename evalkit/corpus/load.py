@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any, get_args
 
 from evalkit.corpus.discover import Discovery, Layout, SessionRef, discover, force_format, identity
 from evalkit.corpus.frame_rows import FRAME_NAMES, SessionError
-from evalkit.corpus.layouts import detect_layout, discover_layout, parse_layout
+from evalkit.corpus.layouts import CorpusLayout, detect_layout, discover_layout, parse_layout
+from evalkit.corpus.outcomes import OutcomeJoin, join_outcomes, with_outcomes
 from evalkit.corpus.parse import Progress, analyse_payloads
 from evalkit.corpus.records import (
     Accounting,
@@ -82,6 +83,10 @@ class LoadedCorpus:
         errors: The sessions that could not be read, as `SessionError`s (log, reason).
         tables: Every frame, built once (`frame(name)` gives a copy).
         cache_hits, cache_misses: Sessions that came from the cache / were parsed.
+        outcomes: The outcome join the sessions frame holds (`evalkit.corpus.outcomes`):
+            harbor `result.json` files and the `outcomes` CSV, with what could not be joined.
+        runs: With a tool profile, what the trial sweep keeps of each headless run
+            (`evalkit.corpus.records.run_payload`), by the session's log.
     """
 
     root: Path
@@ -95,6 +100,8 @@ class LoadedCorpus:
     # layout recognised when none was given (`LayoutChoice`, None when it was given or none was).
     profile_choice: Any = None
     layout_choice: Any = None
+    outcomes: OutcomeJoin | None = field(default=None, repr=False)
+    runs: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
 
     def __repr__(self) -> str:
         # Short, and without the absolute path: a notebook shows it as output.
@@ -240,6 +247,9 @@ def load_corpus_frames(
     engine: str = "local",
     scheduler: Any = None,
     format: str | None = None,  # noqa: A002 — the CLI option's name
+    outcomes: str | os.PathLike[str] | None = None,
+    pass_threshold: float = 1.0,
+    keep_runs: bool = False,
 ) -> LoadedCorpus:
     """Discover, parse and keep every session of a corpus directory (see the module docstring).
 
@@ -269,9 +279,16 @@ def load_corpus_frames(
         format: Read every session with this reader (`claude-code`, `codex-rollout`,
             `codex-exec`, `inspect`) instead of detecting each file's format, as
             `evalkit sweep --format` does; a session it cannot read is listed in `errors`.
+        outcomes: A CSV of outcomes (`evalkit.corpus.outcomes`), joined with each harbor
+            trial's `result.json` into the sessions frame's `reward`, `passed`,
+            `outcome_source` and `outcome_ref` when the corpus is loaded (never stored: the
+            files can change while the transcripts do not); a trial's `result.json` also gives
+            its run status (`status`: an exception harbor recorded).
+        pass_threshold: The reward a run needs to count as passed.
+        keep_runs: With a profile, keep each headless run's trial figures (`runs`).
 
     Raises:
-        UsageError: `path` is not a directory, `layout` or `format` is unknown.
+        UsageError: `path` is not a directory, `layout`, `format` or `outcomes` is unusable.
         CorpusError: `strict=True` and a session could not be read.
     """
     layout_choice = None
@@ -288,11 +305,16 @@ def load_corpus_frames(
         engine=engine,
         scheduler=scheduler,
         format=format,
+        outcomes=outcomes,
+        pass_threshold=pass_threshold,
+        keep_runs=keep_runs,
     )
     if profile is None:
         # No profile given: read with the default, then choose one from the tools the sessions
         # call; a corpus whose tool under test is not codegraph is read again with its profile.
-        corpus = _load_frames(path, layout=layout, profile=None, **args)
+        # (With `keep_runs` the default is read as the codegraph profile: its runs are kept.)
+        first = CODEGRAPH if keep_runs else None
+        corpus = _load_frames(path, layout=layout, profile=first, **args)
         choice = choose_profile(_tool_names(corpus.tables))
         if choice.profile != CODEGRAPH:
             corpus = _load_frames(path, layout=layout, profile=choice.profile, **args)
@@ -324,11 +346,15 @@ def _load_frames(
     engine: str,
     scheduler: Any,
     format: str | None,  # noqa: A002
+    outcomes: str | os.PathLike[str] | None,
+    pass_threshold: float,
+    keep_runs: bool,
 ) -> LoadedCorpus:
     loader = _Loader(path, layout, profile, jobs, cache, cache_dir, verify, engine, format)
     found = loader.found
     bar = None if progress is False else Progress(len(loader.wanted), enabled=progress)
-    records, parts, again = _gather(loader, found.sessions, jobs, bar, scheduler)
+    runs: dict[str, dict[str, Any]] | None = {} if keep_runs else None
+    records, parts, again = _gather(loader, found.sessions, jobs, bar, scheduler, runs)
     loader.store.finish(loader.wanted)
     errors = parts.errors()
     if strict and errors:
@@ -336,23 +362,53 @@ def _load_frames(
             f"{errors[0]} ({len(errors)} unreadable in {loader.root.name}/; strict=False loads "
             "the rest and lists them in errors)"
         )
+    tables = parts.frames()
+    join = _join(loader, tables, outcomes, pass_threshold)
     return LoadedCorpus(
         root=loader.root,
         discovery=found,
         records=tuple(records),  # type: ignore[arg-type]
         errors=tuple(errors),
-        tables=parts.frames(),
+        tables=tables,
         cache_hits=loader.store.hits - again,
         cache_misses=loader.store.misses,
+        outcomes=join,
+        runs=runs or {},
     )
 
 
+def _join(
+    loader: _Loader, tables: dict[str, pd.DataFrame], csv_path: Any, threshold: float
+) -> OutcomeJoin:
+    """Join the outcomes into the sessions frame (`evalkit.corpus.outcomes.with_outcomes`)."""
+    sessions = tables["sessions"]
+    files = {ref.log for ref in loader.wanted}
+    samples: list[str] = []
+    if csv_path is not None:  # a CSV may name an Inspect sample by its own log
+        samples = [log for log in sessions["log"].tolist() if "#" in log and log not in files]
+    join = join_outcomes(
+        loader.root, loader.wanted, csv_path=csv_path, threshold=threshold, logs=samples
+    )
+    with_outcomes(sessions, join)
+    # An Inspect score that is a number and no pass/fail: passed by the pass threshold, as a
+    # harbor reward or a CSV reward is (`evalkit.corpus.outcomes`).
+    scored = (
+        (sessions["outcome_source"] == "inspect-score")
+        & sessions["passed"].isna()
+        & sessions["reward"].notna()
+    ).fillna(False)
+    if scored.any():
+        sessions.loc[scored, "passed"] = sessions.loc[scored, "reward"] >= threshold
+    return join
+
+
 def _gather(
-    loader: _Loader, refs: list[SessionRef], jobs, bar, scheduler
+    loader: _Loader, refs: list[SessionRef], jobs, bar, scheduler, runs=None
 ) -> tuple[list[SessionRecord | None], _FrameParts, int]:
     """Every session of `refs`: its record, and its rows of every frame (from the store's
     frame files, or parsed), in a `_FrameParts`; and how many stored sessions had to be
-    parsed again because a frame file was missing or damaged."""
+    parsed again because a frame file was missing or damaged. `runs`, a dict, also gets each
+    payload's trial figures (`run`) by log."""
     at = {ref.log: i for i, ref in enumerate(refs)}
     records: list[SessionRecord | None] = [None] * len(refs)
     parts = _FrameParts()
@@ -362,6 +418,10 @@ def _gather(
         # Each payload is let go once its record and frame rows are taken (issue 16).
         i = at[ref.log]
         records[i] = record_from_payload(ref, payload)
+        if runs is not None and payload.get("run") is not None:
+            runs[ref.log] = payload["run"]
+        elif runs is not None and payload.get("runs") is not None:  # Codex, Inspect, ATIF
+            runs[ref.log] = {"agent_runs": payload["runs"]}
         if "rows" not in payload and "frames" in payload:
             stored.append((i, ref, payload["frames"]))
         else:
@@ -525,7 +585,9 @@ class _Loader:
         self, path, layout, profile, jobs, cache, cache_dir, verify, engine, fmt=None
     ) -> None:
         spec = None
-        if layout is not None and layout not in LAYOUTS:
+        if isinstance(layout, CorpusLayout):
+            spec, layout = layout, layout.pattern or layout.name
+        elif layout is not None and layout not in LAYOUTS:
             if layout != "harbor" and "{" not in layout:
                 raise UsageError(
                     f"unknown layout {layout!r} (one of {', '.join(LAYOUTS)}, harbor, or a "
@@ -745,9 +807,11 @@ def export_corpus(
     verify: bool = False,
     engine: str = "local",
     scheduler: Any = None,
+    outcomes: str | os.PathLike[str] | None = None,
+    pass_threshold: float = 1.0,
 ) -> Exported:
     """`load_corpus_frames(path, ...).export(out, fmt)`: the files hold the same rows (the same
-    layout and profile chosen when none is given), in the
+    layout and profile chosen when none is given, outcomes joined the same way), in the
     same order, as the frames of `load_corpus`. A stored session's rows are read from the
     store's frame files, not built again; each frame is written `CHUNK_ROWS` rows at a time
     and let go once written, so memory is that of the frames, never a second copy of them.
@@ -765,15 +829,18 @@ def export_corpus(
     again = None
     if profile is None:  # the profile is chosen as `load_corpus_frames` chooses it
         again = lambda prof: _Loader(path, layout, prof, jobs, cache, cache_dir, verify, engine)  # noqa: E731
+    join = (outcomes, pass_threshold)
     if engine != "dask":
-        return _export(loader, out, fmt, jobs, progress, None, again)
+        return _export(loader, out, fmt, jobs, progress, None, again, join)
     from evalkit.corpus.parse.dask_cluster import client_for
 
     with client_for(scheduler, jobs or os.cpu_count() or 1) as client:
-        return _export(loader, out, fmt, jobs, progress, client, again)
+        return _export(loader, out, fmt, jobs, progress, client, again, join)
 
 
-def _export(loader: _Loader, out, fmt: str, jobs, progress, scheduler, again=None) -> Exported:
+def _export(
+    loader: _Loader, out, fmt: str, jobs, progress, scheduler, again=None, join=(None, 1.0)
+) -> Exported:
     writer = FrameWriter(out, fmt)
     try:
         bar = None if progress is False else Progress(len(loader.wanted), enabled=progress)
@@ -791,6 +858,8 @@ def _export(loader: _Loader, out, fmt: str, jobs, progress, scheduler, again=Non
         errors = parts.errors()
         for name in FRAME_NAMES:
             df = built.pop(name) if name in built else parts.frame(name)
+            if name == "sessions":
+                _join(loader, {"sessions": df}, *join)
             for k in range(0, len(df), CHUNK_ROWS):
                 writer.add_frame(name, df.iloc[k : k + CHUNK_ROWS].reset_index(drop=True))
             del df  # each frame let go once written

@@ -3,10 +3,17 @@
 Each session gets a `reward` (float) and `passed` (bool: `reward >= threshold`, default 1.0,
 unless the CSV gives `passed` itself). Sources, in order (a later one wins for a session):
 
+0. an Inspect AI sample's own score (`inspect-score`, read with the log itself);
 1. a harbor trial's `result.json` (`verifier_result.rewards.reward`, `evalkit.formats.harbor`);
 2. a CSV file with a `log` column (the session's log, as `evalkit sweep` lists it) or the
    columns `task`, `arm`, `trial` (and `suite` when a task name occurs in several suites), plus
    `reward` and/or `passed`.
+
+The join is made when a corpus is loaded (`evalkit.corpus.load.load_corpus_frames`), never
+stored with a session's rows: a `result.json` or a CSV can change while the transcript does not.
+`with_outcomes` writes it into the sessions frame (`reward`, `passed`, `outcome_source`,
+`outcome_ref`), and with it the run status a trial's `result.json` gives
+(`evalkit.metrics.status.harbor_status`): the frames are the one home of both.
 
 Unmatched rows are reported in both directions: CSV rows that name no session, and sessions
 that got no outcome (with the reason, when a `result.json` could not give one).
@@ -17,14 +24,29 @@ from __future__ import annotations
 import csv
 import math
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from evalkit.corpus.discover import SessionRef
 from evalkit.errors import UsageError
-from evalkit.formats.harbor import read_trial_result
+from evalkit.formats.harbor import TrialResult, read_trial_result
 
-__all__ = ["Outcome", "OutcomeRow", "OutcomeJoin", "read_outcomes_csv", "join_outcomes"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "OUTCOME_SOURCES",
+    "Outcome",
+    "OutcomeRow",
+    "OutcomeJoin",
+    "read_outcomes_csv",
+    "join_outcomes",
+    "with_outcomes",
+]
+
+# The sessions frame's `outcome_source` values (and <NA>: no outcome).
+OUTCOME_SOURCES = ("result.json", "outcomes-csv", "inspect-score")
 
 _TRUE = {"true", "1", "yes", "pass", "passed"}
 _FALSE = {"false", "0", "no", "fail", "failed"}
@@ -32,11 +54,13 @@ _FALSE = {"false", "0", "no", "fail", "failed"}
 
 @dataclass(frozen=True)
 class Outcome:
-    """A session's outcome and where it came from (`result.json` path or `FILE.csv:line`)."""
+    """A session's outcome and where it came from: `source` is the `result.json` path or
+    `FILE.csv:line`, `kind` the source's kind (`result.json` or `outcomes-csv`)."""
 
     reward: float | None
     passed: bool | None
     source: str
+    kind: str = "result.json"
 
 
 @dataclass(frozen=True)
@@ -62,12 +86,15 @@ class OutcomeJoin:
         unmatched_rows: CSV rows that name no session, as `FILE:line (what it names)`.
         missing: `(log, reason)` for sessions without an outcome.
         threshold: The reward a run needs to count as passed.
+        results: log -> what its harbor `result.json` says (every one read, with or without
+            a reward): the run status reads its exception.
     """
 
     outcomes: dict[str, Outcome]
     unmatched_rows: tuple[str, ...]
     missing: tuple[tuple[str, str], ...]
     threshold: float
+    results: dict[str, TrialResult] = field(default_factory=dict)
 
 
 def _reward(text: str, where: str) -> float | None:
@@ -156,15 +183,20 @@ def join_outcomes(
     *,
     csv_path: str | os.PathLike[str] | None = None,
     threshold: float = 1.0,
+    logs: Iterable[str] = (),
 ) -> OutcomeJoin:
-    """Join every outcome source to the sessions `refs` (see the module docstring)."""
+    """Join every outcome source to the sessions `refs` (see the module docstring).
+
+    `logs`: further session logs a CSV's `log` column may name, each file's sessions beyond
+    the file itself (an Inspect log's samples, `<file>#<sample id>:<epoch>`)."""
     root = os.fspath(root)
     outcomes: dict[str, Outcome] = {}
     problems: dict[str, str] = {}
+    results: dict[str, TrialResult] = {}
     for ref in refs:
         if ref.outcome is None:
             continue
-        got = read_trial_result(os.path.join(root, ref.outcome))
+        got = results[ref.log] = read_trial_result(os.path.join(root, ref.outcome))
         if got.reward is None:
             problems[ref.log] = f"{ref.outcome}: {got.problem}"
             continue
@@ -174,7 +206,9 @@ def join_outcomes(
     unmatched: list[str] = []
     if csv_path is not None:
         name = os.path.basename(os.fspath(csv_path))
-        by_log = {ref.log: ref for ref in refs}
+        by_log: dict[str, Any] = {ref.log: ref for ref in refs}
+        for log in logs:  # a session of a file (an Inspect sample), joined by its own log
+            by_log.setdefault(log, SessionRef(log=log, segments=(log,)))
         by_key: dict[tuple, list[SessionRef]] = {}
         for r in refs:
             if r.task is not None:
@@ -197,7 +231,10 @@ def join_outcomes(
             if row.reward is None and row.passed is None:
                 continue
             outcomes[ref.log] = Outcome(
-                row.reward, _passed_of(row.reward, row.passed, threshold), f"{name}:{row.line}"
+                row.reward,
+                _passed_of(row.reward, row.passed, threshold),
+                f"{name}:{row.line}",
+                "outcomes-csv",
             )
             problems.pop(ref.log, None)
     missing = tuple(
@@ -205,4 +242,45 @@ def join_outcomes(
         for ref in refs
         if ref.log not in outcomes
     )
-    return OutcomeJoin(outcomes, tuple(unmatched), missing, threshold)
+    return OutcomeJoin(outcomes, tuple(unmatched), missing, threshold, results)
+
+
+def with_outcomes(sessions: pd.DataFrame, join: OutcomeJoin) -> pd.DataFrame:
+    """The sessions frame with `join` written into it, in place (and returned): each joined
+    session's `reward`, `passed`, `outcome_source` and `outcome_ref`, and the run status its
+    harbor `result.json` gives (`status`, `status_detail`, `success`). A session the join does
+    not name keeps what its own log said (an Inspect score, the log's status)."""
+    if not join.outcomes and not join.results:
+        return sessions
+    import pandas as pd
+
+    from evalkit.metrics.status import RunStatus, harbor_status, success_of
+    from evalkit.store.columns import name_text
+
+    at = {log: i for i, log in enumerate(sessions["log"].tolist())}
+
+    def row(log: str) -> int | None:
+        return at.get(name_text(log), at.get(log))
+
+    cols = {c: sessions.columns.get_loc(c) for c in sessions.columns}
+    for log, trial in join.results.items():
+        i = row(log)
+        if i is None or not trial.exception:
+            continue
+        status = sessions.iat[i, cols["status"]]
+        detail = sessions.iat[i, cols["status_detail"]]
+        if pd.isna(status):
+            continue
+        got = harbor_status(RunStatus(str(status), str(detail)), trial)
+        sessions.iat[i, cols["status"]] = got.status
+        sessions.iat[i, cols["status_detail"]] = got.detail
+        sessions.iat[i, cols["success"]] = success_of(got.status)
+    for log, o in join.outcomes.items():
+        i = row(log)
+        if i is None:
+            continue
+        sessions.iat[i, cols["reward"]] = o.reward
+        sessions.iat[i, cols["passed"]] = o.passed
+        sessions.iat[i, cols["outcome_source"]] = o.kind
+        sessions.iat[i, cols["outcome_ref"]] = o.source
+    return sessions

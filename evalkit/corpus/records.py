@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from evalkit.corpus.discover import Discovery, SessionRef
+from evalkit.corpus.discover import HARBOR_NO_TRANSCRIPT, Discovery, SessionRef
 from evalkit.errors import NOT_A_TRANSCRIPT, NotATranscript, TranscriptError, one_line
 from evalkit.formats.detect import detect_format
 from evalkit.store.keys import RACY_NS
@@ -267,15 +267,17 @@ def _analyse_parsed(
     profile: Any,
     fmt: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, str]]:
-    # Imported here so discovery and aggregation load without the parsing stack.
-    from evalkit.session import parse_session, read_session_file
-
     paths = [os.path.join(root, s) for s in segments]
     extra_figures: dict[str, Any] = {}
     try:
+        if fmt == HARBOR_NO_TRANSCRIPT:
+            return _no_transcript_payload(paths[0], frames), {}
         if fmt not in (None, "claude-code"):
             return _agent_payload(root, paths[0], log, fmt, frames, profile), {}
+        session, interactive = _read_claude_code(paths, log, interactive, profile)
         if interactive:  # §1.10: subagent files merged, falsy lines dropped
+            from evalkit.session import read_session_file
+
             isession = read_session_file(paths[0], log=log)
             allocation, texts, reads = (
                 isession.allocation,
@@ -285,10 +287,6 @@ def _analyse_parsed(
             tool_calls = sum(isession.main_counts.values()) + sum(isession.subagent_counts.values())
             parsed: Any = isession
         else:
-            if profile is not None:
-                session = parse_session(paths, log=log, profile=profile)
-            else:
-                session = parse_session(paths, log=log)
             allocation, texts = session.allocation, session.explore_texts
             reads = session.transcript.segments
             tool_calls = len(session.summary.calls)
@@ -390,6 +388,63 @@ def _other_format(paths: list[str], fmt: str | None, interactive: bool) -> Any:
     except Exception as err:  # noqa: BLE001
         return _unexpected(err, "detecting its format")
     return None if other == "claude-code" else other
+
+
+def _read_claude_code(
+    paths: list[str], log: str, interactive: bool, profile: Any
+) -> tuple[Any, bool]:
+    """A Claude Code session read as its content says (issue 23): `(Session, False)` for a
+    headless run, `(None, True)` for an interactive project log, to be read by the interactive
+    reader. A file discovery took for a headless run whose content is a project log (no
+    `system/init`, no `result`, `sessionId`/`parentUuid` lines) is interactive, whatever its
+    name; a log discovery took for an interactive one stays so (its folder and subagents)."""
+    # Imported here so discovery and aggregation load without the parsing stack.
+    from evalkit.errors import refuse_empty
+    from evalkit.formats.claude_code.transcripts import read_transcript
+    from evalkit.session import is_interactive_log, session_from_transcript
+
+    if interactive:
+        return None, True
+    refuse_empty(paths)
+    transcript = read_transcript(paths)
+    if len(paths) == 1 and is_interactive_log(transcript.events):
+        return None, True
+    if profile is not None:
+        return session_from_transcript(transcript, log=log, profile=profile), False
+    return session_from_transcript(transcript, log=log), False
+
+
+def _no_transcript_payload(result_path: str, frames: bool) -> dict[str, Any]:
+    """A harbor trial whose `result.json` has no transcript beside it (issue 23): one session
+    of status `infra_error`, its agent named by the result; nothing else is known of it."""
+    from evalkit.formats.harbor import read_trial_result
+    from evalkit.metrics.status import missing_transcript_status
+
+    trial = read_trial_result(result_path)
+    status = missing_transcript_status(trial)
+    agent = trial.agent or "claude-code"
+    payload: dict[str, Any] = {
+        "status": "no-explore",
+        "reason": "harbor trial without a transcript (result.json only): " + status.detail,
+        "calls": [],
+        "agent": agent,
+    }
+    if frames:
+        from evalkit.corpus.frame_rows import FRAME_NAMES
+
+        rows: dict[str, list[dict[str, Any]]] = {name: [] for name in FRAME_NAMES}
+        rows["sessions"].append(
+            {
+                "question": 1,
+                "agent": agent,
+                "segments": 0,
+                "status": status.status,
+                "status_detail": status.detail,
+                "success": False,
+            }
+        )
+        payload["rows"] = rows
+    return payload
 
 
 def _unexpected(exc: BaseException, doing: str) -> dict[str, Any]:
@@ -681,17 +736,21 @@ def read_ref(root: str | os.PathLike[str], ref: SessionRef) -> Any:
     Raises:
         TranscriptError: The session cannot be read.
     """
-    from evalkit.session import parse_session, read_session_file
+    from evalkit.session import read_session_file
 
     root = os.fspath(root)
     first = os.path.join(root, ref.segments[0])
     fmt = ref.format
+    if fmt == HARBOR_NO_TRANSCRIPT:
+        raise TranscriptError(ref.log, "a harbor trial without a transcript: nothing to read")
     if fmt is None and ref.layout != "interactive" and len(ref.segments) == 1:
         fmt = detect_format(first)
     if fmt not in (None, "claude-code"):
         from evalkit.corpus.agents import read_agent_sessions
 
         return read_agent_sessions(first, format=fmt, root=root)
-    if ref.layout == "interactive":
+    paths = [os.path.join(root, s) for s in ref.segments]
+    session, interactive = _read_claude_code(paths, ref.log, ref.layout == "interactive", None)
+    if interactive:
         return read_session_file(os.path.join(root, ref.log), log=ref.log)
-    return parse_session([os.path.join(root, s) for s in ref.segments], log=ref.log)
+    return session

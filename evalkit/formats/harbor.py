@@ -1,7 +1,8 @@
 """Harbor trial results: the outcome of one trial from its `result.json` (agent-formats §4.4).
 
-Only the outcome is read: `verifier_result.rewards.reward` (a number), else a lone reward of
-another name (`score`, …). `agent_result` token fields are never used (§4.4: they are neither
+The outcome is read: `verifier_result.rewards.reward` (a number), else a lone reward of
+another name (`score`, …); and what the run status needs (`evalkit.metrics.status`): the
+exception harbor recorded (`exception_info`) and the agent's name (`agent_info.name`). `agent_result` token fields are never used (§4.4: they are neither
 cache-inclusive nor deduplicated in early-2026 versions); tokens and cost come from the
 transcript.
 """
@@ -25,12 +26,16 @@ class TrialResult:
         reward_key: Which key of `rewards` gave it.
         exception: `exception_info.exception_type`, when the trial raised one.
         problem: Why no reward could be read, in words (None when one was read).
+        exception_message: `exception_info.exception_message`, when the trial raised one.
+        agent: `agent_info.name` (else `config.agent.name`), when the result names it.
     """
 
     reward: float | None
     reward_key: str | None = None
     exception: str | None = None
     problem: str | None = None
+    exception_message: str | None = None
+    agent: str | None = None
 
 
 def _number(x: object) -> float | None:
@@ -50,8 +55,32 @@ def read_trial_result(path: str) -> TrialResult:
         return TrialResult(None, problem="not valid JSON")
     if not isinstance(doc, dict):
         return TrialResult(None, problem="not a harbor trial result (not a JSON object)")
+    from dataclasses import replace
+
+    return replace(_read(doc), exception_message=_message(doc), agent=_agent(doc))
+
+
+def _text(x: object) -> str | None:
+    return x if isinstance(x, str) and x else None
+
+
+def _message(doc: dict) -> str | None:
     info = doc.get("exception_info")
-    exception = info.get("exception_type") if isinstance(info, dict) else None
+    return _text(info.get("exception_message")) if isinstance(info, dict) else None
+
+
+def _agent(doc: dict) -> str | None:
+    info = doc.get("agent_info")
+    if isinstance(info, dict) and _text(info.get("name")):
+        return info["name"]
+    config = doc.get("config")
+    agent = config.get("agent") if isinstance(config, dict) else None
+    return _text(agent.get("name")) if isinstance(agent, dict) else None
+
+
+def _read(doc: dict) -> TrialResult:
+    info = doc.get("exception_info")
+    exception = _text(info.get("exception_type")) if isinstance(info, dict) else None
     if doc.get("reward_valid") is False:  # harbor 0.25: a policy voided the reward (§4.4)
         return TrialResult(
             None, exception=exception, problem="reward marked invalid (reward_valid)"

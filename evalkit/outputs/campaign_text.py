@@ -57,7 +57,7 @@ HOW_TO_READ = (
     "ambiguous in a multi-turn regime (it cannot tell an insufficient call from the next turn's",
     "first call). Allocation is RELATIVE: attribution is by citation and an agent can use a file",
     "without naming it, so compare builds on the same questions and never quote it as waste.",
-    "Definitions: docs/benchmarks/agent-eval-feedback-metrics.md",
+    'Definitions: README.md, "What the words mean"; evalkit columns',
 )
 
 _T1_HEADER = (

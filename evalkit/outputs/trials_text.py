@@ -15,6 +15,7 @@ from typing import Any
 
 from evalkit.ecma import fix, grp, js_json, pct1, pl
 from evalkit.errors import one_line
+from evalkit.metrics.status import STATUSES
 from evalkit.outputs import caveats
 from evalkit.outputs.compare_text import format_comparison
 from evalkit.outputs.sweep_text import text_table
@@ -35,6 +36,8 @@ __all__ = [
 
 DASH = "—"
 _SHOWN = 3  # files listed per skip reason unless --list-files
+# Decimals of a per-task median delta: dollars to 4, tokens as integers, the rest to 1.
+_DELTA_DIGITS = {"cost_usd": 4, "tokens": 0}
 
 
 def _f(x: float | None, digits: int = 2) -> str:
@@ -100,7 +103,7 @@ def outcome_lines(t: OutcomeTable) -> list[str]:
     mrows = []
     for m in t.metrics:
         med = median([x.delta for x in m.tasks if x.delta is not None])
-        digits = 4 if m.metric == "cost_usd" else 1
+        digits = _DELTA_DIGITS.get(m.metric, 1)
         p = DASH if m.test.p_value is None else fix(m.test.p_value, 4)
         mrows.append(
             [m.label, str(m.lower + m.higher + m.tied), str(m.lower), str(m.higher), str(m.tied),
@@ -162,6 +165,7 @@ def render_trials_text(t: TrialSweep, *, every_file: bool = False) -> str:
         f"{', '.join(t.arms) or 'none'}; suites: "
         f"{', '.join(sorted({r.suite or '(none)' for r in parsed})) or 'none'}",
     ]
+    out += [""] + status_lines(t)
     prof = f"tool profile {t.profile.name}"
     if t.comparisons:
         out += [
@@ -172,6 +176,8 @@ def render_trials_text(t: TrialSweep, *, every_file: bool = False) -> str:
         explore = bool(t.profile.explore.globs)
         text = format_comparison(cmp, tool=t.profile.label, explore=explore, reference=False)
         out.append(text.rstrip("\n"))
+        suite = [r for r in parsed if _suite_of(r) == cmp.directory]
+        out += [f"  {line}" for line in t.left_out(suite)]
     out += [
         "",
         f"Outcomes — per task, {t.candidate or DASH} against {t.baseline or DASH} ({prof}, a run "
@@ -181,6 +187,8 @@ def render_trials_text(t: TrialSweep, *, every_file: bool = False) -> str:
         out.append("  (two arms are needed for the outcome table; see --arms)")
     else:
         out += outcome_lines(t.outcomes)
+        paired = [r for r in parsed if r.arm in (t.baseline, t.candidate)]
+        out += [f"  {line}" for line in t.left_out(paired)]
     out += [
         "",
         "Read allocation — evalkit's own metric, not the reference's explore allocation: the share",
@@ -205,9 +213,45 @@ def render_trials_text(t: TrialSweep, *, every_file: bool = False) -> str:
              grp(a.unattributed_chars)]
         )  # fmt: skip
     out += text_table(rh, rrows) if rrows else ["  (no run)"]
+    out += [f"  {line}" for line in t.left_out()]
     out += [f"  - {c}" for c in caveats.READ_ALLOCATION_CAVEATS]
     out += [""] + _accounting(t, every_file=every_file)
     return _terminal_safe(out)
+
+
+def _suite_of(r: Any) -> str:
+    from evalkit.tables.trials import _group
+
+    return _group(r)
+
+
+def status_lines(t: TrialSweep) -> list[str]:
+    """How the runs ended, per arm (`evalkit.metrics.status`): runs per status seen, the
+    infra-error rate, and what the comparisons below leave out."""
+    shown = [st for st in STATUSES if any(a.counts[st] for a in t.arm_status)] or ["ok"]
+    keep = (
+        "every run is kept (--include-failed)"
+        if t.include_failed
+        else "the comparisons below leave out runs that did not end ok (--include-failed keeps them)"
+    )
+    out = [f"Run status per arm — {keep}:"]
+    header = ["arm", "runs", *shown, "infra-error rate"]
+    rows = [
+        [
+            a.arm,
+            str(a.runs),
+            *(str(a.counts[st]) for st in shown),
+            DASH if a.infra_error_rate is None else pct1(a.infra_error_rate),
+        ]
+        for a in t.arm_status
+    ]
+    out += text_table(header, rows) if rows else ["  (no run)"]
+    failed = [r for r in t.parsed if r.run_status != "ok"]
+    for r in failed[:_SHOWN]:
+        out.append(f"    {r.log}: {r.run_status} — {r.status_detail or ''}".rstrip(" —"))
+    if len(failed) > _SHOWN:
+        out.append(f"    … and {len(failed) - _SHOWN} more (--json lists every run's status)")
+    return out
 
 
 def _terminal_safe(out: list[str]) -> str:
@@ -273,6 +317,24 @@ def render_trials_markdown(t: TrialSweep) -> str:
     if is_synthetic_harbor(t.root):
         out += [f"> {caveats.SYNTHETIC_HARBOR_CORPUS}", ""]
     out += [f"Tool profile: **{t.profile.describe()}** (tool under test: {t.profile.label}).", ""]
+    out += ["## Run status per arm", ""]
+    shown = [st for st in STATUSES if any(a.counts[st] for a in t.arm_status)] or ["ok"]
+    out += _md_table(
+        ["arm", "runs", *shown, "infra-error rate"],
+        [
+            [a.arm, str(a.runs), *(str(a.counts[st]) for st in shown),
+             DASH if a.infra_error_rate is None else pct1(a.infra_error_rate)]
+            for a in t.arm_status
+        ],
+    )  # fmt: skip
+    left = [f"- {line}" for line in t.left_out()]
+    if left:
+        out += [
+            "",
+            "Left out of the tables below (runs that did not end ok; --include-failed keeps them):",
+        ]
+        out += left
+    out.append("")
     o = t.outcomes
     out += ["## Outcomes per task", ""]
     if o is None:
@@ -293,7 +355,7 @@ def render_trials_markdown(t: TrialSweep) -> str:
             [
                 [m.label, str(m.lower + m.higher + m.tied), str(m.lower), str(m.higher), str(m.tied),
                  _signed(median([x.delta for x in m.tasks if x.delta is not None]),
-                         4 if m.metric == "cost_usd" else 1),
+                         _DELTA_DIGITS.get(m.metric, 1)),
                  DASH if m.test.p_value is None else fix(m.test.p_value, 4)]
                 for m in o.metrics
             ],
@@ -337,6 +399,9 @@ def _row_json(r: Any) -> dict[str, Any]:
         "trial": r.trial,
         "reward": r.reward,
         "passed": r.passed,
+        "outcome_source": r.outcome_source,
+        "status": r.run_status,
+        "status_detail": r.status_detail,
         "tool_calls": r.tool_calls,
         "tool_under_test_calls": r.tool_under_test_calls,
         "read_allocation_efficiency": r.read_allocation_efficiency,
@@ -373,6 +438,17 @@ def trials_json_dict(t: TrialSweep) -> dict[str, Any]:
         "profile": t.profile.to_dict() | {"source": t.profile.source},
         "layout": None if t.layout is None else (t.layout.pattern or t.layout.name),
         "session_rows": [_row_json(r) for r in t.parsed],
+        "include_failed": t.include_failed,
+        "run_status": [
+            {
+                "arm": a.arm,
+                "runs": a.runs,
+                "counts": dict(a.counts),
+                "infra_error_rate": a.infra_error_rate,
+                "left_out": a.left_out,
+            }
+            for a in t.arm_status
+        ],
         "outcomes": outcomes,
         "comparisons": [c.to_dict() for c in t.comparisons],
         "read_allocation": [

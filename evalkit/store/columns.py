@@ -217,7 +217,12 @@ _SESSIONS: tuple[Column, ...] = (
         "run time summed over the result events; <NA> without one",
     ),
     _c("cost_usd", "Float64", "USD", "cost summed over the result events; <NA> without one"),
-    _c("success", "boolean", "flag", "every result event says success; <NA> without one"),
+    _c(
+        "success",
+        "boolean",
+        "flag",
+        "the run ended normally: true only when status is ok, <NA> when it is unknown",
+    ),
     _c(
         "tokens_processed",
         "Float64",
@@ -271,7 +276,7 @@ _SESSIONS: tuple[Column, ...] = (
         "Float64",
         "tokens",
         "generated tokens, reasoning included (Claude Code: result.modelUsage, else "
-        "result.usage; <NA> without a result)",
+        "result.usage; an interactive log: each message's output_tokens once, a lower bound)",
     ),
     _c(
         "reasoning_tokens",
@@ -282,10 +287,28 @@ _SESSIONS: tuple[Column, ...] = (
     ),
     # Other agents (issue 15): Codex CLI and Inspect AI sessions; <NA> for Claude Code.
     _c("model", "string", "label", "the model that served the session (Codex, Inspect)"),
-    _c("turns", "Int64", "count", "user turns, prompts sent (Codex, Inspect)"),
+    _c(
+        "turns",
+        "Int64",
+        "count",
+        "user turns, prompts sent (Claude Code headless: one per segment file; interactive: "
+        "the main thread's user prompts)",
+    ),
     _c("aborted_turns", "Int64", "count", "turns interrupted or failed (Codex)"),
-    _c("reward", "Float64", "score", "the sample's outcome as a number: its first numeric score"),
-    _c("passed", "boolean", "flag", "the sample's outcome as pass/fail: a C/I or true/false score"),
+    _c(
+        "reward",
+        "Float64",
+        "score",
+        "the run's outcome as a number (see outcome_source: a harbor verifier reward, a CSV "
+        "row, an Inspect sample's first numeric score)",
+    ),
+    _c(
+        "passed",
+        "boolean",
+        "flag",
+        "the run's outcome as pass/fail: reward >= the pass threshold, a CSV's passed, an "
+        "Inspect C/I or true/false score",
+    ),
     _c(
         "parent_copy_included",
         "boolean",
@@ -364,6 +387,30 @@ _SESSIONS: tuple[Column, ...] = (
         "tokens",
         "tokens the tool under test's output added to the window",
     ),
+    # Outcomes and run status, every agent and layout (issue 23)
+    _c(
+        "outcome_source",
+        "string",
+        "label",
+        "where reward and passed come from: result.json (a harbor trial's), outcomes-csv "
+        "(--outcomes FILE), inspect-score (the sample's own score), or <NA> (no outcome)",
+    ),
+    _c(
+        "outcome_ref",
+        "string",
+        "label",
+        "the outcome's own place: the result.json relative to the corpus, FILE.csv:line, or "
+        "the scorer of an Inspect score",
+    ),
+    _c(
+        "status",
+        "string",
+        "label",
+        "how the run ended: ok, agent_error, rate_limited, max_turns, timeout, infra_error, "
+        "empty, cancelled, or unknown (the log cannot tell); from the log and, for a harbor "
+        "trial, its result.json",
+    ),
+    _c("status_detail", "string", "text", "why the run has that status, in one line"),
 )
 
 _MODELS: tuple[Column, ...] = (

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -42,6 +43,7 @@ __all__ = [
     "select_runs",
     "arm_figures",
     "compare_arms",
+    "arms_in",
     "read_run",
     "arms_frame",
 ]
@@ -338,6 +340,22 @@ def read_run(
         return None, f"{segments[0]}: input nested too deeply to parse", []
     damage = [(seg.path, d) for seg in session.transcript.segments if (d := seg.damage())]
     return session.figures, "", damage
+
+
+_RUN_FILE = re.compile(r"^run-(?P<label>.+?)(?:-(?P<index>\d+))?\.jsonl\Z", re.S)
+_TURN_FILE = re.compile(r"\.t\d+\.jsonl\Z")
+
+
+def arms_in(directory: str | os.PathLike[str]) -> tuple[str, ...]:
+    """The arm labels whose runs a directory holds (`run-<label>.jsonl`,
+    `run-<label>-<i>.jsonl`), in name order; () when it cannot be listed. evalkit's own
+    help, beside the reference's warning about a label without runs."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return ()
+    labels = {m["label"] for n in names if not _TURN_FILE.search(n) and (m := _RUN_FILE.match(n))}
+    return tuple(sorted(labels))
 
 
 def compare_arms(

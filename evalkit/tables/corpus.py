@@ -126,12 +126,16 @@ def load_corpus(
     engine: str = "local",
     scheduler: object = None,
     format: str | None = None,  # noqa: A002 — the CLI option's name
+    outcomes: str | os.PathLike[str] | None = None,
+    pass_threshold: float = 1.0,
 ) -> Corpus:
     """Load a corpus directory: every session once, its frames, its sweep.
 
     Sessions are discovered exactly as `evalkit sweep` discovers them, parsed in parallel
     (or on a Dask cluster, `engine="dask"`) through the corpus store, and kept once each. See
-    `evalkit.corpus.load.load_corpus_frames` for the arguments (`format` forces one reader).
+    `evalkit.corpus.load.load_corpus_frames` for the arguments (`format` forces one reader;
+    `outcomes` a CSV of rewards joined, with each harbor trial's `result.json`, into the
+    sessions frame's `reward`, `passed` and `outcome_source`).
 
     Returns:
         A `Corpus`: `sessions_df()`, `calls_df()`, `sections_df()`, `files_df()`,
@@ -155,5 +159,7 @@ def load_corpus(
         engine=engine,
         scheduler=scheduler,
         format=format,
+        outcomes=outcomes,
+        pass_threshold=pass_threshold,
     )
     return Corpus(**{f: getattr(loaded, f) for f in loaded.__dataclass_fields__})

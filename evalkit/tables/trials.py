@@ -12,31 +12,45 @@ run of the corpus with the tool profile, joins each run's outcome, and builds:
 
 Every run is a row whatever its explore calls: the baseline sweep's rule that a session needs an
 answered explore call (Decision 4) belongs to explore allocation and is not applied here.
+
+The runs are loaded as `evalkit.load_corpus` loads them (`evalkit.corpus.load.load_corpus_frames`,
+one parse, one store): each run's outcome (`reward`, `passed`, `outcome_source`) and run status
+(`status`, `status_detail`: `evalkit.metrics.status`) are read from the sessions frame, their one
+home. The outcome and cost comparisons (the arm comparison, the outcome table and its cost view,
+read allocation, the arm summary) leave out the runs whose status is not `ok` and count them per
+arm (`left_out`); `include_failed=True` keeps them.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from evalkit.corpus.discover import Discovery, discover
-from evalkit.corpus.layouts import CorpusLayout, detect_layout, discover_layout, parse_layout
-from evalkit.corpus.outcomes import OutcomeJoin, join_outcomes
-from evalkit.corpus.parse import Progress, analyse_payloads
+from evalkit.corpus.discover import HARBOR_NO_TRANSCRIPT, Discovery
+from evalkit.corpus.layouts import CorpusLayout, detect_layout, parse_layout
+from evalkit.corpus.load import LoadedCorpus, load_corpus_frames
+from evalkit.corpus.outcomes import OutcomeJoin
 from evalkit.corpus.records import FileDamage
 from evalkit.errors import UsageError
-from evalkit.formats.profiles import ProfileChoice, ToolProfile, choose_profile, load_profile
+from evalkit.formats.profiles import ToolProfile, load_profile
+from evalkit.metrics.status import STATUSES
 from evalkit.session import RunFigures
-from evalkit.store.keys import store_fingerprint
-from evalkit.store.shards import CorpusStore, default_cache_dir
+from evalkit.store.columns import name_text
 from evalkit.tables.compare import Comparison, arm_figures, select_runs
 from evalkit.tables.outcomes import DEFAULT_PASS_THRESHOLD, OutcomeTable, outcome_table
 
-__all__ = ["TrialRow", "ArmReads", "TrialSweep", "run_trial_sweep", "choose_arms"]
+__all__ = [
+    "TrialRow",
+    "ArmReads",
+    "ArmStatus",
+    "TrialSweep",
+    "run_trial_sweep",
+    "choose_arms",
+]
 
 NO_SUITE = "(no suite)"
 
@@ -50,7 +64,11 @@ class TrialRow:
         suite, task, arm, trial, pass_, repo, run: Labels from the path.
         status: `parsed`, `crash` or `skipped` (not a transcript).
         reason: Why it is not parsed.
-        reward, passed, outcome_source: The joined outcome (None when there is none).
+        reward, passed: The joined outcome (None when there is none), from the sessions frame.
+        outcome_source: Its kind (`result.json`, `outcomes-csv`, `inspect-score`), or None.
+        outcome_ref: Its place: the `result.json` path, or `FILE.csv:line`.
+        run_status, status_detail: How the run ended (`evalkit.metrics.status`: `ok`,
+            `rate_limited`, …), from the sessions frame; None for a file that is not a run.
         tool_calls, tool_under_test_calls: Every tool_use block; the tool under test's.
         read: File-attributed read allocation (`ReadAllocation.to_dict()`), or None.
         cost_usd, tokens, duration_s: The run's cost, tokens (prompt + output) and duration.
@@ -75,6 +93,9 @@ class TrialRow:
     reward: float | None = None
     passed: bool | None = None
     outcome_source: str | None = None
+    outcome_ref: str | None = None
+    run_status: str | None = None
+    status_detail: str | None = None
     tool_calls: int | None = None
     tool_under_test_calls: int | None = None
     read: dict[str, Any] | None = None
@@ -123,8 +144,38 @@ class ArmReads:
 
 
 @dataclass(frozen=True)
+class ArmStatus:
+    """How the runs of one arm ended: runs per status (`STATUSES` order), and how many the
+    comparisons leave out (every status but `ok`, unless `include_failed`)."""
+
+    arm: str
+    runs: int
+    counts: dict[str, int]
+    left_out: int
+
+    @property
+    def infra_error_rate(self) -> float | None:
+        """Runs harbor (or the harness) failed around, as a share of the arm's runs."""
+        return self.counts.get("infra_error", 0) / self.runs if self.runs else None
+
+    def left_out_text(self) -> str | None:
+        """`2 of 3 mcp runs rate_limited, 1 infra_error: left out`, or None when none is."""
+        if not self.left_out:
+            return None
+        parts = [(st, n) for st, n in self.counts.items() if st != "ok" and n]
+        runs = f"{self.left_out} of {self.runs} {self.arm} {'run' if self.runs == 1 else 'runs'}"
+        if len(parts) == 1:
+            return f"{runs} {parts[0][0]}: left out"
+        return f"{runs} left out: " + ", ".join(f"{n} {st}" for st, n in parts)
+
+
+@dataclass(frozen=True)
 class TrialSweep:
-    """The trial sweep of one corpus (see the module docstring)."""
+    """The trial sweep of one corpus (see the module docstring).
+
+    `compared` are the runs the outcome and cost comparisons use: the parsed runs whose status
+    is `ok`, or every parsed run with `include_failed`. `corpus` is the loaded corpus the rows
+    were read from (its frames: `corpus.sessions_df()`)."""
 
     root: Path
     layout: CorpusLayout | None
@@ -142,10 +193,42 @@ class TrialSweep:
     # was given (`LayoutChoice`), for the report's first lines.
     profile_choice: Any = None
     layout_choice: Any = None
+    include_failed: bool = False
+    corpus: LoadedCorpus | None = field(default=None, repr=False, compare=False)
 
     @property
     def parsed(self) -> tuple[TrialRow, ...]:
         return tuple(r for r in self.rows if r.status == "parsed")
+
+    @cached_property
+    def compared(self) -> tuple[TrialRow, ...]:
+        """The runs the outcome and cost comparisons read: status `ok` (every parsed run when
+        `include_failed`)."""
+        if self.include_failed:
+            return self.parsed
+        return tuple(r for r in self.parsed if r.run_status == "ok")
+
+    def status_of(self, rows: Sequence[TrialRow] | None = None) -> tuple[ArmStatus, ...]:
+        """Runs per status, per arm (`arms` order), over `rows` (default: every parsed run)."""
+        rows = self.parsed if rows is None else rows
+        out = []
+        for arm in self.arms:
+            mine = [r for r in rows if r.arm == arm]
+            counts = dict.fromkeys(STATUSES, 0)
+            for r in mine:
+                counts[r.run_status or "unknown"] += 1
+            left = 0 if self.include_failed else sum(1 for r in mine if r.run_status != "ok")
+            out.append(ArmStatus(arm, len(mine), counts, left))
+        return tuple(out)
+
+    @cached_property
+    def arm_status(self) -> tuple[ArmStatus, ...]:
+        """`status_of()` over every parsed run: the run status table and the infra-error rate."""
+        return self.status_of()
+
+    def left_out(self, rows: Sequence[TrialRow] | None = None) -> list[str]:
+        """One line per arm with runs the comparisons leave out (`ArmStatus.left_out_text`)."""
+        return [t for a in self.status_of(rows) if (t := a.left_out_text()) is not None]
 
     @cached_property
     def arms(self) -> tuple[str, ...]:
@@ -158,7 +241,13 @@ class TrialSweep:
         """The paired outcome table, or None without two arms to compare."""
         if self.baseline is None or self.candidate is None:
             return None
-        runs = [r.outcome_row() for r in self.parsed]
+        # A run left out still names its task, without an outcome or a cost: a task whose runs
+        # all failed is incomplete, never a tie of two failures.
+        kept = set(map(id, self.compared))
+        runs = [
+            r.outcome_row() if id(r) in kept else {**r.outcome_row(), **_NOTHING}
+            for r in self.parsed
+        ]
         if len({r.suite for r in self.parsed}) > 1:  # the same task name in two suites is two tasks
             for run, r in zip(runs, self.parsed, strict=True):
                 if r.task is not None:
@@ -181,6 +270,8 @@ class TrialSweep:
                 if not runs:
                     missing.append(label)
                     continue
+                if not self.include_failed:  # a crash is listed as the block lists it
+                    runs = [r for r in runs if r.status != "parsed" or r.run_status == "ok"]
                 read = [(r.trial or r.log, r.figures) for r in runs if r.figures is not None]
                 crashed = [(r.trial or r.log, r.reason or "") for r in runs if r.status == "crash"]
                 kept, dropped = select_runs(read, self.exclude)  # type: ignore[arg-type]
@@ -193,7 +284,7 @@ class TrialSweep:
         """Read allocation pooled per arm."""
         out = []
         for arm in self.arms:
-            runs = [r for r in self.parsed if r.arm == arm]
+            runs = [r for r in self.compared if r.arm == arm]
             reads = [r.read for r in runs if r.read is not None]
             out.append(
                 ArmReads(
@@ -232,8 +323,8 @@ class TrialSweep:
         import pandas as pd
 
         cols = [
-            "log", "suite", "task", "arm", "trial", "status", "reward", "passed",
-            "tool_calls", "tool_under_test_calls", "read_allocation_efficiency",
+            "log", "suite", "task", "arm", "trial", "status", "run_status", "reward", "passed",
+            "outcome_source", "tool_calls", "tool_under_test_calls", "read_allocation_efficiency",
             "cost_usd", "tokens", "duration_s",
         ]  # fmt: skip
         rows = [
@@ -245,7 +336,8 @@ class TrialSweep:
 
     def arm_summary_frame(self):
         """One row per arm: runs, pass rate, and the median run's cost, tokens, duration, tool
-        calls and tool-under-test calls (medians by the one quantile rule, Decision 2)."""
+        calls and tool-under-test calls (medians by the one quantile rule, Decision 2), over the
+        runs compared (`compared`); then the runs left out and the infra-error rate."""
         import pandas as pd
 
         from evalkit.tables.quantile import median
@@ -256,10 +348,11 @@ class TrialSweep:
 
         cols = ["arm", "runs", "with_outcome", "passed", "mean_reward", "median_cost_usd"]
         cols += ["median_tokens", "median_duration_s", "median_tool_calls"]
-        cols += ["median_tool_under_test_calls"]
+        cols += ["median_tool_under_test_calls", "left_out", "infra_error_rate"]
+        status = {a.arm: a for a in self.arm_status}
         rows = []
         for arm in self.arms:
-            runs = [r for r in self.parsed if r.arm == arm]
+            runs = [r for r in self.compared if r.arm == arm]
             rewards = [r.reward for r in runs if r.reward is not None]
             rows.append(
                 {
@@ -273,16 +366,32 @@ class TrialSweep:
                     "median_duration_s": med([r.duration_s for r in runs]),
                     "median_tool_calls": med([r.tool_calls for r in runs]),
                     "median_tool_under_test_calls": med([r.tool_under_test_calls for r in runs]),
+                    "left_out": status[arm].left_out,
+                    "infra_error_rate": status[arm].infra_error_rate,
                 }
             )
         return pd.DataFrame(rows, columns=cols)
 
+    def status_frame(self):
+        """One row per arm: runs, runs per status, the infra-error rate, runs left out."""
+        import pandas as pd
+
+        cols = ["arm", "runs", *STATUSES, "infra_error_rate", "left_out"]
+        rows = [
+            {"arm": a.arm, "runs": a.runs, **a.counts, "infra_error_rate": a.infra_error_rate}
+            | {"left_out": a.left_out}
+            for a in self.arm_status
+        ]
+        return pd.DataFrame(rows, columns=cols)
+
     def reads_frame(self):
-        """One row per arm: read allocation pooled, chars charged, cited and unattributed."""
+        """One row per arm: read allocation pooled, chars charged, cited and unattributed, and
+        the runs left out (not ok)."""
         import pandas as pd
 
         cols = ["arm", "runs", "runs_with_reads", "read_allocation_pooled", "attributed_chars"]
-        cols += ["cited_chars", "unattributed_chars"]
+        cols += ["cited_chars", "unattributed_chars", "left_out"]
+        left = {a.arm: a.left_out for a in self.arm_status}
         rows = [
             {
                 "arm": a.arm,
@@ -292,10 +401,14 @@ class TrialSweep:
                 "attributed_chars": a.attributed_chars,
                 "cited_chars": a.cited_chars,
                 "unattributed_chars": a.unattributed_chars,
+                "left_out": left.get(a.arm, 0),
             }
             for a in self.reads
         ]
         return pd.DataFrame(rows, columns=cols)
+
+
+_NOTHING = dict.fromkeys(("reward", "passed", "cost_usd", "tokens", "duration_s", "tool_calls"))
 
 
 def _group(r: TrialRow) -> str:
@@ -327,8 +440,18 @@ def choose_arms(found: Sequence[str], asked: Sequence[str] | None) -> tuple[str 
     return (ordered[0] if ordered else None), None
 
 
-def _row(ref: Any, log: str, status: str, p: dict[str, Any], run: Any, o: Any, **labels: Any):
-    """One `TrialRow` from a session's labels, its payload and run, and its joined outcome."""
+def _row(
+    ref: Any,
+    log: str,
+    rec: Any,
+    status: str,
+    reason: str | None,
+    run: Any,
+    got: dict[str, Any],
+    **labels: Any,
+) -> TrialRow:
+    """One `TrialRow` from a session's labels, its record and run, and its frame row's outcome
+    and status (`got`: the sessions frame's values, the one home of outcomes and status)."""
     return TrialRow(
         log=log,
         suite=ref.suite,
@@ -339,10 +462,13 @@ def _row(ref: Any, log: str, status: str, p: dict[str, Any], run: Any, o: Any, *
         repo=ref.repo,
         run=ref.run,
         status=status,
-        reason=None if status == "parsed" else p.get("reason"),
-        reward=o.reward if o else labels.get("reward"),
-        passed=o.passed if o else labels.get("passed"),
-        outcome_source=o.source if o else labels.get("outcome_source"),
+        reason=None if status == "parsed" else reason,
+        reward=got["reward"],
+        passed=got["passed"],
+        outcome_source=got["outcome_source"],
+        outcome_ref=got["outcome_ref"],
+        run_status=got["status"] if status == "parsed" else None,
+        status_detail=got["status_detail"] if status == "parsed" else None,
         tool_calls=run["tool_calls"] if run else None,
         tool_under_test_calls=run["tool_under_test_calls"] if run else None,
         read=run["read_allocation"] if run else None,
@@ -351,17 +477,16 @@ def _row(ref: Any, log: str, status: str, p: dict[str, Any], run: Any, o: Any, *
         duration_s=run["duration_s"] if run else None,
         figures=RunFigures.from_payload(run["figures"]) if run else None,
         other_types=tuple(run["other_types"].items()) if run else (),
-        damage=tuple((d[0], d[1]) for d in p.get("damage", ())),
-        damage_counts=tuple(FileDamage(*d) for d in p.get("damage", ())),
+        damage=rec.damage,
+        damage_counts=rec.damage_counts,
     )
 
 
-def _agent_rows(ref: Any, p: dict[str, Any], join: OutcomeJoin, threshold: float) -> list[TrialRow]:
+def _agent_rows(ref: Any, rec: Any, runs: list[dict[str, Any]], frame_values) -> list[TrialRow]:
     """The runs of a Codex, Inspect or ATIF file (issue 23): one per session. An Inspect log's
     samples are runs of their own (`<file>#<sample>:<epoch>`), the sample its task where the
-    path names none, its score the outcome where no result file or outcomes CSV gives one."""
-    runs = p["runs"]
-    o = join.outcomes.get(ref.log)
+    path names none; outcome and status are the sessions frame's for each session's log (an
+    Inspect score is the outcome there where no result file or outcomes CSV gives one)."""
     out = []
     for r in runs:
         labels: dict[str, Any] = {}
@@ -369,13 +494,9 @@ def _agent_rows(ref: Any, p: dict[str, Any], join: OutcomeJoin, threshold: float
             labels["trial"] = r["log"].rpartition("#")[2]
             if ref.task is None:
                 labels["task"] = str(r["sample"])
-        if o is None and (r["reward"] is not None or r["passed"] is not None):
-            passed = r["passed"]
-            if passed is None and r["reward"] is not None:
-                passed = r["reward"] >= threshold
-            labels |= {"reward": r["reward"], "passed": passed}
-            labels["outcome_source"] = "inspect-score"
-        out.append(_row(ref, r["log"], "parsed", p, r["run"], o, **labels))
+        out.append(
+            _row(ref, r["log"], rec, "parsed", None, r["run"], frame_values(r["log"]), **labels)
+        )
     return out
 
 
@@ -392,8 +513,9 @@ def run_trial_sweep(
     cache_dir: str | os.PathLike[str] | None = None,
     jobs: int | None = None,
     progress: bool | None = False,
+    include_failed: bool = False,
 ) -> TrialSweep:
-    """Discover (by `layout`, else the harness's rules), parse with `profile`, join outcomes.
+    """Load the corpus (by `layout`, else the harness's rules) with `profile`, outcomes joined.
 
     Args:
         root: The corpus directory.
@@ -407,6 +529,7 @@ def run_trial_sweep(
         arms: `(baseline, candidate)` for the outcome table (default: see `choose_arms`).
         exclude: Run-hygiene rules for the arm comparison (`evalkit.tables.compare`).
         cache, cache_dir, jobs, progress: As for `run_sweep`.
+        include_failed: Keep the runs whose status is not `ok` in the comparisons.
 
     Raises:
         UsageError: The directory, layout, profile, outcomes file or arms are not usable.
@@ -418,65 +541,62 @@ def run_trial_sweep(
     spec = parse_layout(layout)
     prof = load_profile(profile)
     root = Path(root)
-    found = discover_layout(root, spec) if spec is not None else discover(root)
+    corpus = load_corpus_frames(
+        root,
+        layout=spec,
+        profile=profile,
+        outcomes=outcomes,
+        pass_threshold=pass_threshold,
+        cache=cache,
+        cache_dir=cache_dir,
+        jobs=jobs,
+        progress=progress,
+        keep_runs=True,
+    )
+    choice = corpus.profile_choice
+    prof = choice.profile if choice is not None else prof
+    found = corpus.discovery
+    frame = corpus.tables["sessions"]
+    cols = ["reward", "passed", "outcome_source", "outcome_ref", "status", "status_detail"]
+    at = {log: i for i, log in enumerate(frame["log"].tolist())}
+    values = {c: frame[c].astype(object).where(frame[c].notna(), None).tolist() for c in cols}
 
-    def parse(prof: ToolProfile) -> tuple[CorpusStore, list[Any]]:
-        store = CorpusStore(
-            (cache_dir or default_cache_dir()) if cache else None,
-            root,
-            fingerprint=store_fingerprint(profile=prof.fingerprint()),
-        )
-        bar = None if progress is False else Progress(len(found.sessions), enabled=progress)
-        return store, analyse_payloads(
-            root, found.sessions, cache=store, jobs=jobs, progress=bar, profile=prof
-        )
+    def frame_values(log: str) -> dict[str, Any]:
+        i = at.get(name_text(log))
+        return {c: values[c][i] if i is not None else None for c in cols}
 
-    store, payloads = parse(prof)
-    if profile is None:
-        # No profile given: chosen from the tools the runs call (read with the default first);
-        # runs whose tool under test is not codegraph's are read again with their profile.
-        names = [p["run"].get("tool_names", []) for p in payloads if p.get("run")]
-        choice = choose_profile(names)
-        if choice.profile != prof:
-            prof = choice.profile
-            store, payloads = parse(prof)
-    else:
-        choice = ProfileChoice(prof, "given", detected=False)
-    join = join_outcomes(root, found.sessions, csv_path=outcomes, threshold=pass_threshold)
     rows = []
-    for ref, p in zip(found.sessions, payloads, strict=True):
-        if p["status"] != "crash" and p.get("runs") is not None:  # Codex, Inspect, ATIF
-            rows.extend(_agent_rows(ref, p, join, pass_threshold))
+    for ref, rec in zip(found.sessions, corpus.records, strict=True):
+        run = corpus.runs.get(ref.log)
+        if run is not None and "agent_runs" in run:  # Codex, Inspect, ATIF: a run per session
+            rows.extend(_agent_rows(ref, rec, run["agent_runs"], frame_values))
             continue
-        run = p.get("run")
-        status = (
-            "crash"
-            if p["status"] == "crash"
-            else "skipped"
-            if p["status"] == "skipped"
-            else "parsed"
-        )
-        if status == "parsed" and run is None and p.get("agent"):  # read without a profile
-            status = "skipped"
-        elif status == "parsed" and run is None:  # an interactive log: no trial figures
-            status, p = "skipped", {**p, "reason": "interactive log: not a trial run"}
-        o = join.outcomes.get(ref.log)
-        rows.append(_row(ref, ref.log, status, p, run, o))
+        status = rec.status if rec.status in ("crash", "skipped") else "parsed"
+        reason = rec.reason
+        if status == "parsed" and run is None and ref.format != HARBOR_NO_TRANSCRIPT:
+            if rec.agent != "claude-code":  # another agent's file read without a profile
+                status = "skipped"
+            else:  # an interactive log: no trial figures
+                status, reason = "skipped", "interactive log: not a trial run"
+        rows.append(_row(ref, ref.log, rec, status, reason, run, frame_values(ref.log)))
     arm_names = sorted({r.arm for r in rows if r.arm is not None and r.status == "parsed"})
     baseline, candidate = choose_arms(arm_names, arms)
+    assert corpus.outcomes is not None
     return TrialSweep(
         root=root,
         layout=spec,
         profile=prof,
         discovery=found,
         rows=tuple(rows),
-        join=join,
+        join=corpus.outcomes,
         baseline=baseline,
         candidate=candidate,
         pass_threshold=pass_threshold,
         exclude=tuple(exclude),
-        cache_hits=store.hits,
-        cache_misses=store.misses,
         profile_choice=choice,
         layout_choice=layout_choice,
+        cache_hits=corpus.cache_hits,
+        cache_misses=corpus.cache_misses,
+        include_failed=include_failed,
+        corpus=corpus,
     )

@@ -148,6 +148,7 @@ def read_exec_json(path: str | os.PathLike[str]) -> AgentSession:
     calls: list[tuple[str | None, str, Any, str, bool, int | None]] = []
     answer: str | None = None
     stream_errors = 0
+    errors: list[str] = []  # their messages, for the run status (`evalkit.metrics.status`)
     for event in events:
         etype = event["type"]
         if etype in ("thread.started", "session.created"):
@@ -161,8 +162,10 @@ def read_exec_json(path: str | os.PathLike[str]) -> AgentSession:
                 usage = event["usage"]
         elif etype == "turn.failed":
             failed_turns += 1
+            errors.append(_error_text(event.get("error")) or "turn.failed")
         elif etype == "error":
             stream_errors += 1
+            errors.append(_error_text(event) or "error")
         else:
             item = event.get("item")
             if not isinstance(item, dict):
@@ -254,5 +257,12 @@ def read_exec_json(path: str | os.PathLike[str]) -> AgentSession:
             too_long=account.too_long,
             bad_type=account.bad_type,
         ),
-        extra={"failed_turns": failed_turns, "stream_errors": stream_errors},
+        extra={"failed_turns": failed_turns, "stream_errors": stream_errors, "errors": errors},
     )
+
+
+def _error_text(x: Any) -> str | None:
+    """The `message` of an `error` event or a `turn.failed` event's `error` object."""
+    if isinstance(x, dict) and isinstance(x.get("message"), str):
+        return x["message"]
+    return None

@@ -236,6 +236,11 @@ def read_rollout(path: str | os.PathLike[str], *, parent: str | None = None) -> 
     completes: list[tuple[int, Any]] = []
     turn_ids: list[str] = []
     turn_contexts = task_started = prompts = aborted = compacted = compacted_events = 0
+    # For the run status (`evalkit.metrics.status`): how the last turn ended, error events,
+    # and a reached rate limit (agent-formats §1.7).
+    last_turn: str | None = None
+    errors: list[str] = []
+    rate_limit_reached: str | None = None
     reasoning = 0
     first_prompt: str | None = None
     model: str | None = None
@@ -260,6 +265,10 @@ def read_rollout(path: str | os.PathLike[str], *, parent: str | None = None) -> 
             continue
         ptype = payload.get("type")
         if kind == "event_msg" and ptype == "token_count":
+            limits = payload.get("rate_limits")
+            if own and isinstance(limits, dict):
+                reached = limits.get("rate_limit_reached_type")
+                rate_limit_reached = reached if isinstance(reached, str) and reached else None
             info = payload.get("info")
             if not isinstance(info, dict):
                 continue
@@ -305,8 +314,12 @@ def read_rollout(path: str | os.PathLike[str], *, parent: str | None = None) -> 
                 task_started += 1
             elif ptype in ("task_complete", "turn_complete"):
                 completes.append((index, payload.get("last_agent_message")))
+                last_turn = "complete"
             elif ptype == "turn_aborted":
                 aborted += 1
+                last_turn = f"aborted:{_str(payload.get('reason')) or ''}"
+            elif ptype in ("error", "stream_error"):
+                errors.append(_str(payload.get("message")) or ptype)
             elif ptype == "context_compacted":
                 compacted_events += 1
             elif ptype == "user_message" and payload.get("kind") not in _NOT_A_PROMPT:
@@ -473,6 +486,9 @@ def read_rollout(path: str | os.PathLike[str], *, parent: str | None = None) -> 
             "reasoning_items": reasoning,
             "prompt": first_prompt,
             "totals_agree": reported_total is None or reported_total == ledger_total,
+            "last_turn": last_turn,
+            "errors": errors,
+            "rate_limit_reached": rate_limit_reached,
         },
     )
 
