@@ -436,3 +436,33 @@ def test_a_stored_trial_sweep_output_is_keyed_by_include_failed(failures, tmp_pa
         assert main([*argv, *extra, "-j", "1"]) == 0
         outs.append(capsys.readouterr().out)
     assert "left out" in outs[0] and "left out" not in outs[1] and outs[2] == outs[0]
+
+
+def test_inspect_scores_are_outcomes_and_a_csv_names_a_sample(tmp_path):
+    from evalkit.formats.inspect.logs import inspect_available
+    from tests.agent_builders import two_sample_log
+
+    if not inspect_available():
+        pytest.skip(
+            'reading Inspect AI logs needs the optional extra: pip install "evalkit[inspect]"'
+        )
+    (tmp_path / "c").mkdir()
+    two_sample_log(tmp_path / "c" / "log.eval")
+    df = evalkit.load_corpus(tmp_path / "c", cache=False).sessions_df().set_index("log")
+    first = df.loc["log.eval#q-001:1"]
+    assert (first["reward"], first["passed"], first["outcome_source"]) == (
+        0.75,
+        True,
+        "inspect-score",
+    )
+    assert first["outcome_ref"] == "reward, match" and first["status"] == "ok"
+    (tmp_path / "o.csv").write_text("log,reward\nlog.eval#q-002:1,1.0\n")
+    joined = sessions_df_of(tmp_path / "c", None, tmp_path / "o.csv").set_index("log")
+    second = joined.loc["log.eval#q-002:1"]
+    assert (second["reward"], second["passed"], second["outcome_source"]) == (
+        1.0,
+        True,
+        "outcomes-csv",
+    )
+    assert second["outcome_ref"] == "o.csv:2"
+    assert joined.loc["log.eval#q-001:1", "outcome_source"] == "inspect-score"
