@@ -152,6 +152,22 @@ def _walk(root: Path, entries: list[FileEntry]) -> list[tuple[str, ...]]:
     return files
 
 
+def _trial_ref(tdir: tuple[str, ...], log: str, outcome: str | None, fmt: str | None) -> SessionRef:
+    """A harbor trial's session: `<suite>/<arm>/<task>/<trial>/…` named by its folders."""
+    return SessionRef(
+        log=log,
+        segments=(log,),
+        arm=tdir[-3] if len(tdir) >= 3 else None,
+        run=tdir[-1],
+        layout="harbor",
+        suite=tdir[-4] if len(tdir) >= 4 else None,
+        task=tdir[-2] if len(tdir) >= 2 else None,
+        trial=tdir[-1],
+        outcome=outcome,
+        format=fmt,
+    )
+
+
 def _harbor(
     files: list[tuple[str, ...]], entries: list[FileEntry], root: Path | None = None
 ) -> list[SessionRef]:
@@ -175,20 +191,8 @@ def _harbor(
         if atif and outcome not in present:
             del trials[tdir]  # a trajectory alone is not a trial (§4.7: result.json and agent/)
             continue
-        sessions.append(
-            SessionRef(
-                log=log,
-                segments=(log,),
-                arm=tdir[-3] if len(tdir) >= 3 else None,
-                run=tdir[-1],
-                layout="harbor",
-                suite=tdir[-4] if len(tdir) >= 4 else None,
-                task=tdir[-2] if len(tdir) >= 2 else None,
-                trial=tdir[-1],
-                outcome="/".join(outcome) if outcome in present else None,
-                format="atif" if atif else None,
-            )
-        )
+        found = "/".join(outcome) if outcome in present else None
+        sessions.append(_trial_ref(tdir, log, found, "atif" if atif else None))
     # §4.7: a directory holding result.json and agent/ (or harbor's exception.txt or
     # trial.log) is a trial even without a transcript: a run harbor failed around, which wrote
     # none. It is a session of its own, named by its result.json, whose status is infra_error
@@ -214,20 +218,7 @@ def _harbor(
     for tdir in sorted(agentless):
         log = "/".join((*tdir, "result.json"))
         trials[tdir] = log
-        sessions.append(
-            SessionRef(
-                log=log,
-                segments=(log,),
-                arm=tdir[-3] if len(tdir) >= 3 else None,
-                run=tdir[-1],
-                layout="harbor",
-                suite=tdir[-4] if len(tdir) >= 4 else None,
-                task=tdir[-2] if len(tdir) >= 2 else None,
-                trial=tdir[-1],
-                outcome=log,
-                format=HARBOR_NO_TRANSCRIPT,
-            )
-        )
+        sessions.append(_trial_ref(tdir, log, log, HARBOR_NO_TRANSCRIPT))
     for parts in files:
         rel = "/".join(parts)
         owner = next((parts[:k] for k in range(len(parts) - 1, 0, -1) if parts[:k] in trials), None)
