@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import evalkit
 from evalkit.cli import main
 from evalkit.outputs.html.pages import PREVIEW_CHARS, session_file
 from evalkit.outputs.html.site import ReportOptions, write_report
@@ -80,7 +81,7 @@ def test_index_holds_the_corpus_line_tables_figures_and_every_file(report):
 
 
 def test_session_page_shows_the_timeline_and_the_row(report):
-    _, out, _ = report
+    root, out, _ = report
     page = (out / session_file("p1/ab-demo/run-baseline-1.jsonl")).read_text(encoding="utf-8")
     assert 'id="call-1"' in page and 'id="call-4"' in page
     assert 'id="sec-1-1"' in page and "cited by path" in page
@@ -88,7 +89,11 @@ def test_session_page_shows_the_timeline_and_the_row(report):
     assert 'href="#sec-1-1">src/app.js</a>' in page
     assert "subagent thread started by call #2" in page
     assert "context compacted" in page
-    assert "<dt>status</dt><dd>parsed</dd>" in page
+    # The run status is the sessions frame's (how the run ended), as every page shows it.
+    frame = evalkit.load_corpus(root, cache=False, jobs=1).sessions_df().set_index("log")
+    status = frame.loc["p1/ab-demo/run-baseline-1.jsonl", "status"]
+    assert status in ("ok", "agent_error", "unknown")
+    assert f"<dt>status</dt><dd>{status}</dd>" in page
     assert "<dt>arm</dt><dd>baseline</dd>" in page
 
 

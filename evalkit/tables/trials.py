@@ -544,7 +544,7 @@ def run_trial_sweep(
     corpus = load_corpus_frames(
         root,
         layout=spec,
-        profile=profile,
+        profile=prof if profile is not None else None,  # read once (a pipe reads only once)
         outcomes=outcomes,
         pass_threshold=pass_threshold,
         cache=cache,
