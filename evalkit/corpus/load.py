@@ -823,46 +823,32 @@ def export_corpus(
     Raises:
         UsageError: As `load_corpus_frames` and `FrameWriter`.
     """
-    if layout is None and os.path.isdir(path) and (lc := detect_layout(path)) is not None:
-        layout = lc.layout  # a harbor tree, as `load_corpus_frames` reads it (issue 23)
-    loader = _Loader(path, layout, profile, jobs, cache, cache_dir, verify, engine)
-    again = None
-    if profile is None:  # the profile is chosen as `load_corpus_frames` chooses it
-        again = lambda prof: _Loader(path, layout, prof, jobs, cache, cache_dir, verify, engine)  # noqa: E731
-    join = (outcomes, pass_threshold)
-    if engine != "dask":
-        return _export(loader, out, fmt, jobs, progress, None, again, join)
-    from evalkit.corpus.parse.dask_cluster import client_for
-
-    with client_for(scheduler, jobs or os.cpu_count() or 1) as client:
-        return _export(loader, out, fmt, jobs, progress, client, again, join)
-
-
-def _export(
-    loader: _Loader, out, fmt: str, jobs, progress, scheduler, again=None, join=(None, 1.0)
-) -> Exported:
-    writer = FrameWriter(out, fmt)
+    writer = FrameWriter(out, fmt)  # OUT is checked before anything is read
+    load = dict(
+        layout=layout,
+        jobs=jobs,
+        cache=cache,
+        cache_dir=cache_dir,
+        progress=progress,
+        profile=profile,
+        verify=verify,
+        engine=engine,
+        outcomes=outcomes,
+        pass_threshold=pass_threshold,
+    )
     try:
-        bar = None if progress is False else Progress(len(loader.wanted), enabled=progress)
-        _, parts, _ = _gather(loader, loader.found.sessions, jobs, bar, scheduler)
-        loader.store.finish(loader.wanted)
-        built: dict[str, pd.DataFrame] = {}  # a frame already joined (joining lets pieces go)
-        if again is not None:
-            built["tool_calls"] = parts.frame("tool_calls")
-            choice = choose_profile(_tool_names(built))
-            if choice.profile != CODEGRAPH:
-                built.clear()
-                loader = again(choice.profile)
-                _, parts, _ = _gather(loader, loader.found.sessions, jobs, None, scheduler)
-                loader.store.finish(loader.wanted)
-        errors = parts.errors()
+        if engine != "dask":
+            corpus = load_corpus_frames(path, scheduler=scheduler, **load)
+        else:
+            from evalkit.corpus.parse.dask_cluster import client_for
+
+            with client_for(scheduler, jobs or os.cpu_count() or 1) as client:  # one cluster
+                corpus = load_corpus_frames(path, scheduler=client, **load)
         for name in FRAME_NAMES:
-            df = built.pop(name) if name in built else parts.frame(name)
-            if name == "sessions":
-                _join(loader, {"sessions": df}, *join)
+            df = corpus.tables.pop(name)  # each frame let go once written
             for k in range(0, len(df), CHUNK_ROWS):
                 writer.add_frame(name, df.iloc[k : k + CHUNK_ROWS].reset_index(drop=True))
-            del df  # each frame let go once written
-        return Exported(writer.close(), tuple(errors), dict(writer.rows))
+            del df
+        return Exported(writer.close(), corpus.errors, dict(writer.rows))
     finally:
         writer.abort()
