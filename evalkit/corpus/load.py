@@ -329,7 +329,13 @@ def _tool_names(tables: dict[str, Any]) -> list[list[str]]:
     calls = tables.get("tool_calls")
     if calls is None or calls.empty:
         return []
-    return [list(g.dropna()) for _, g in calls.groupby("log", sort=True)["name"]]
+    # Whole columns at once: each session's distinct names (all `choose_profile` reads), and
+    # an empty list for a session whose calls have no name (it still counts as a session).
+    named = calls[["log", "name"]].dropna().drop_duplicates()
+    by_log: dict[str, list[str]] = {}
+    for log, name in zip(named["log"].tolist(), named["name"].tolist(), strict=True):
+        by_log.setdefault(log, []).append(name)
+    return [*by_log.values()] + [[]] * (calls["log"].nunique() - len(by_log))
 
 
 def _load_frames(
