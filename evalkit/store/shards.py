@@ -566,9 +566,10 @@ class _Row:
 
 
 @contextlib.contextmanager
-def _no_gc() -> Iterator[None]:
-    """The cyclic garbage collector paused: reading a store makes many objects, all kept and
-    none in a cycle, so every collection meanwhile would walk the heap for nothing."""
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused: reading a store (or loading a corpus) makes many
+    objects, all kept and none in a cycle, so every collection meanwhile would walk the heap
+    for nothing."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -701,7 +702,7 @@ class CorpusStore:
         if self._rows is None:
             self._rows = {}
             if self.directory is not None:
-                with _no_gc():
+                with gc_paused():
                     for name in self._shard_names():
                         rows = self._read_shard(name)
                         if rows is None:
@@ -749,7 +750,7 @@ class CorpusStore:
                 open_[ref.log] = [*j, i] if type(j) is list else [j, i]
         seen: dict[int, tuple[tuple[str, ...], list[str], tuple[Any, ...]]] = {}
         for name in reversed(self._shard_names()):
-            with _no_gc():
+            with gc_paused():
                 rows = self._read_shard(name)
             if rows is None:
                 continue
@@ -812,7 +813,9 @@ class CorpusStore:
         if payload["status"] in ("crash", "skipped") or "rows_error" in payload:
             return True
         where = payload.get("frames")
-        return where is not None and not any(
+        if where is None:
+            return False
+        return not self._refused_frames or not any(
             file_name(frame, ref[0]) in self._refused_frames for frame, ref in where.items()
         )
 
