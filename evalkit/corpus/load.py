@@ -422,7 +422,12 @@ def _gather(
     at = {ref.log: i for i, ref in enumerate(refs)}
     records: list[SessionRecord | None] = [None] * len(refs)
     parts = _FrameParts()
+    store = loader.store
     stored: list[tuple[int, SessionRef, dict[str, list[Any]]]] = []
+    hits: set[str] = set()  # the stored sessions' logs
+    # Parsed sessions whose rows the store writes as frame files: read back from the tables it
+    # wrote, as a stored session's are (one columnar build of every row, issue 22).
+    fresh: list[tuple[int, SessionRef]] = []
 
     def keep(ref: SessionRef, payload: dict[str, Any]) -> None:
         # Each payload is let go once its record and frame rows are taken (issue 16).
@@ -434,6 +439,9 @@ def _gather(
             runs[ref.log] = {"agent_runs": payload["runs"]}
         if "rows" not in payload and "frames" in payload:
             stored.append((i, ref, payload["frames"]))
+            hits.add(ref.log)
+        elif "rows" in payload and store.takes_rows(ref.log):
+            fresh.append((i, ref))
         else:
             parts.add(i, ref, payload)
 
@@ -443,13 +451,25 @@ def _gather(
             keep(ref, loader.skip(ref))
     loader.payloads([r for r in refs if r.log in wanted], jobs, bar, scheduler, keep=keep)
     again = 0
-    while stored:
-        redo = _add_stored(loader.store, stored, parts)
+    while stored or fresh:
+        if fresh:
+            store.flush()  # the frame files of every parsed session written
+            for i, ref in fresh:
+                where, rows = store.written_frames(ref.log)
+                if where is not None:
+                    stored.append((i, ref, where))
+                else:  # could not be written: built from the rows themselves
+                    parts.add(i, ref, {"status": "parsed", "rows": rows})
+            fresh = []
+        redo = _add_stored(store, stored, parts)
         stored = []
         if not redo:
             break
-        again += len(redo)  # counted as hits, then parsed: their frame files were bad
+        # Counted as hits, then parsed: their frame files were bad.
+        again += sum(ref.log in hits for ref in redo)
+        hits -= {ref.log for ref in redo}
         loader.payloads(redo, jobs, None, scheduler, keep=keep)
+    store.forget_written()
     return records, parts, again
 
 
@@ -469,7 +489,9 @@ def _add_stored(
         for frame, (hex_, _, _) in where.items():
             got = tables.setdefault(frame, {})
             if hex_ not in got and file_name(frame, hex_) not in refused:
-                table = read_frame_file(store.directory, frame, hex_)  # type: ignore[arg-type]
+                table = store.written_table(frame, hex_)
+                if table is None:
+                    table = read_frame_file(store.directory, frame, hex_)  # type: ignore[arg-type]
                 if table is None:
                     refused.add(file_name(frame, hex_))
                 else:

@@ -73,11 +73,14 @@ def _schema(frame: str) -> Any:
 def write_frame_files(
     directory: str | os.PathLike[str],
     sessions: Sequence[tuple[str, dict[str, list[dict[str, Any]]]]],
+    written: dict[tuple[str, str], Any] | None = None,
 ) -> dict[str, FrameRef] | None:
     """Write each frame's rows of `sessions` (`(log, rows by frame)`, in order) as one file.
 
     Returns each session's `FrameRef` (a session with no row of a frame has no entry for it),
     or None when a file could not be written (the sessions are then stored without frames).
+    `written`, a dict, also gets each file's table by `(frame, hex)`: the very table
+    `read_frame_file` reads back, so the run that wrote it need not read it.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -101,12 +104,15 @@ def write_frame_files(
         df.insert(0, _OWN, own)
         df.insert(0, _LOG, build_columns([IDENTITY[0]], [{"log": x} for x in logs])["log"])
         table = pa.Table.from_pandas(df, schema=_schema(frame), preserve_index=False)
+        table = table.replace_schema_metadata(None)
         sink = pa.BufferOutputStream()
-        pq.write_table(table.replace_schema_metadata(None), sink)
+        pq.write_table(table, sink)
         data = sink.getvalue().to_pybytes()
         hex_ = hashlib.sha256(data).hexdigest()[:32]
         if not _put(directory, file_name(frame, hex_), data):
             return None
+        if written is not None:
+            written[frame, hex_] = table
         for log, start, n in spans:
             refs[log][frame] = [hex_, start, n]
     return refs

@@ -622,6 +622,13 @@ class CorpusStore:
         # Frame rows of pending sessions, (index into `_pending`, log, rows by frame).
         self._pending_frames: list[tuple[int, str, dict[str, list[dict[str, Any]]]]] = []
         self._refused_frames: set[str] = set()  # frame files found damaged: their rows miss
+        # This run's frame rows (the loader's parses): the sessions whose rows `put` took, each
+        # one's `FrameRef` once its frame files are written, or its rows handed back when they
+        # could not be; and the tables written, so the loader reads them without the files.
+        self._taken: set[str] = set()
+        self._written_refs: dict[str, dict[str, list[Any]]] = {}
+        self._unwritten: dict[str, dict[str, list[dict[str, Any]]]] = {}
+        self._written_tables: dict[tuple[str, str], Any] = {}
         self._frame_files_seen: set[str] = set()  # named by a row read or written this run
         self._read_all = False  # every shard was read (so unnamed frame files can go)
 
@@ -819,6 +826,27 @@ class CorpusStore:
             file_name(frame, ref[0]) in self._refused_frames for frame, ref in where.items()
         )
 
+    def takes_rows(self, log: str) -> bool:
+        """Whether `put` took this session's frame rows, to store them as frame files: once
+        `flush`ed, `written_frames` gives where they are (or the rows back)."""
+        return log in self._taken
+
+    def written_frames(self, log: str) -> tuple[dict[str, list[Any]] | None, Any]:
+        """After `flush`: a session's `FrameRef` whose rows this run wrote, or (None, its rows
+        by frame) when they could not be written (nothing is kept of it after this call)."""
+        self._taken.discard(log)
+        if log in self._written_refs:
+            return self._written_refs.pop(log), None
+        return None, self._unwritten.pop(log)
+
+    def written_table(self, frame: str, hex_: str) -> Any:
+        """The table of a frame file this run wrote (as `read_frame_file` reads it), or None."""
+        return self._written_tables.get((frame, hex_))
+
+    def forget_written(self) -> None:
+        """Let go of the tables this run wrote (the loader has read them)."""
+        self._written_tables = {}
+
     def refuse_frames(self, names: Iterable[str]) -> None:
         """Frame files found missing or damaged (`frame_files.read_frame_file`): a row naming
         one is a miss from now on, and the file, if it is a regular file, is removed."""
@@ -871,6 +899,7 @@ class CorpusStore:
                 continue
             if "rows" in p:  # a parse's frame rows: stored as frame files when flushed
                 self._pending_frames.append((len(self._pending), ref.log, p["rows"]))
+                self._taken.add(ref.log)
             self._pending.append(self._row(ref.log, p, m))
         if len(self._pending) >= FLUSH_ROWS:
             self.flush()
@@ -889,15 +918,20 @@ class CorpusStore:
     ) -> bool | None:
         """Write the frame files of a shard's sessions before the shard that names them."""
         assert self.directory is not None
+        tables: dict[tuple[str, str], Any] = {}
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            refs = write_frame_files(self.directory, [(log, got) for _, log, got in framed])
+            sessions = [(log, got) for _, log, got in framed]
+            refs = write_frame_files(self.directory, sessions, tables)
         except Exception:  # noqa: BLE001 — a store that cannot be written only costs speed
             refs = None
         if refs is None:
+            self._unwritten.update((log, got) for _, log, got in framed)
             return None
+        self._written_tables.update(tables)
         for i, log, _ in framed:
             rows[i]["p_frames"] = _encode(refs[log], "json")
+            self._written_refs[log] = refs[log]
         self._frame_files_seen |= referenced({"frames": r} for r in refs.values())
         return True
 
