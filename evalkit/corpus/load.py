@@ -481,40 +481,42 @@ def _add_stored(
     """Add the stored sessions' rows of every frame to `parts`, read from the store's frame
     files; the sessions whose files were missing or damaged are returned (and those files
     refused by the store), to be parsed again."""
+    import numpy as np
+
     stored = sorted(stored, key=lambda x: x[0])  # discovery order
     idents = identity_table([identity(ref) for _, ref, _ in stored])
-    tables: dict[str, dict[str, Any]] = {}
     refused: set[str] = set()
-    for _, _, where in stored:
-        for frame, (hex_, _, _) in where.items():
-            got = tables.setdefault(frame, {})
-            if hex_ not in got and file_name(frame, hex_) not in refused:
+    bad: set[int] = set()
+    pieces: dict[str, tuple[pd.DataFrame, list[tuple[int, list[Any]]]]] = {}
+    frames = iter(FRAME_NAMES)
+    # A frame at a time: its files read (or the tables this run wrote taken from the store),
+    # assembled, and let go before the next frame's, so memory holds one frame's tables.
+    while (frame := next(frames, None)) is not None:
+        items = [(k, where[frame]) for k, (_, _, where) in enumerate(stored) if frame in where]
+        items = [item for item in items if item[0] not in bad]
+        tables: dict[str, Any] = {}
+        for _, (hex_, _, _) in items:
+            if hex_ not in tables and file_name(frame, hex_) not in refused:
                 table = store.written_table(frame, hex_)
                 if table is None:
                     table = read_frame_file(store.directory, frame, hex_)  # type: ignore[arg-type]
                 if table is None:
                     refused.add(file_name(frame, hex_))
                 else:
-                    got[hex_] = table
-    bad: set[int] = set()
-    while True:
-        pieces = {}
-        for frame in FRAME_NAMES:
-            items = [
-                (k, where[frame])
-                for k, (_, _, where) in enumerate(stored)
-                if frame in where and k not in bad
-            ]
-            df, lost = assemble(frame, tables.get(frame, {}), items, idents)
-            if lost:  # those sessions leave every frame: assembled again without them
-                bad |= {items[j][0] for j in lost}
-                break
-            pieces[frame] = (df, items)
-        else:
-            break  # every frame assembled with no session lost
+                    tables[hex_] = table
+        df, lost = assemble(frame, tables, items, idents)
+        del tables
+        if lost:  # those sessions leave every frame: every frame assembled again without them
+            bad |= {items[j][0] for j in lost}
+            pieces, frames = {}, iter(FRAME_NAMES)
+            continue
+        pieces[frame] = (df, items)
     for frame, (df, items) in pieces.items():
         if len(df):
-            at = [stored[k][0] for k, ref in items for _ in range(ref[2])]
+            at = np.repeat(
+                np.fromiter((stored[k][0] for k, _ in items), np.int64, len(items)),
+                np.fromiter((ref[2] for _, ref in items), np.int64, len(items)),
+            )
             parts.add_piece(frame, df, at)
     for k in bad:  # a lost session's files are not used again, whatever made it lost
         refused |= {file_name(frame, ref[0]) for frame, ref in stored[k][2].items()}
@@ -564,7 +566,7 @@ class _FrameParts:
         if self._gathered >= LOAD_BATCH:
             self._flush()
 
-    def add_piece(self, name: str, df: pd.DataFrame, at: list[int]) -> None:
+    def add_piece(self, name: str, df: pd.DataFrame, at: Any) -> None:
         """Rows of frame `name` already built (a stored session's, read from the store), with
         the discovery place of each row's session."""
         self._pieces[name].append((df, at))
@@ -602,9 +604,10 @@ class _FrameParts:
         else:
             df = pd.concat([piece for piece, _ in pieces], ignore_index=True)
         if not self._in_order:
-            at = np.fromiter((i for _, a in pieces for i in a), np.int64)
-            order = np.argsort(at, kind="stable")  # a session's rows keep their order
-            df = df.take(order).reset_index(drop=True)
+            at = np.concatenate([np.asarray(a, np.int64) for _, a in pieces])
+            if (at[1:] < at[:-1]).any():  # in order already (stored rows only): no copy
+                order = np.argsort(at, kind="stable")  # a session's rows keep their order
+                df = df.take(order).reset_index(drop=True)
         return df
 
 

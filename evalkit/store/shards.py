@@ -855,8 +855,9 @@ class CorpusStore:
         return None, self._unwritten.pop(log)
 
     def written_table(self, frame: str, hex_: str) -> Any:
-        """The table of a frame file this run wrote (as `read_frame_file` reads it), or None."""
-        return self._written_tables.get((frame, hex_))
+        """The table of a frame file this run wrote (as `read_frame_file` reads it), or None;
+        handed over once (asked again, the file is read)."""
+        return self._written_tables.pop((frame, hex_), None)
 
     def forget_written(self) -> None:
         """Let go of the tables this run wrote (the loader has read them)."""
