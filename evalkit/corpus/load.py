@@ -338,6 +338,10 @@ def _tool_names(tables: dict[str, Any]) -> list[list[str]]:
     return [*by_log.values()] + [[]] * (calls["log"].nunique() - len(by_log))
 
 
+# The collector paused: a load makes many objects and keeps nearly all of them (records,
+# payloads until their rows are taken, frame columns), so a collection finds nothing to free
+# and costs a walk of the heap (a quarter of a 100x load, issue 22).
+@gc_paused()
 def _load_frames(
     path: str | os.PathLike[str],
     *,
@@ -356,35 +360,31 @@ def _load_frames(
     pass_threshold: float,
     keep_runs: bool,
 ) -> LoadedCorpus:
-    # The collector paused: a load makes many objects and keeps nearly all of them (records,
-    # payloads until their rows are taken, frame columns), so a collection finds nothing to
-    # free and costs a walk of the heap (a quarter of a 100x load, issue 22).
-    with gc_paused():
-        loader = _Loader(path, layout, profile, jobs, cache, cache_dir, verify, engine, format)
-        found = loader.found
-        bar = None if progress is False else Progress(len(loader.wanted), enabled=progress)
-        runs: dict[str, dict[str, Any]] | None = {} if keep_runs else None
-        records, parts, again = _gather(loader, found.sessions, jobs, bar, scheduler, runs)
-        loader.store.finish(loader.wanted)
-        errors = parts.errors()
-        if strict and errors:
-            raise CorpusError(
-                f"{errors[0]} ({len(errors)} unreadable in {loader.root.name}/; strict=False "
-                "loads the rest and lists them in errors)"
-            )
-        tables = parts.frames()
-        join = _join(loader, tables, outcomes, pass_threshold)
-        return LoadedCorpus(
-            root=loader.root,
-            discovery=found,
-            records=tuple(records),  # type: ignore[arg-type]
-            errors=tuple(errors),
-            tables=tables,
-            cache_hits=loader.store.hits - again,
-            cache_misses=loader.store.misses,
-            outcomes=join,
-            runs=runs or {},
+    loader = _Loader(path, layout, profile, jobs, cache, cache_dir, verify, engine, format)
+    found = loader.found
+    bar = None if progress is False else Progress(len(loader.wanted), enabled=progress)
+    runs: dict[str, dict[str, Any]] | None = {} if keep_runs else None
+    records, parts, again = _gather(loader, found.sessions, jobs, bar, scheduler, runs)
+    loader.store.finish(loader.wanted)
+    errors = parts.errors()
+    if strict and errors:
+        raise CorpusError(
+            f"{errors[0]} ({len(errors)} unreadable in {loader.root.name}/; strict=False loads "
+            "the rest and lists them in errors)"
         )
+    tables = parts.frames()
+    join = _join(loader, tables, outcomes, pass_threshold)
+    return LoadedCorpus(
+        root=loader.root,
+        discovery=found,
+        records=tuple(records),  # type: ignore[arg-type]
+        errors=tuple(errors),
+        tables=tables,
+        cache_hits=loader.store.hits - again,
+        cache_misses=loader.store.misses,
+        outcomes=join,
+        runs=runs or {},
+    )
 
 
 def _join(
