@@ -2,6 +2,7 @@
 
 Usage:
     python tests/benchmarks/bench_frames.py [--scales 1,10,30,100] [--rounds 3] [--jobs N]
+                                            [--corpora DIR]
 
 For the bundled corpus (scale 1) and corpora `K` times larger made by the generator
 (`python -m evalkit.synthetic generate OUT --scale K`, in a temporary directory; a scale whose
