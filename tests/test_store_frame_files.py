@@ -119,3 +119,68 @@ def test_a_warm_load_is_the_load_without_a_store(tmp_path, jobs):
     for name in FRAME_NAMES:
         pd.testing.assert_frame_equal(warm.frame(name), fresh.frame(name), check_exact=True)
     assert warm.errors == fresh.errors and warm.records == fresh.records
+
+
+def assert_same_frames(got, want):
+    for name in FRAME_NAMES:
+        pd.testing.assert_frame_equal(got.frame(name), want.frame(name), check_exact=True)
+    assert got.errors == want.errors and got.records == want.records
+
+
+def test_a_cold_load_reads_its_rows_from_the_tables_the_store_wrote(tmp_path, monkeypatch):
+    # The parsed sessions' rows become frames once, as the store's frame tables (issue 22):
+    # no frame is built again from the rows' dicts, and the frames are the storeless load's.
+    root = corpus(tmp_path / "c")
+    fresh = evalkit.load_corpus(root, cache=False, jobs=1)
+    from evalkit.corpus import load as load_mod
+
+    def no_rebuild(self, i, ref, payload):
+        assert "rows" not in payload, "a stored session's rows built again"
+        return built(self, i, ref, payload)
+
+    built = load_mod._FrameParts.add
+    monkeypatch.setattr(load_mod._FrameParts, "add", no_rebuild)
+    cold = evalkit.load_corpus(root, cache_dir=tmp_path / "cache", jobs=1)
+    assert cold.cache_misses == len(cold.records)
+    assert_same_frames(cold, fresh)
+
+
+def test_frame_files_that_cannot_be_written_still_give_the_frames(tmp_path, monkeypatch):
+    root = corpus(tmp_path / "c")
+    fresh = evalkit.load_corpus(root, cache=False, jobs=1)
+    monkeypatch.setattr(frame_files, "_put", lambda directory, name, data: False)
+    cache_dir = tmp_path / "cache"
+    cold = evalkit.load_corpus(root, cache_dir=cache_dir, jobs=1)
+    assert_same_frames(cold, fresh)
+    assert not list(cache_dir.rglob("frames-*.parquet"))
+    monkeypatch.undo()
+    again = evalkit.load_corpus(root, cache_dir=cache_dir, jobs=1)  # stored without frames
+    assert again.cache_misses == sum(r.status != "crash" for r in again.records)
+    assert_same_frames(again, fresh)
+
+
+def test_rows_no_table_can_be_built_of_are_built_as_frames_by_the_loader(tmp_path, monkeypatch):
+    root = corpus(tmp_path / "c")
+    fresh = evalkit.load_corpus(root, cache=False, jobs=1)
+
+    def fail(sessions):
+        raise ValueError("no table")
+
+    monkeypatch.setattr(store_mod, "frame_tables", fail)
+    cold = evalkit.load_corpus(root, cache_dir=tmp_path / "cache", jobs=1)
+    assert_same_frames(cold, fresh)
+
+
+def test_a_frame_file_holds_the_sessions_of_frame_file_shards_shards(tmp_path, monkeypatch):
+    monkeypatch.setattr(store_mod, "FLUSH_ROWS", 1)  # a shard per session
+    root = corpus(tmp_path / "c")
+    cache_dir = tmp_path / "cache"
+    cold = evalkit.load_corpus(root, cache_dir=cache_dir, jobs=1)
+    shards = list(cache_dir.rglob("shard-*.parquet"))
+    files = list(cache_dir.rglob("frames-sessions-*.parquet"))
+    parsed = sum(r.status != "crash" for r in cold.records)
+    assert len(shards) == len(cold.records)
+    assert len(files) == -(-parsed // store_mod.FRAME_FILE_SHARDS) > 1
+    warm = evalkit.load_corpus(root, cache_dir=cache_dir, jobs=1)
+    assert warm.cache_misses == 0
+    assert_same_frames(warm, cold)

@@ -46,7 +46,7 @@ from evalkit.owned_folder import OwnedFolder
 from evalkit.store.columns import build_frame, dictionary_json, name_text
 from evalkit.store.frame_files import assemble, file_name, identity_table, read_frame_file
 from evalkit.store.keys import store_fingerprint
-from evalkit.store.shards import CorpusStore, default_cache_dir
+from evalkit.store.shards import CorpusStore, default_cache_dir, gc_paused
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -329,9 +329,19 @@ def _tool_names(tables: dict[str, Any]) -> list[list[str]]:
     calls = tables.get("tool_calls")
     if calls is None or calls.empty:
         return []
-    return [list(g.dropna()) for _, g in calls.groupby("log", sort=True)["name"]]
+    # Whole columns at once: each session's distinct names (all `choose_profile` reads), and
+    # an empty list for a session whose calls have no name (it still counts as a session).
+    named = calls[["log", "name"]].dropna().drop_duplicates()
+    by_log: dict[str, list[str]] = {}
+    for log, name in zip(named["log"].tolist(), named["name"].tolist(), strict=True):
+        by_log.setdefault(log, []).append(name)
+    return [*by_log.values()] + [[]] * (calls["log"].nunique() - len(by_log))
 
 
+# The collector paused: a load makes many objects and keeps nearly all of them (records,
+# payloads until their rows are taken, frame columns), so a collection finds nothing to free
+# and costs a walk of the heap (a quarter of a 100x load, issue 22).
+@gc_paused()
 def _load_frames(
     path: str | os.PathLike[str],
     *,
@@ -412,7 +422,12 @@ def _gather(
     at = {ref.log: i for i, ref in enumerate(refs)}
     records: list[SessionRecord | None] = [None] * len(refs)
     parts = _FrameParts()
+    store = loader.store
     stored: list[tuple[int, SessionRef, dict[str, list[Any]]]] = []
+    hits: set[str] = set()  # the stored sessions' logs
+    # Parsed sessions whose rows the store writes as frame files: read back from the tables it
+    # wrote, as a stored session's are (one columnar build of every row, issue 22).
+    fresh: list[tuple[int, SessionRef]] = []
 
     def keep(ref: SessionRef, payload: dict[str, Any]) -> None:
         # Each payload is let go once its record and frame rows are taken (issue 16).
@@ -424,6 +439,9 @@ def _gather(
             runs[ref.log] = {"agent_runs": payload["runs"]}
         if "rows" not in payload and "frames" in payload:
             stored.append((i, ref, payload["frames"]))
+            hits.add(ref.log)
+        elif "rows" in payload and store.takes_rows(ref.log):
+            fresh.append((i, ref))
         else:
             parts.add(i, ref, payload)
 
@@ -433,13 +451,25 @@ def _gather(
             keep(ref, loader.skip(ref))
     loader.payloads([r for r in refs if r.log in wanted], jobs, bar, scheduler, keep=keep)
     again = 0
-    while stored:
-        redo = _add_stored(loader.store, stored, parts)
+    while stored or fresh:
+        if fresh:
+            store.flush()  # the frame files of every parsed session written
+            for i, ref in fresh:
+                where, rows = store.written_frames(ref.log)
+                if where is not None:
+                    stored.append((i, ref, where))
+                else:  # could not be written: built from the rows themselves
+                    parts.add(i, ref, {"status": "parsed", "rows": rows})
+            fresh = []
+        redo = _add_stored(store, stored, parts)
         stored = []
         if not redo:
             break
-        again += len(redo)  # counted as hits, then parsed: their frame files were bad
+        # Counted as hits, then parsed: their frame files were bad.
+        again += sum(ref.log in hits for ref in redo)
+        hits -= {ref.log for ref in redo}
         loader.payloads(redo, jobs, None, scheduler, keep=keep)
+    store.forget_written()
     return records, parts, again
 
 
@@ -451,38 +481,42 @@ def _add_stored(
     """Add the stored sessions' rows of every frame to `parts`, read from the store's frame
     files; the sessions whose files were missing or damaged are returned (and those files
     refused by the store), to be parsed again."""
+    import numpy as np
+
     stored = sorted(stored, key=lambda x: x[0])  # discovery order
     idents = identity_table([identity(ref) for _, ref, _ in stored])
-    tables: dict[str, dict[str, Any]] = {}
     refused: set[str] = set()
-    for _, _, where in stored:
-        for frame, (hex_, _, _) in where.items():
-            got = tables.setdefault(frame, {})
-            if hex_ not in got and file_name(frame, hex_) not in refused:
-                table = read_frame_file(store.directory, frame, hex_)  # type: ignore[arg-type]
+    bad: set[int] = set()
+    pieces: dict[str, tuple[pd.DataFrame, list[tuple[int, list[Any]]]]] = {}
+    frames = iter(FRAME_NAMES)
+    # A frame at a time: its files read (or the tables this run wrote taken from the store),
+    # assembled, and let go before the next frame's, so memory holds one frame's tables.
+    while (frame := next(frames, None)) is not None:
+        items = [(k, where[frame]) for k, (_, _, where) in enumerate(stored) if frame in where]
+        items = [item for item in items if item[0] not in bad]
+        tables: dict[str, Any] = {}
+        for _, (hex_, _, _) in items:
+            if hex_ not in tables and file_name(frame, hex_) not in refused:
+                table = store.written_table(frame, hex_)
+                if table is None:
+                    table = read_frame_file(store.directory, frame, hex_)  # type: ignore[arg-type]
                 if table is None:
                     refused.add(file_name(frame, hex_))
                 else:
-                    got[hex_] = table
-    bad: set[int] = set()
-    while True:
-        pieces = {}
-        for frame in FRAME_NAMES:
-            items = [
-                (k, where[frame])
-                for k, (_, _, where) in enumerate(stored)
-                if frame in where and k not in bad
-            ]
-            df, lost = assemble(frame, tables.get(frame, {}), items, idents)
-            if lost:  # those sessions leave every frame: assembled again without them
-                bad |= {items[j][0] for j in lost}
-                break
-            pieces[frame] = (df, items)
-        else:
-            break  # every frame assembled with no session lost
+                    tables[hex_] = table
+        df, lost = assemble(frame, tables, items, idents)
+        del tables
+        if lost:  # those sessions leave every frame: every frame assembled again without them
+            bad |= {items[j][0] for j in lost}
+            pieces, frames = {}, iter(FRAME_NAMES)
+            continue
+        pieces[frame] = (df, items)
     for frame, (df, items) in pieces.items():
         if len(df):
-            at = [stored[k][0] for k, ref in items for _ in range(ref[2])]
+            at = np.repeat(
+                np.fromiter((stored[k][0] for k, _ in items), np.int64, len(items)),
+                np.fromiter((ref[2] for _, ref in items), np.int64, len(items)),
+            )
             parts.add_piece(frame, df, at)
     for k in bad:  # a lost session's files are not used again, whatever made it lost
         refused |= {file_name(frame, ref[0]) for frame, ref in stored[k][2].items()}
@@ -532,7 +566,7 @@ class _FrameParts:
         if self._gathered >= LOAD_BATCH:
             self._flush()
 
-    def add_piece(self, name: str, df: pd.DataFrame, at: list[int]) -> None:
+    def add_piece(self, name: str, df: pd.DataFrame, at: Any) -> None:
         """Rows of frame `name` already built (a stored session's, read from the store), with
         the discovery place of each row's session."""
         self._pieces[name].append((df, at))
@@ -570,9 +604,10 @@ class _FrameParts:
         else:
             df = pd.concat([piece for piece, _ in pieces], ignore_index=True)
         if not self._in_order:
-            at = np.fromiter((i for _, a in pieces for i in a), np.int64)
-            order = np.argsort(at, kind="stable")  # a session's rows keep their order
-            df = df.take(order).reset_index(drop=True)
+            at = np.concatenate([np.asarray(a, np.int64) for _, a in pieces])
+            if (at[1:] < at[:-1]).any():  # in order already (stored rows only): no copy
+                order = np.argsort(at, kind="stable")  # a session's rows keep their order
+                df = df.take(order).reset_index(drop=True)
         return df
 
 

@@ -73,16 +73,30 @@ def _schema(frame: str) -> Any:
 def write_frame_files(
     directory: str | os.PathLike[str],
     sessions: Sequence[tuple[str, dict[str, list[dict[str, Any]]]]],
+    written: dict[tuple[str, str], Any] | None = None,
 ) -> dict[str, FrameRef] | None:
     """Write each frame's rows of `sessions` (`(log, rows by frame)`, in order) as one file.
 
     Returns each session's `FrameRef` (a session with no row of a frame has no entry for it),
     or None when a file could not be written (the sessions are then stored without frames).
+    `written`, a dict, also gets each file's table by `(frame, hex)`: the very table
+    `read_frame_file` reads back, so the run that wrote it need not read it.
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    refs, ok = write_frame_tables(directory, [frame_tables(sessions)], written)
+    return refs if ok else None
 
-    refs: dict[str, FrameRef] = {log: {} for log, _ in sessions}
+
+# A batch of sessions' frame rows as the tables their files hold: frame → (table, each
+# session's (log, first row, rows) in it), and every session's log under "" (rows or not).
+FrameBatch = dict[str, Any]
+
+
+def frame_tables(sessions: Sequence[tuple[str, dict[str, list[dict[str, Any]]]]]) -> FrameBatch:
+    """Each frame's rows of `sessions` (`(log, rows by frame)`, in order) as the table of the
+    file that holds them (`write_frame_tables` writes it), built once: the rows' dicts can go."""
+    import pyarrow as pa
+
+    batch: FrameBatch = {"": [log for log, _ in sessions]}
     names = {name for _, rows in sessions for name, table in rows.items() if table}
     for frame in sorted(names):
         rows: list[dict[str, Any]] = []
@@ -101,15 +115,45 @@ def write_frame_files(
         df.insert(0, _OWN, own)
         df.insert(0, _LOG, build_columns([IDENTITY[0]], [{"log": x} for x in logs])["log"])
         table = pa.Table.from_pandas(df, schema=_schema(frame), preserve_index=False)
+        batch[frame] = (table.replace_schema_metadata(None), spans)
+    return batch
+
+
+def write_frame_tables(
+    directory: str | os.PathLike[str],
+    batches: Sequence[FrameBatch],
+    written: dict[tuple[str, str], Any] | None = None,
+) -> tuple[dict[str, FrameRef], bool]:
+    """Write each frame's rows of `batches` (`frame_tables`, in order) as one file.
+
+    Returns each session's `FrameRef` (as `write_frame_files`), and whether every file was
+    written; `written`, a dict, gets each file's table by `(frame, hex)`, written or not.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    refs: dict[str, FrameRef] = {log: {} for batch in batches for log in batch[""]}
+    ok = True
+    names = {name for batch in batches for name in batch if name}
+    for frame in sorted(names):
+        tables, spans, offset = [], [], 0
+        for batch in batches:
+            if frame in batch:
+                table, got = batch[frame]
+                tables.append(table)
+                spans += [(log, offset + start, n) for log, start, n in got]
+                offset += table.num_rows
+        table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
         sink = pa.BufferOutputStream()
-        pq.write_table(table.replace_schema_metadata(None), sink)
+        pq.write_table(table, sink)
         data = sink.getvalue().to_pybytes()
         hex_ = hashlib.sha256(data).hexdigest()[:32]
-        if not _put(directory, file_name(frame, hex_), data):
-            return None
+        ok = ok and _put(directory, file_name(frame, hex_), data)
+        if written is not None:
+            written[frame, hex_] = table
         for log, start, n in spans:
             refs[log][frame] = [hex_, start, n]
-    return refs
+    return refs, ok
 
 
 def _put(directory: str | os.PathLike[str], name: str, data: bytes) -> bool:

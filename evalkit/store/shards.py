@@ -67,7 +67,13 @@ from typing import Any
 
 import evalkit
 from evalkit.formats.files import read_at_most
-from evalkit.store.frame_files import FRAME_FILE, file_name, referenced, write_frame_files
+from evalkit.store.frame_files import (
+    FRAME_FILE,
+    file_name,
+    frame_tables,
+    referenced,
+    write_frame_tables,
+)
 from evalkit.store.keys import (
     RACY_NS,
     STORE_SUBDIR,
@@ -107,6 +113,10 @@ _SMALL_SHARD_BYTES = 4 * 1024 * 1024  # only shards smaller than this are merged
 _MERGE_AT = 8
 FRAME_FILE_GRACE_NS = 60 * 10**9  # a frame file no row names is removed once this old
 FLUSH_ROWS = 128  # rows gathered before a shard is written
+# Shards whose sessions' frame rows one frame file holds: a shard waits (its rows held as frame
+# tables, not as dicts) until this many have gathered, so a warm load reads fewer, larger files
+# (reading one costs one to two milliseconds whatever its size, most of it per column).
+FRAME_FILE_SHARDS = 2
 _INDEX_SUFFIX = ".index.json"
 _INDEX_VERSION = 3  # 2: JSON values as themselves; 3: a digest of the document
 
@@ -566,9 +576,10 @@ class _Row:
 
 
 @contextlib.contextmanager
-def _no_gc() -> Iterator[None]:
-    """The cyclic garbage collector paused: reading a store makes many objects, all kept and
-    none in a cycle, so every collection meanwhile would walk the heap for nothing."""
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused: reading a store (or loading a corpus) makes many
+    objects, all kept and none in a cycle, so every collection meanwhile would walk the heap
+    for nothing."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -621,6 +632,17 @@ class CorpusStore:
         # Frame rows of pending sessions, (index into `_pending`, log, rows by frame).
         self._pending_frames: list[tuple[int, str, dict[str, list[dict[str, Any]]]]] = []
         self._refused_frames: set[str] = set()  # frame files found damaged: their rows miss
+        # This run's frame rows (the loader's parses): the sessions whose rows `put` took, each
+        # one's `FrameRef` once its frame files are written, or its rows handed back when they
+        # could not be; and the tables written, so the loader reads them without the files.
+        self._taken: set[str] = set()
+        self._written_refs: dict[str, dict[str, list[Any]]] = {}
+        self._unwritten: dict[str, dict[str, list[dict[str, Any]]]] = {}
+        self._written_tables: dict[tuple[str, str], Any] = {}
+        # Shards waiting for their sessions' frame files: (rows, [(index into rows, log)],
+        # the sessions' frame tables or None), in the order they were flushed.
+        self._held: list[tuple[list[dict[str, Any]], list[tuple[int, str]], Any]] = []
+        self._held_shards = 0
         self._frame_files_seen: set[str] = set()  # named by a row read or written this run
         self._read_all = False  # every shard was read (so unnamed frame files can go)
 
@@ -701,7 +723,7 @@ class CorpusStore:
         if self._rows is None:
             self._rows = {}
             if self.directory is not None:
-                with _no_gc():
+                with gc_paused():
                     for name in self._shard_names():
                         rows = self._read_shard(name)
                         if rows is None:
@@ -749,7 +771,7 @@ class CorpusStore:
                 open_[ref.log] = [*j, i] if type(j) is list else [j, i]
         seen: dict[int, tuple[tuple[str, ...], list[str], tuple[Any, ...]]] = {}
         for name in reversed(self._shard_names()):
-            with _no_gc():
+            with gc_paused():
                 rows = self._read_shard(name)
             if rows is None:
                 continue
@@ -812,9 +834,34 @@ class CorpusStore:
         if payload["status"] in ("crash", "skipped") or "rows_error" in payload:
             return True
         where = payload.get("frames")
-        return where is not None and not any(
+        if where is None:
+            return False
+        return not self._refused_frames or not any(
             file_name(frame, ref[0]) in self._refused_frames for frame, ref in where.items()
         )
+
+    def takes_rows(self, log: str) -> bool:
+        """Whether `put` took this session's frame rows, to store them as frame files: once
+        `flush`ed, `written_frames` gives where they are (or the rows back)."""
+        return log in self._taken
+
+    def written_frames(self, log: str) -> tuple[dict[str, list[Any]] | None, Any]:
+        """After `flush`: a session's `FrameRef` into the tables this run built of its rows
+        (`written_table`, whether or not their files could be written), or (None, its rows by
+        frame) when no table could be built of them; nothing is kept of it after this call."""
+        self._taken.discard(log)
+        if log in self._written_refs:
+            return self._written_refs.pop(log), None
+        return None, self._unwritten.pop(log)
+
+    def written_table(self, frame: str, hex_: str) -> Any:
+        """The table of a frame file this run wrote (as `read_frame_file` reads it), or None;
+        handed over once (asked again, the file is read)."""
+        return self._written_tables.pop((frame, hex_), None)
+
+    def forget_written(self) -> None:
+        """Let go of the tables this run wrote (the loader has read them)."""
+        self._written_tables = {}
 
     def refuse_frames(self, names: Iterable[str]) -> None:
         """Frame files found missing or damaged (`frame_files.read_frame_file`): a row naming
@@ -868,35 +915,54 @@ class CorpusStore:
                 continue
             if "rows" in p:  # a parse's frame rows: stored as frame files when flushed
                 self._pending_frames.append((len(self._pending), ref.log, p["rows"]))
+                self._taken.add(ref.log)
             self._pending.append(self._row(ref.log, p, m))
         if len(self._pending) >= FLUSH_ROWS:
-            self.flush()
+            self.flush(hold=True)
 
-    def flush(self) -> None:
-        """Write the rows gathered so far as one shard."""
+    def flush(self, *, hold: bool = False) -> None:
+        """Write the rows gathered so far as one shard, and the shards waiting for frame files.
+
+        A shard whose sessions have frame rows waits, its rows built into frame tables at once,
+        until `FRAME_FILE_SHARDS` such shards have gathered (`hold`) or until a flush without
+        `hold`: their frame files are then written first (a shard never names a frame
+        file not yet there), then the shards, in the order they were flushed.
+        """
         if self._pending:
             rows, self._pending = self._pending, []
             framed, self._pending_frames = self._pending_frames, []
-            if framed:  # written first: a shard never names a frame file not yet there
-                self._write_frames(rows, framed)  # on failure the rows are stored without
-            self._write(rows)
+            batch = None
+            if framed:
+                try:
+                    batch = frame_tables([(log, got) for _, log, got in framed])
+                except Exception:  # noqa: BLE001 — a store that cannot be written only costs speed
+                    self._unwritten.update((log, got) for _, log, got in framed)
+            if batch is None and not self._held:
+                self._write(rows)
+            else:
+                placed = [(i, log) for i, log, _ in framed] if batch is not None else []
+                self._held.append((rows, placed, batch))
+                self._held_shards += batch is not None
+        if self._held and (not hold or self._held_shards >= FRAME_FILE_SHARDS):
+            self._write_held()
 
-    def _write_frames(
-        self, rows: list[dict[str, Any]], framed: list[tuple[int, str, dict[str, Any]]]
-    ) -> bool | None:
-        """Write the frame files of a shard's sessions before the shard that names them."""
+    def _write_held(self) -> None:
+        """Write the frame files of the held shards' sessions, then the shards (their rows
+        name the files only when every file was written; else they are stored without)."""
         assert self.directory is not None
-        try:
+        held, self._held, self._held_shards = self._held, [], 0
+        batches = [batch for _, _, batch in held if batch is not None]
+        with contextlib.suppress(OSError):  # else no file is written: only costs speed
             self.directory.mkdir(parents=True, exist_ok=True)
-            refs = write_frame_files(self.directory, [(log, got) for _, log, got in framed])
-        except Exception:  # noqa: BLE001 — a store that cannot be written only costs speed
-            refs = None
-        if refs is None:
-            return None
-        for i, log, _ in framed:
-            rows[i]["p_frames"] = _encode(refs[log], "json")
-        self._frame_files_seen |= referenced({"frames": r} for r in refs.values())
-        return True
+        refs, ok = write_frame_tables(self.directory, batches, self._written_tables)
+        if ok:
+            self._frame_files_seen |= referenced({"frames": r} for r in refs.values())
+        for rows, placed, _ in held:
+            for i, log in placed:
+                self._written_refs[log] = refs[log]
+                if ok:
+                    rows[i]["p_frames"] = _encode(refs[log], "json")
+            self._write(rows)
 
     def _write(self, rows: list[dict[str, Any]]) -> str | None:
         import pyarrow as pa
