@@ -467,6 +467,7 @@ def read_rollout(path: str | os.PathLike[str], *, parent: str | None = None) -> 
         contains_parent_copy=unexcluded,
         excluded_copied_lines=copied,
         context=timeline,
+        started_at=stamps[0].isoformat() if stamps else None,
         read=FileRead(
             path=account.path,
             records=account.records,
