@@ -23,10 +23,26 @@ from evalkit.metrics.prices import COMPONENTS, ModelLedger, UserPrices
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["price_frames", "resolve_prices", "session_date"]
+__all__ = ["PRICED_COLUMNS", "price_frames", "resolve_prices", "session_date"]
 
 # The sessions frame's columns `price_frames` fills (`cost_usd` replaces the stored value).
 _SESSION_COLUMNS = tuple(c[0] for c in COST_COLUMNS)
+# The columns `price_frames` fills, per frame: added when frames are built, never stored.
+PRICED_COLUMNS: dict[str, tuple[str, ...]] = {
+    "sessions": tuple(c for c in _SESSION_COLUMNS if c != "recorded_cost_usd"),  # stored
+    "models": (
+        "recorded_cost_usd",
+        "priced_cost_usd",
+        *(f"{p}_cost_usd" for p in COMPONENTS),
+        "cache_write_5m_tokens",
+        "table_model",
+        "price_source",
+        "price_reason",
+        "price_date",
+        "priced_lower_bound",
+        "price_notes",
+    ),
+}
 _NO_LEDGER = "no token ledger of its own: the session's result.modelUsage prices its models"
 
 
@@ -112,21 +128,7 @@ def price_frames(
     model_rows = models.to_dict("records") if len(models) else []
     for i, row in enumerate(model_rows):
         by_log.setdefault(row["log"], []).append(i)
-    out_models: dict[str, list[Any]] = {}
-    model_cols = [
-        "recorded_cost_usd",
-        "priced_cost_usd",
-        *(f"{p}_cost_usd" for p in COMPONENTS),
-        "cache_write_5m_tokens",
-        "table_model",
-        "price_source",
-        "price_reason",
-        "price_date",
-        "priced_lower_bound",
-        "price_notes",
-    ]
-    for name in model_cols:
-        out_models[name] = [None] * len(model_rows)
+    out_models = {name: [None] * len(model_rows) for name in PRICED_COLUMNS["models"]}
     out_sessions: dict[str, list[Any]] = {name: [] for name in _SESSION_COLUMNS}
     for s in sessions[["log", "agent", "recorded_cost_usd", "started_at"]].itertuples(index=False):
         at = by_log.get(s.log, [])
