@@ -469,6 +469,7 @@ def _ledger_columns(
         row["max_request_prompt_tokens"] = ledger.max_request_prompt_tokens
         row["output_lower_bound"] = ledger.output_lower_bound
         row["provider"] = ledger.provider
+        row["reasoning_tokens"] = ledger.reasoning_tokens  # Claude Code counts none apart
         if row.get("source") is None and ledger.prompt_tokens is not None:
             row.update(
                 {
