@@ -82,9 +82,7 @@ def test_a_price_change_between_two_dates_is_honoured_in_the_frames(tmp_path):
     _p, info = get_snapshot().find_provider_model("o3", None, "openai", None)
     change = next(c.constraint.start_date for c in info.prices if c.constraint is not None)
     before, on = change - timedelta(days=1), change
-    paths = [
-        rollout(tmp_path / f"rollout-{d}.jsonl", "o3", d.isoformat()) for d in (before, on)
-    ]
+    paths = [rollout(tmp_path / f"rollout-{d}.jsonl", "o3", d.isoformat()) for d in (before, on)]
     df = sessions_df(paths)
     for (_, s), d in zip(df.iterrows(), (before, on), strict=True):
         when = datetime.combine(d, datetime.min.time(), tzinfo=UTC) + timedelta(hours=10)

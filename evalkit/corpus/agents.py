@@ -260,9 +260,7 @@ def _model_rows(s: AgentSession, log: str) -> list[dict[str, Any]]:
     (solver and grader), else the session's ledger under its model. The priced cost is added
     when the frame is built (`evalkit.corpus.pricing`)."""
     ident = {"log": log, "agent": s.agent, "kind": session_kind(s), "question": None}
-    parts = [(m.model, m.tokens, m.cost_usd) for m in s.models] or [
-        (s.model, s.tokens, s.cost_usd)
-    ]
+    parts = [(m.model, m.tokens, m.cost_usd) for m in s.models] or [(s.model, s.tokens, s.cost_usd)]
     if s.tokens.prompt_tokens is None and s.tokens.output_tokens is None and not s.models:
         return []
     biggest = max((r.prompt_tokens for r in s.requests or ()), default=None)

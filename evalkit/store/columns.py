@@ -432,7 +432,12 @@ _MODELS: tuple[Column, ...] = (
     _c("output_tokens", "Float64", "tokens", "outputTokens (thinking included)"),
     _c("cache_read_tokens", "Float64", "tokens", "cacheReadInputTokens"),
     _c("cache_creation_tokens", "Float64", "tokens", "cacheCreationInputTokens"),
-    _c("cost_usd", "Float64", "USD", "costUSD (an estimate, not a bill); another agent's recorded cost"),
+    _c(
+        "cost_usd",
+        "Float64",
+        "USD",
+        "costUSD (an estimate, not a bill); another agent's recorded cost",
+    ),
     _c("context_window", "Float64", "tokens", "contextWindow"),
     _c("web_search_requests", "Float64", "count", "webSearchRequests"),
     _c(
