@@ -69,7 +69,9 @@ def cost_account(
     `price_table` and `price_reason` values (None / <NA> where absent)."""
 
     def known(x: Any) -> bool:
-        return x is not None and x == x and type(x).__name__ != "NAType"
+        if x is None or type(x).__name__ == "NAType":
+            return False
+        return not (isinstance(x, float) and x != x)
 
     src = [x if known(x) else None for x in sources]
     diff = [float(x) for x in shares if known(x)]
