@@ -280,3 +280,25 @@ def test_the_stored_frame_files_hold_no_price(tmp_path):
     for frame in ("sessions", "models"):
         stored = {k for r in rows[frame] for k in r}
         assert not stored & (set(PRICED_COLUMNS[frame]) - {"cost_usd"}), frame
+
+
+def _codex_trial(root: Path, task: str, result: dict) -> None:
+    trial = root / "suite" / "codex" / task / f"{task}_1"
+    (trial / "agent").mkdir(parents=True)
+    write_events(trial / "agent" / "codex.txt", exec_stream_events(), banner="codex v0.100")
+    doc = {"task_name": task, "verifier_result": {"rewards": {"reward": 1.0}}} | result
+    (trial / "result.json").write_text(json.dumps(doc), encoding="utf-8")
+
+
+def test_a_harbor_result_names_the_model_date_and_recorded_cost_a_stream_lacks(tmp_path):
+    config = {"config": {"agent": {"name": "codex", "model_name": "gpt-5-codex"}}}
+    _codex_trial(tmp_path, "t1", config | {"started_at": "2026-01-15T10:00:00Z"})
+    _codex_trial(tmp_path, "t2", config | {"agent_result": {"cost_usd": 0.3}})
+    corpus = load_corpus_frames(tmp_path, layout="harbor", cache=False, jobs=1, progress=False)
+    s = corpus.frame("sessions").set_index("task")
+    p = table_prices("gpt-5-codex", datetime(2026, 1, 15, 10, tzinfo=UTC))
+    hand = usd(700, p.input_mtok) + usd(1800, p.cache_read_mtok) + usd(120, p.output_mtok)
+    assert s.loc["t1", "priced_cost_usd"] == pytest.approx(hand)
+    assert (s.loc["t1", "cost_source"], s.loc["t1", "price_date"]) == ("priced", "2026-01-15")
+    assert (s.loc["t2", "recorded_cost_usd"], s.loc["t2", "cost_source"]) == (0.3, "recorded")
+    assert corpus.frame("models")["model"].tolist() == ["gpt-5-codex", "gpt-5-codex"]

@@ -32,7 +32,7 @@ from evalkit.corpus.frame_rows import FRAME_NAMES, SessionError
 from evalkit.corpus.layouts import CorpusLayout, detect_layout, discover_layout, parse_layout
 from evalkit.corpus.outcomes import OutcomeJoin, join_outcomes, with_outcomes
 from evalkit.corpus.parse import Progress, analyse_payloads
-from evalkit.corpus.pricing import price_frames, resolve_prices
+from evalkit.corpus.pricing import price_frames, resolve_prices, with_trial_results
 from evalkit.corpus.records import (
     Accounting,
     SessionRecord,
@@ -370,8 +370,11 @@ def _load_frames(
             "the rest and lists them in errors)"
         )
     tables = parts.frames()
-    price_frames(tables["sessions"], tables["models"], prices)  # never stored (issue 27)
     join = _join(loader, tables, outcomes, pass_threshold)
+    # The priced cost, never stored (issue 27): a trial's result.json may add the recorded cost,
+    # the date and the model a transcript lacks.
+    with_trial_results(tables["sessions"], tables["models"], join.results)
+    price_frames(tables["sessions"], tables["models"], prices)
     return LoadedCorpus(
         root=loader.root,
         discovery=found,

@@ -23,7 +23,13 @@ from evalkit.metrics.prices import COMPONENTS, ModelLedger, UserPrices
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["PRICED_COLUMNS", "price_frames", "resolve_prices", "session_date"]
+__all__ = [
+    "PRICED_COLUMNS",
+    "price_frames",
+    "resolve_prices",
+    "session_date",
+    "with_trial_results",
+]
 
 # The sessions frame's columns `price_frames` fills (`cost_usd` replaces the stored value).
 _SESSION_COLUMNS = tuple(c[0] for c in COST_COLUMNS)
@@ -106,6 +112,37 @@ def _ledger(row: dict[str, Any], agent: Any) -> ModelLedger | None:
         recorded_cost_usd=_value(row.get("cost_usd")),
         output_lower_bound=bool(_value(row.get("output_lower_bound"))),
     )
+
+
+def with_trial_results(sessions: pd.DataFrame, models: pd.DataFrame, results: Any) -> None:
+    """What a harbor trial's `result.json` adds to pricing, in place, where the transcript
+    lacks it (`evalkit.formats.harbor.TrialResult`): `agent_result.cost_usd` as the recorded
+    cost, `started_at` as the date, and `config.agent.model_name` as the model of a ledger that
+    names none (a `codex exec --json` stream). `results`: log → `TrialResult`."""
+    if not results or not len(sessions):
+        return
+    from evalkit.store.columns import name_text
+
+    at = {log: i for i, log in enumerate(sessions["log"].tolist())}
+    cols = {c: sessions.columns.get_loc(c) for c in ("recorded_cost_usd", "started_at")}
+    unnamed: dict[str, str] = {}
+    for log, trial in results.items():
+        i = at.get(name_text(log), at.get(log))
+        if i is None:
+            continue
+        if (
+            trial.cost_usd is not None
+            and _value(sessions.iat[i, cols["recorded_cost_usd"]]) is None
+        ):
+            sessions.iat[i, cols["recorded_cost_usd"]] = trial.cost_usd
+        if trial.started_at and _value(sessions.iat[i, cols["started_at"]]) is None:
+            sessions.iat[i, cols["started_at"]] = trial.started_at
+        if trial.model:
+            unnamed[sessions.iat[i, sessions.columns.get_loc("log")]] = trial.model
+    if unnamed and len(models):
+        fill = models["model"].isna() & models["log"].isin(list(unnamed))
+        if fill.any():
+            models.loc[fill, "model"] = [unnamed[log] for log in models.loc[fill, "log"]]
 
 
 def price_frames(
