@@ -411,9 +411,9 @@ def agent_cost(
     )
 
 
-# The cost columns as `evalkit.store.columns` declares columns: (name, dtype, unit, meaning).
-# Not wired yet: issue 23 keeps `cost_usd` in one place for every agent and adds these to the
-# sessions frame (and the per-model ones below to the models frame).
+# The cost columns as `evalkit.store.columns` declares columns: (name, dtype, unit, meaning), in
+# the sessions frame (and the per-model ones below in the models frame); filled when frames are
+# built (`evalkit.corpus.pricing`), never stored.
 COST_COLUMNS: tuple[tuple[str, str, str, str], ...] = (
     (
         "priced_cost_usd",
@@ -426,7 +426,8 @@ COST_COLUMNS: tuple[tuple[str, str, str, str], ...] = (
         "recorded_cost_usd",
         "Float64",
         "USD",
-        "the cost the log records (Claude Code total_cost_usd, Inspect total_cost); <NA> when "
+        "the cost the log records (Claude Code total_cost_usd, Inspect total_cost, an ATIF "
+        "trajectory's total_cost_usd, a harbor result.json's agent_result.cost_usd); <NA> when "
         "it records none",
     ),
     ("cost_usd", "Float64", "USD", "recorded_cost_usd where there is one, else priced_cost_usd"),
@@ -460,7 +461,12 @@ COST_COLUMNS: tuple[tuple[str, str, str, str], ...] = (
 )
 MODEL_COST_COLUMNS: tuple[tuple[str, str, str, str], ...] = (
     ("priced_cost_usd", "Float64", "USD", "this model's tokens priced on the session's date"),
-    ("recorded_cost_usd", "Float64", "USD", "this model's costUSD in result.modelUsage"),
+    (
+        "recorded_cost_usd",
+        "Float64",
+        "USD",
+        "this model's recorded cost (costUSD in result.modelUsage, an Inspect model's total_cost)",
+    ),
     ("input_cost_usd", "Float64", "USD", "what the uncached input cost"),
     ("cache_read_cost_usd", "Float64", "USD", "what the cache reads cost"),
     ("cache_write_5m_tokens", "Float64", "tokens", "cache writes kept 5 minutes (or unsplit)"),
