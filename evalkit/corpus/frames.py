@@ -39,10 +39,9 @@ from evalkit.corpus.frame_rows import (
     retrieval_columns,
     session_rows,
 )
-from evalkit.corpus.pricing import price_frames, resolve_prices
+from evalkit.corpus.pricing import PRICED_COLUMNS, priced_frame
 from evalkit.errors import EvalkitError
 from evalkit.session import InteractiveSession, Session, parse_session, read_session_file
-from evalkit.store.columns import build_frame
 
 __all__ = [
     "files_df",
@@ -164,8 +163,7 @@ def _build(sessions: Any, strict: bool, frame: str, prices: Any = None) -> Any:
         df = corpus.frame(frame)
         return df if strict else (df, list(corpus.errors))
     parsed, errors = load_sessions(sessions, strict=strict)
-    priced = ("sessions", "models")
-    wanted = (frame, *(f for f in priced if f != frame)) if frame in priced else (frame,)
+    wanted = {frame, *PRICED_COLUMNS} if frame in PRICED_COLUMNS else {frame}
     rows: dict[str, list[dict[str, Any]]] = {f: [] for f in wanted}
     for s in parsed:
         if isinstance(s, AgentFile):
@@ -178,10 +176,7 @@ def _build(sessions: Any, strict: bool, frame: str, prices: Any = None) -> Any:
             got = session_rows(s)
         for f in wanted:
             rows[f] += [{**ident, **r} for r in got[f]]
-    frames = {f: build_frame(f, rows[f]) for f in wanted}
-    if frame in priced:  # the priced cost, from the models' ledgers (issue 27)
-        price_frames(frames["sessions"], frames["models"], resolve_prices(prices))
-    df = frames[frame]
+    df = priced_frame(frame, rows, prices)  # the priced cost, from the ledgers (issue 27)
     return df if strict else (df, errors)
 
 

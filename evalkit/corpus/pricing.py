@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PRICED_COLUMNS",
     "price_frames",
+    "priced_frame",
     "resolve_prices",
     "session_date",
     "with_trial_results",
@@ -202,6 +203,18 @@ def price_frames(
     dtypes = {c.name: c.dtype for c in columns_of("models")}
     for name, values in out_models.items():
         models[name] = pd.array(_clean(values, dtypes[name]), dtype=dtypes[name])
+
+
+def priced_frame(name: str, rows: dict[str, list[dict[str, Any]]], prices: Any = None):
+    """Frame `name` built from `rows` (frame → rows with identity) as `build_frame` builds it,
+    the sessions and models frames priced (`price_frames`: each needs the other's rows)."""
+    from evalkit.store.columns import build_frame
+
+    if name not in PRICED_COLUMNS:
+        return build_frame(name, rows.get(name, []))
+    frames = {f: build_frame(f, rows.get(f, [])) for f in PRICED_COLUMNS}
+    price_frames(frames["sessions"], frames["models"], resolve_prices(prices))
+    return frames[name]
 
 
 def _clean(values: list[Any], dtype: str) -> list[Any]:
