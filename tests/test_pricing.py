@@ -302,3 +302,22 @@ def test_a_harbor_result_names_the_model_date_and_recorded_cost_a_stream_lacks(t
     assert (s.loc["t1", "cost_source"], s.loc["t1", "price_date"]) == ("priced", "2026-01-15")
     assert (s.loc["t2", "recorded_cost_usd"], s.loc["t2", "cost_source"]) == (0.3, "recorded")
     assert corpus.frame("models")["model"].tolist() == ["gpt-5-codex", "gpt-5-codex"]
+
+
+def test_load_corpus_and_export_take_the_users_prices(tmp_path):
+    import evalkit
+    from evalkit.cli import main
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    rollout(corpus / "rollout-a.jsonl", "example-model")
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[models."example-model"]\ninput = 1.0\noutput = 10.0\n', "utf-8")
+    want = (3000 * 1.0 + 180 * 10.0) / 1e6
+    loaded = evalkit.load_corpus(corpus, cache=False, jobs=1, prices=prices)
+    assert loaded.sessions_df()["priced_cost_usd"].iloc[0] == pytest.approx(want)
+    out = tmp_path / "out"
+    assert main(["export", str(corpus), "--to", str(out), "--prices", str(prices), "-j", "1"]) == 0
+    written = pd.read_parquet(out / "sessions.parquet")
+    assert written["priced_cost_usd"].iloc[0] == pytest.approx(want)
+    assert written["price_table"].iloc[0] == "user prices (prices.toml)"

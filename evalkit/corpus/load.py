@@ -820,6 +820,7 @@ def export_corpus(
     scheduler: Any = None,
     outcomes: str | os.PathLike[str] | None = None,
     pass_threshold: float = 1.0,
+    prices: Any = None,
 ) -> Exported:
     """`load_corpus_frames(path, ...).export(out, fmt)`: the files hold the same rows (the same
     layout and profile chosen when none is given, outcomes joined the same way), in the
@@ -846,6 +847,7 @@ def export_corpus(
         engine=engine,
         outcomes=outcomes,
         pass_threshold=pass_threshold,
+        prices=prices,
     )
     try:
         if engine != "dask":
