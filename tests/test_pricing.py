@@ -321,3 +321,26 @@ def test_load_corpus_and_export_take_the_users_prices(tmp_path):
     written = pd.read_parquet(out / "sessions.parquet")
     assert written["priced_cost_usd"].iloc[0] == pytest.approx(want)
     assert written["price_table"].iloc[0] == "user prices (prices.toml)"
+
+
+def test_evalkit_run_prints_a_codex_sessions_priced_cost(tmp_path, capsys):
+    from evalkit.cli import main
+
+    path = rollout(tmp_path / "rollout.jsonl", "gpt-5-codex")
+    assert main(["run", str(path)]) == 0
+    hand = codex_hand("gpt-5-codex", ROLLOUT_DAY)
+    out = capsys.readouterr().out
+    assert "  duration 28.0 s, cost not recorded\n" in out
+    assert (
+        f"  priced from the tokens: ${hand:.4f} ({table_version()}, prices of 2030-01-01)\n" in out
+    )
+    assert main(["run", str(path), "--json"]) == 0
+    (s,) = json.loads(capsys.readouterr().out)["sessions"]
+    assert s["priced_cost_usd"] == pytest.approx(hand) and s["cost_source"] == "priced"
+    unknown = rollout(tmp_path / "other.jsonl", "example-model")
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[models."example-model"]\ninput = 1.0\noutput = 10.0\n', "utf-8")
+    assert main(["run", str(unknown)]) == 0
+    assert "not priced (the price table" in capsys.readouterr().out
+    assert main(["run", str(unknown), "--prices", str(prices)]) == 0
+    assert "(user prices (prices.toml), prices of 2030-01-01)" in capsys.readouterr().out

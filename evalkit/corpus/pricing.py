@@ -14,10 +14,10 @@ that `result.modelUsage` leaves out) is not priced and not part of the session's
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from evalkit.metrics.costs import COST_COLUMNS, session_cost
+from evalkit.metrics.costs import COST_COLUMNS, parse_started_at, session_cost
 from evalkit.metrics.prices import COMPONENTS, ModelLedger, UserPrices
 
 if TYPE_CHECKING:
@@ -67,15 +67,8 @@ def resolve_prices(prices: Any) -> UserPrices | None:
 
 
 def session_date(started_at: Any) -> datetime | None:
-    """The `started_at` text as a time (UTC when it names no offset); None when absent or not
-    a date."""
-    if not isinstance(started_at, str) or not started_at:
-        return None
-    try:
-        when = datetime.fromisoformat(started_at.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+    """The `started_at` text as a time (`evalkit.metrics.costs.parse_started_at`)."""
+    return parse_started_at(started_at)
 
 
 def _value(x: Any) -> Any:

@@ -61,6 +61,7 @@ __all__ = [
     "claude_code_date",
     "agent_ledgers",
     "agent_cost",
+    "parse_started_at",
 ]
 
 COST_SOURCES = ("recorded", "priced")
@@ -354,9 +355,34 @@ def claude_code_cost(
 # --- Codex and Inspect ------------------------------------------------------------------------
 
 
+def parse_started_at(started_at: Any) -> datetime | None:
+    """A session's `started_at` text (ISO 8601) as a time, UTC when it names no offset; None
+    when absent or not a date."""
+    if not isinstance(started_at, str) or not started_at:
+        return None
+    try:
+        when = datetime.fromisoformat(started_at.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
 def agent_ledgers(session: AgentSession, *, model: str | None = None) -> tuple[ModelLedger, ...]:
-    """The ledger of a Codex or Inspect session under its model (`model` overrides it: an
-    `exec --json` stream names none)."""
+    """The ledger of a Codex, Inspect or ATIF session under its model (`model` overrides it:
+    an `exec --json` stream names none); an Inspect sample's models each apart."""
+    if session.models and model is None:
+        return tuple(
+            ModelLedger(
+                model=m.model,
+                prompt_tokens=m.tokens.prompt_tokens,
+                cache_read_tokens=m.tokens.cache_read_tokens,
+                cache_write_tokens=m.tokens.cache_write_tokens,
+                output_tokens=m.tokens.output_tokens,
+                reasoning_tokens=m.tokens.reasoning_tokens,
+                recorded_cost_usd=m.cost_usd,
+            )
+            for m in session.models
+        )
     g = session.tokens
     if g.prompt_tokens is None and g.output_tokens is None:
         return ()
@@ -399,10 +425,12 @@ def agent_cost(
 
     Args:
         session: What the reader yields.
-        when: The session's date (the reader keeps none yet: None prices at the latest price).
+        when: The session's date; default: its `started_at` (none: the latest price).
         model: The model, where the file does not name it (`exec --json`).
         prices: User prices.
     """
+    if when is None:
+        when = parse_started_at(session.started_at)
     return session_cost(
         agent_ledgers(session, model=model),
         recorded_cost_usd=session.cost_usd,
