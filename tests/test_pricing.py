@@ -344,3 +344,28 @@ def test_evalkit_run_prints_a_codex_sessions_priced_cost(tmp_path, capsys):
     assert "not priced (the price table" in capsys.readouterr().out
     assert main(["run", str(unknown), "--prices", str(prices)]) == 0
     assert "(user prices (prices.toml), prices of 2030-01-01)" in capsys.readouterr().out
+
+
+def test_a_codex_model_switch_prices_each_models_requests_apart(tmp_path):
+    body = [
+        turn_context(
+            line["payload"].get("turn_id"),
+            model="gpt-5-codex" if line["payload"].get("turn_id") == "turn-1" else "o3",
+        )
+        if line["type"] == "turn_context"
+        else line
+        for line in codex_session_lines()
+    ]
+    path = write_rollout(tmp_path / "rollout.jsonl", body)
+    m = models_df(path)
+    assert list(m["model"]) == ["gpt-5-codex", "o3"]
+    # turn 1's requests: input 1000 + 1100 (cached 800 + 1000), output 50 + 30; turn 2's the rest
+    assert list(m["input_tokens"]) == [300, 600] and list(m["cache_read_tokens"]) == [1800, 300]
+    assert list(m["output_tokens"]) == [80, 100]
+    g, o = table_prices("gpt-5-codex", ROLLOUT_DAY), table_prices("o3", ROLLOUT_DAY)
+    hand = [
+        usd(300, g.input_mtok) + usd(1800, g.cache_read_mtok) + usd(80, g.output_mtok),
+        usd(600, o.input_mtok) + usd(300, o.cache_read_mtok) + usd(100, o.output_mtok),
+    ]
+    assert list(m["priced_cost_usd"]) == pytest.approx(hand)
+    assert one(sessions_df(path))["priced_cost_usd"] == pytest.approx(sum(hand))

@@ -243,7 +243,8 @@ def agent_rows(
     sessions: list[AgentSession], file_log: str, profile: ToolProfile = CODEGRAPH
 ) -> dict[str, list[dict[str, Any]]]:
     """The frame rows of a file's sessions (identity overrides included: `log`, `agent`,
-    `kind`, `question`, `slice`); the explore frames and the Claude Code models frame get none."""
+    `kind`, `question`, `slice`); the explore frames get none; the models frame one row per
+    model with its token ledger (issue 27)."""
     from evalkit.corpus.frame_rows import FRAME_NAMES
 
     out: dict[str, list[dict[str, Any]]] = {name: [] for name in FRAME_NAMES}

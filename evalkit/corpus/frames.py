@@ -228,9 +228,12 @@ def models_df(
 ):
     """One row per session × model (agent-formats §5.3): `requests` and `prompt_tokens` from
     the assistant messages of that model, and from `result.modelUsage` its input, output, cache
-    read and cache creation tokens, `cost_usd`, `context_window` (<NA> without modelUsage).
-    The modelUsage totals are the session's: the last segment's when they are carried over
-    `--resume`, else added over segments (`source`)."""
+    read and cache creation tokens, `cost_usd`, `context_window`. The modelUsage totals are the
+    session's: the last segment's when they are carried over `--resume`, else added over
+    segments (`source`); without modelUsage the tokens are summed over the messages (`source`
+    messages). Codex, Inspect and ATIF sessions have a row per model of their ledger (`source`
+    log). Every row's ledger is priced when the frame is built (`priced_cost_usd`, the cost per
+    part, `price_reason` where it cannot be; issue 27); `prices` as for `sessions_df`."""
     return _build(sessions, strict, "models", prices)
 
 

@@ -17,11 +17,13 @@ The ledger per model, by agent (agent-formats §1.9, §2.4, §3.9, §5.3):
   result) the ledger is summed over the messages, each id once, its output the largest
   per-message `output_tokens` seen: streamed snapshots, so a lower bound, said so in the notes.
 * Codex rollout: the session's ledger under the model of its last `turn_context`, priced request
-  by request where the price has long-context tiers (`AgentSession.requests`).
+  by request where the price has long-context tiers (`AgentSession.requests`); a session that
+  switched models has each model's requests apart (`AgentSession.models`).
 * `codex exec --json`: the last `turn.completed` totals; the stream names no model, so the caller
   passes it (`model=`, e.g. harbor's `config.agent.model_name`), else `<NA>`.
-* Inspect: the sample's ledger under its model (`provider/model`; the provider picks the table's
-  provider).
+* Inspect: each model of the sample's `model_usage` apart (`provider/model`; the provider picks
+  the table's provider): the solver's and a grader's.
+* ATIF: the trajectory's `final_metrics` totals under `agent.model_name`.
 
 A session priced from several models is `<NA>` when any model with tokens cannot be priced: a
 partial sum would read as the whole cost.
