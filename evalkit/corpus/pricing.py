@@ -34,6 +34,23 @@ __all__ = [
 
 # The sessions frame's columns `price_frames` fills (`cost_usd` replaces the stored value).
 _SESSION_COLUMNS = tuple(c[0] for c in COST_COLUMNS)
+# The models frame's columns a ledger is read from (`_ledger`).
+_LEDGER_COLUMNS = (
+    "log",
+    "model",
+    "source",
+    "provider",
+    "input_tokens",
+    "cache_read_tokens",
+    "cache_creation_tokens",
+    "cache_write_1h_tokens",
+    "output_tokens",
+    "reasoning_tokens",
+    "max_request_prompt_tokens",
+    "cost_usd",
+    "output_lower_bound",
+)
+
 # The columns `price_frames` fills, per frame: added when frames are built, never stored.
 PRICED_COLUMNS: dict[str, tuple[str, ...]] = {
     "sessions": tuple(c for c in _SESSION_COLUMNS if c != "recorded_cost_usd"),  # stored
@@ -156,7 +173,8 @@ def price_frames(
     from evalkit.store.columns import columns_of
 
     by_log: dict[Any, list[int]] = {}
-    model_rows = models.to_dict("records") if len(models) else []
+    # Only the ledger's columns: turning every column into Python objects is most of the time.
+    model_rows = models[list(_LEDGER_COLUMNS)].to_dict("records") if len(models) else []
     for i, row in enumerate(model_rows):
         by_log.setdefault(row["log"], []).append(i)
     out_models = {name: [None] * len(model_rows) for name in PRICED_COLUMNS["models"]}
