@@ -58,6 +58,7 @@ def test_row_builders_fill_every_declared_column_and_no_other(bundled, swept):
     # build_frame refuses an undeclared key; this catches the other direction: a declared
     # column no builder fills (it would be <NA> everywhere without anyone noticing).
     from evalkit.corpus.frames import session_rows
+    from evalkit.corpus.pricing import PRICED_COLUMNS
 
     headless = bundled.session("cg22/ab-express/run-baseline-1.jsonl")
     rows = session_rows(headless)
@@ -65,8 +66,12 @@ def test_row_builders_fill_every_declared_column_and_no_other(bundled, swept):
     joined = {"outcome_source", "outcome_ref"}
     for name in FRAME_NAMES:
         keys = set(ID_NAMES) - {"question"} | {k for r in rows[name] for k in r}
-        assert keys | (joined if name == "sessions" else set()) == {c.name for c in FRAMES[name]}
+        # The priced cost is added when frames are built, never with the rows (issue 27).
+        priced = set(PRICED_COLUMNS.get(name, ())) - {"cost_usd"}
+        added = (joined if name == "sessions" else set()) | priced
+        assert keys | added == {c.name for c in FRAMES[name]}
         assert not keys & joined, name
+        assert not keys & priced, name
     for name, df in (
         ("sweep_sessions", swept.sessions_frame()),
         ("sweep_calls", swept.calls_frame()),

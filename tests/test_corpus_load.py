@@ -113,7 +113,9 @@ def test_session_is_a_lookup_and_interactive_sessions_are_accepted(bundled):
     assert df["kind"].tolist() == ["interactive"]
     # Interactive logs carry no result event: duration and cost are unknown, not 0; the run
     # status comes from the last turn (issue 23).
-    assert df[["duration_s", "cost_usd"]].isna().all(axis=None)
+    assert df[["duration_s", "recorded_cost_usd"]].isna().all(axis=None)
+    # no result event, so no recorded cost: the cost is the priced ledger (issue 27)
+    assert df["cost_source"].tolist() == ["priced"] and df["cost_usd"].iloc[0] > 0
     assert (df["status"].tolist(), df["success"].tolist()) == (["ok"], [True])
     with pytest.raises(KeyError):
         bundled.session("no/such.jsonl")

@@ -63,7 +63,10 @@ def test_models_df_one_row_per_session_and_model(tmp_path):
     # no modelUsage and no model named: one row of unknown model with the requests counted
     assert len(other) == 1 and pd.isna(other["model"].iloc[0])
     assert other["requests"].iloc[0] == 2 and other["prompt_tokens"].iloc[0] == 2300
-    assert pd.isna(other["output_tokens"].iloc[0]) and pd.isna(other["source"].iloc[0])
+    # its ledger is summed over the messages (issue 27), priced only once a model is named
+    assert other["output_tokens"].iloc[0] == 4 and other["source"].iloc[0] == "messages"
+    assert pd.isna(other["priced_cost_usd"].iloc[0])
+    assert other["price_reason"].iloc[0] == "the log does not name the model"
     assert list(df.columns[:3]) == ["log", "pass", "repo"]
 
 

@@ -30,7 +30,7 @@ TAKES = {
     "02": {"layout", "profile", "outcomes", "arms"},
     "04": {"layout", "profile", "outcomes", "session"},
     "05": {"layout", "profile", "outcomes"},
-    "06": {"layout", "profile", "outcomes", "arms"},
+    "06": {"layout", "profile", "outcomes", "arms", "prices"},
     "07": {"layout", "profile", "outcomes", "arm_dir", "labels", "campaign_root"},
 }
 

@@ -204,8 +204,13 @@ def test_a_corpus_without_explore_calls_gets_the_generic_comparison(tmp_path, ca
     i = lines.index("Sessions per agent × arm: outcomes, cost and duration:")
     header, base, new = lines[i + 1], lines[i + 2], lines[i + 3]
     assert header.split()[:3] == ["agent", "arm", "sessions"]
-    assert base.split() == ["claude-code", "baseline", "2", "—", "—", "$0.30", "$0.15", "12.0"]
-    assert new.split() == ["claude-code", "new", "2", "—", "—", "$0.70", "$0.35", "12.0"]
+    # "0 of 2" priced: both costs are the ones the logs record (issue 27)
+    assert base.split() == [
+        "claude-code", "baseline", "2", "—", "—", "$0.30", "0", "of", "2", "$0.15", "12.0"
+    ]  # fmt: skip
+    assert new.split() == [
+        "claude-code", "new", "2", "—", "—", "$0.70", "0", "of", "2", "$0.35", "12.0"
+    ]  # fmt: skip
     j = lines.index("Tool calls by family (tool_under_test = sourcegraph):")
     assert lines[j + 1].split() == ["agent", "arm", *TOOL_FAMILIES]
     assert lines[j + 2].split() == [

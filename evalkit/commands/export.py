@@ -92,6 +92,13 @@ def register(subparsers) -> None:
         "joined into the sessions frame with each harbor trial's result.json",
     )
     p.add_argument(
+        "--prices",
+        metavar="FILE.toml",
+        type=Path,
+        help="your own prices per million tokens for the priced cost columns, over the bundled "
+        "price table's (as evalkit sweep --prices)",
+    )
+    p.add_argument(
         "--pass-threshold",
         type=float,
         default=1.0,
@@ -133,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
         engine=args.engine,
         scheduler=args.scheduler,
         outcomes=args.outcomes,
+        prices=args.prices,
         pass_threshold=args.pass_threshold,
     )
     if is_bundled_corpus(root):

@@ -135,6 +135,12 @@ def register(subparsers) -> None:
         help="tool profile: which tools are the tool under test (codegraph, the default; "
         "sourcegraph; or a TOML file); adds the profile and read allocation to the report",
     )
+    parser.add_argument(
+        "--prices",
+        metavar="FILE.toml",
+        help="a Codex, Inspect or ATIF file: your own prices per million tokens for its priced "
+        "cost, over the bundled price table's (as evalkit sweep --prices)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -157,10 +163,15 @@ def _run_agent(args: argparse.Namespace, fmt: str) -> int:
         raise UsageError("--envelope and --answer are explore views of Claude Code transcripts")
     path = args.files[0]
     sessions = read_agent_sessions(path, format=fmt, root=parent_search_root(path))
+    prices = None
+    if args.prices is not None:
+        from evalkit.metrics.prices import load_prices
+
+        prices = load_prices(args.prices)
     if args.json:
-        text = json.dumps(agent_json(path, sessions), ensure_ascii=False, indent=2)
+        text = json.dumps(agent_json(path, sessions, prices=prices), ensure_ascii=False, indent=2)
     else:
-        text = format_agent_sessions(path, sessions)
+        text = format_agent_sessions(path, sessions, prices=prices)
     sys.stdout.write(printable(text) + "\n")
     read = sessions[0].read if sessions else None
     if read is not None and (damage := read.damage()):

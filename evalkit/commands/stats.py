@@ -15,8 +15,8 @@ summarises every figure within each task first (the mean over its trials; a
 pass is c of n), and pairs the arms task by task: the task is the unit, never
 the pooled trials.
 
-Per figure (pass, reward, cost, tokens, duration, tool calls, read
-allocation) it prints the per-task table; the exact test (McNemar for
+Per figure (pass, reward, cost, cost per solved task, tokens, duration, tool
+calls, read allocation) it prints the per-task table; the exact test (McNemar for
 pass/fail tasks, the sign test otherwise), withheld with the smallest p it
 could give when too few tasks differ to reach 0.05; the mean paired delta
 with a seeded hierarchical bootstrap interval (tasks, then trials within each
@@ -99,6 +99,12 @@ def register(subparsers) -> None:
         metavar="N",
         help="bootstrap resamples (default 4999)",
     )
+    p.add_argument(
+        "--prices",
+        metavar="FILE.toml",
+        help="your own prices per million tokens, over the bundled price table's (as evalkit "
+        "sweep --prices), for the runs whose log records no cost",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON document instead")
     p.add_argument(
         "-j", "--jobs", type=int, metavar="N", help="parser processes (default: every core)"
@@ -132,6 +138,7 @@ def _run(args) -> int:
         cache=not args.no_cache,
         cache_dir=args.cache_dir,
         jobs=args.jobs,
+        prices=args.prices,
     )
     stats = None
     if runs.baseline is not None and runs.candidate is not None:

@@ -54,6 +54,11 @@ infra_error, empty, cancelled, unknown) is read from its log and its
 result.json; the comparisons leave out runs that did not end ok and count them
 per arm (--include-failed keeps them), and the infra-error rate per arm is
 printed.
+Cost is what each log records (Claude Code's total_cost_usd, an Inspect
+total_cost, a trajectory's total_cost_usd), else its tokens priced per model
+on the session's date from the bundled genai-prices table (--prices FILE.toml
+for your own); the accounting says how many of each, and in how many runs the
+recorded and priced costs differ by more than 5%.
   --layout harbor       <suite>/<arm>/<task>/<trial>/agent/claude-code.txt,
                         the outcome from <trial>/result.json
   --layout PATTERN      e.g. {suite}/{arm}/{task}/{trial}/agent/claude-code.txt
@@ -210,6 +215,15 @@ def register(subparsers) -> None:
         "per arm",
     )
     t.add_argument(
+        "--prices",
+        metavar="FILE.toml",
+        type=Path,
+        help='your own prices in dollars per million tokens ([models."NAME"] input, '
+        "cached_input, cache_write, cache_write_1h, output, valid_from), over the bundled price "
+        "table's, for the runs whose log records no cost (and the priced cost beside the "
+        "recorded one)",
+    )
+    t.add_argument(
         "--pass-threshold",
         type=float,
         default=1.0,
@@ -220,7 +234,12 @@ def register(subparsers) -> None:
 
 
 def _trial_mode(args) -> bool:
-    return args.layout is not None or args.profile is not None or args.outcomes is not None
+    return (
+        args.layout is not None
+        or args.profile is not None
+        or args.outcomes is not None
+        or args.prices is not None
+    )
 
 
 def _run_trials(args, arms, writer) -> int:
@@ -246,6 +265,7 @@ def _run_trials(args, arms, writer) -> int:
         jobs=args.jobs,
         progress=None,
         include_failed=args.include_failed,
+        prices=args.prices,
     )
     out = sys.stdout if writer is None else _Tee(sys.stdout, writer)
     if args.markdown is not None:

@@ -150,6 +150,8 @@ def _row(s: AgentSession, log: str, profile: ToolProfile = CODEGRAPH) -> dict[st
         "codegraph_calls": fam.get("codegraph", 0),
         "duration_s": s.duration_s,
         "cost_usd": s.cost_usd,
+        "recorded_cost_usd": s.cost_usd,
+        "started_at": s.started_at,
         "context_window": s.context_window,
         "model": s.model,
         "turns": s.turns,
@@ -241,7 +243,8 @@ def agent_rows(
     sessions: list[AgentSession], file_log: str, profile: ToolProfile = CODEGRAPH
 ) -> dict[str, list[dict[str, Any]]]:
     """The frame rows of a file's sessions (identity overrides included: `log`, `agent`,
-    `kind`, `question`, `slice`); the explore frames and the Claude Code models frame get none."""
+    `kind`, `question`, `slice`); the explore frames get none; the models frame one row per
+    model with its token ledger (issue 27)."""
     from evalkit.corpus.frame_rows import FRAME_NAMES
 
     out: dict[str, list[dict[str, Any]]] = {name: [] for name in FRAME_NAMES}
@@ -249,7 +252,43 @@ def agent_rows(
         log = session_log(file_log, s)
         out["sessions"].append(_row(s, log, profile))
         out["tool_calls"].extend(_tool_call_rows(s, log, profile))
+        out["models"].extend(_model_rows(s, log))
     return out
+
+
+def _model_rows(s: AgentSession, log: str) -> list[dict[str, Any]]:
+    """One row per model with its token ledger (issue 27): an Inspect sample's models apart
+    (solver and grader), else the session's ledger under its model. The priced cost is added
+    when the frame is built (`evalkit.corpus.pricing`)."""
+    ident = {"log": log, "agent": s.agent, "kind": session_kind(s), "question": None}
+    parts = [(m.model, m.tokens, m.cost_usd) for m in s.models] or [(s.model, s.tokens, s.cost_usd)]
+    if s.tokens.prompt_tokens is None and s.tokens.output_tokens is None and not s.models:
+        return []
+    biggest = max((r.prompt_tokens for r in s.requests or ()), default=None)
+    rows = []
+    for model, g, cost in parts:
+        rows.append(
+            {
+                **ident,
+                "model": model,
+                "requests": len(s.requests) if s.requests is not None and len(parts) == 1 else None,
+                "prompt_tokens": g.prompt_tokens,
+                "input_tokens": (
+                    g.prompt_tokens - (g.cache_read_tokens or 0) - (g.cache_write_tokens or 0)
+                    if g.prompt_tokens is not None
+                    else None
+                ),
+                "output_tokens": g.output_tokens,
+                "reasoning_tokens": g.reasoning_tokens,
+                "cache_read_tokens": g.cache_read_tokens,
+                "cache_creation_tokens": g.cache_write_tokens,
+                "cost_usd": cost,
+                "context_window": s.context_window if len(parts) == 1 else None,
+                "max_request_prompt_tokens": biggest if len(parts) == 1 else None,
+                "source": "log",
+            }
+        )
+    return rows
 
 
 def agent_summary(s: AgentSession, file_log: str) -> dict[str, Any]:

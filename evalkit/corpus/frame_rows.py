@@ -20,6 +20,7 @@ from evalkit.errors import EvalkitError, TranscriptError
 from evalkit.formats.claude_code.transcripts import is_explore, tool_results
 from evalkit.formats.families import family_of
 from evalkit.formats.profiles import CODEGRAPH, ToolProfile
+from evalkit.metrics.costs import claude_code_date, claude_code_ledgers
 from evalkit.metrics.occupancy import DEFAULT_WINDOW_TOKENS, FAMILIES, Occupancy, compute_occupancy
 from evalkit.metrics.status import RunStatus, claude_code_status, status_columns
 from evalkit.metrics.sufficiency import BUCKETS
@@ -338,6 +339,10 @@ def _token_columns(v: _View) -> dict[str, Any]:
         "cost_usd_last": t.cost_last,
         "totals_carried_over": t.cumulative if t.cost_last is not None else None,
         "session_cost_usd": t.cost,
+        # issue 27: the recorded cost and the date whose prices apply; the priced cost is
+        # added when the frame is built (`evalkit.corpus.pricing`), never stored.
+        "recorded_cost_usd": t.cost,
+        "started_at": _iso(claude_code_date(v.events)),
         "model_usage": t.model_usage,
         "models": len(t.models),
         "context_window": t.context_window,
@@ -405,6 +410,10 @@ _MODEL_USAGE_COLUMNS = (
 )
 
 
+def _iso(when: Any) -> str | None:
+    return when.isoformat() if when is not None else None
+
+
 def _model_rows(v: _View) -> list[dict[str, Any]]:
     """One row per model of the session: every `message.model` of its assistant messages
     (requests and prompt tokens, each message id once) and every model of `result.modelUsage`
@@ -442,7 +451,35 @@ def _model_rows(v: _View) -> list[dict[str, Any]]:
         )
     if None in rows and len(rows) > 1:  # requests without a model beside named ones
         rows.pop(None)
+    _ledger_columns(rows, t, v.events)
     return list(rows.values())
+
+
+def _ledger_columns(
+    rows: dict[str | None, dict[str, Any]], t: ClaudeCodeTokens, events: Sequence[dict[str, Any]]
+) -> None:
+    """Each model's priced ledger (issue 27, `evalkit.metrics.costs.claude_code_ledgers`):
+    the 1-hour cache writes, the largest request's prompt, and, without modelUsage, the
+    tokens summed over the assistant messages (`source` messages: the output a lower bound)."""
+    for ledger in claude_code_ledgers(t, events):
+        row = rows.get(ledger.model)
+        if row is None:
+            continue
+        row["cache_write_1h_tokens"] = ledger.cache_write_1h_tokens
+        row["max_request_prompt_tokens"] = ledger.max_request_prompt_tokens
+        row["output_lower_bound"] = ledger.output_lower_bound
+        row["provider"] = ledger.provider
+        row["reasoning_tokens"] = ledger.reasoning_tokens  # Claude Code counts none apart
+        if row.get("source") is None and ledger.prompt_tokens is not None:
+            row.update(
+                {
+                    "input_tokens": ledger.uncached_input_tokens,
+                    "output_tokens": ledger.output_tokens,
+                    "cache_read_tokens": ledger.cache_read_tokens,
+                    "cache_creation_tokens": ledger.cache_write_tokens,
+                    "source": "messages",
+                }
+            )
 
 
 def _json_id(x: Any) -> str | None:

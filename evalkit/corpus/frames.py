@@ -39,9 +39,9 @@ from evalkit.corpus.frame_rows import (
     retrieval_columns,
     session_rows,
 )
+from evalkit.corpus.pricing import PRICED_COLUMNS, priced_frame
 from evalkit.errors import EvalkitError
 from evalkit.session import InteractiveSession, Session, parse_session, read_session_file
-from evalkit.store.columns import build_frame
 
 __all__ = [
     "files_df",
@@ -155,29 +155,34 @@ def _is_directory(sessions: Any) -> bool:
     return isinstance(sessions, str | os.PathLike) and os.path.isdir(sessions)
 
 
-def _build(sessions: Any, strict: bool, frame: str) -> Any:
+def _build(sessions: Any, strict: bool, frame: str, prices: Any = None) -> Any:
     if _is_directory(sessions):
         from evalkit.corpus.load import load_corpus_frames
 
-        corpus = load_corpus_frames(sessions, strict=strict)
+        corpus = load_corpus_frames(sessions, strict=strict, prices=prices)
         df = corpus.frame(frame)
         return df if strict else (df, list(corpus.errors))
     parsed, errors = load_sessions(sessions, strict=strict)
-    rows = []
+    wanted = {frame, *PRICED_COLUMNS} if frame in PRICED_COLUMNS else {frame}
+    rows: dict[str, list[dict[str, Any]]] = {f: [] for f in wanted}
     for s in parsed:
         if isinstance(s, AgentFile):
             from evalkit.corpus.agents import agent_rows
 
             ident = identity(ref_for_files((s.path,)))
-            rows += [{**ident, **r} for r in agent_rows(list(s.sessions), s.path)[frame]]
-            continue
-        ident = identity(_ref_of(s))
-        rows += [{**ident, **r} for r in session_rows(s)[frame]]
-    df = build_frame(frame, rows)
+            got = agent_rows(list(s.sessions), s.path)
+        else:
+            ident = identity(_ref_of(s))
+            got = session_rows(s)
+        for f in wanted:
+            rows[f] += [{**ident, **r} for r in got[f]]
+    df = priced_frame(frame, rows, prices)  # the priced cost, from the ledgers (issue 27)
     return df if strict else (df, errors)
 
 
-def sessions_df(sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = True):
+def sessions_df(
+    sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = True, prices: Any = None
+):
     """One row per session: allocation totals, the reading account, sufficiency counts
     (`next_<bucket>`), occupancy (`residual_<family>`, `contributed_<family>`, tokens rounded as
     the reference rounds them) and the per-session fields of §1.11 under readable names
@@ -188,11 +193,14 @@ def sessions_df(sessions: Iterable[SessionLike] | SessionLike, *, strict: bool =
     Args:
         sessions: A corpus directory, or sessions / paths / lists of segment paths.
         strict: Raise on a session that cannot be read (default), or collect it.
+        prices: User prices (`UserPrices` or a `--prices FILE.toml` path) for the priced
+            cost columns (`priced_cost_usd`, `cost_usd`, `cost_source`; the price table's
+            prices otherwise).
 
     Returns:
         A DataFrame, or `(DataFrame, [SessionError, ...])` when `strict=False`.
     """
-    return _build(sessions, strict, "sessions")
+    return _build(sessions, strict, "sessions", prices)
 
 
 def calls_df(sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = True):
@@ -215,13 +223,18 @@ def files_df(sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = Tr
     return _build(sessions, strict, "files")
 
 
-def models_df(sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = True):
+def models_df(
+    sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = True, prices: Any = None
+):
     """One row per session × model (agent-formats §5.3): `requests` and `prompt_tokens` from
     the assistant messages of that model, and from `result.modelUsage` its input, output, cache
-    read and cache creation tokens, `cost_usd`, `context_window` (<NA> without modelUsage).
-    The modelUsage totals are the session's: the last segment's when they are carried over
-    `--resume`, else added over segments (`source`)."""
-    return _build(sessions, strict, "models")
+    read and cache creation tokens, `cost_usd`, `context_window`. The modelUsage totals are the
+    session's: the last segment's when they are carried over `--resume`, else added over
+    segments (`source`); without modelUsage the tokens are summed over the messages (`source`
+    messages). Codex, Inspect and ATIF sessions have a row per model of their ledger (`source`
+    log). Every row's ledger is priced when the frame is built (`priced_cost_usd`, the cost per
+    part, `price_reason` where it cannot be; issue 27); `prices` as for `sessions_df`."""
+    return _build(sessions, strict, "models", prices)
 
 
 def tool_calls_df(sessions: Iterable[SessionLike] | SessionLike, *, strict: bool = True):

@@ -32,6 +32,7 @@ from evalkit.corpus.frame_rows import FRAME_NAMES, SessionError
 from evalkit.corpus.layouts import CorpusLayout, detect_layout, discover_layout, parse_layout
 from evalkit.corpus.outcomes import OutcomeJoin, join_outcomes, with_outcomes
 from evalkit.corpus.parse import Progress, analyse_payloads
+from evalkit.corpus.pricing import price_frames, resolve_prices, with_trial_results
 from evalkit.corpus.records import (
     Accounting,
     SessionRecord,
@@ -250,6 +251,7 @@ def load_corpus_frames(
     outcomes: str | os.PathLike[str] | None = None,
     pass_threshold: float = 1.0,
     keep_runs: bool = False,
+    prices: Any = None,
 ) -> LoadedCorpus:
     """Discover, parse and keep every session of a corpus directory (see the module docstring).
 
@@ -286,6 +288,9 @@ def load_corpus_frames(
             its run status (`status`: an exception harbor recorded).
         pass_threshold: The reward a run needs to count as passed.
         keep_runs: With a profile, keep each headless run's trial figures (`runs`).
+        prices: User prices (`UserPrices`, or a `--prices FILE.toml` path) overriding the
+            price table's for the models they name; the priced cost is computed from the token
+            ledgers each time the frames are built, never stored (`evalkit.corpus.pricing`).
 
     Raises:
         UsageError: `path` is not a directory, `layout`, `format` or `outcomes` is unusable.
@@ -308,6 +313,7 @@ def load_corpus_frames(
         outcomes=outcomes,
         pass_threshold=pass_threshold,
         keep_runs=keep_runs,
+        prices=resolve_prices(prices),
     )
     if profile is None:
         # No profile given: read with the default, then choose one from the tools the sessions
@@ -359,6 +365,7 @@ def _load_frames(
     outcomes: str | os.PathLike[str] | None,
     pass_threshold: float,
     keep_runs: bool,
+    prices: Any = None,
 ) -> LoadedCorpus:
     loader = _Loader(path, layout, profile, jobs, cache, cache_dir, verify, engine, format)
     found = loader.found
@@ -374,6 +381,10 @@ def _load_frames(
         )
     tables = parts.frames()
     join = _join(loader, tables, outcomes, pass_threshold)
+    # The priced cost, never stored (issue 27): a trial's result.json may add the recorded cost,
+    # the date and the model a transcript lacks.
+    with_trial_results(tables["sessions"], tables["models"], join.results)
+    price_frames(tables["sessions"], tables["models"], prices)
     return LoadedCorpus(
         root=loader.root,
         discovery=found,
@@ -844,6 +855,7 @@ def export_corpus(
     scheduler: Any = None,
     outcomes: str | os.PathLike[str] | None = None,
     pass_threshold: float = 1.0,
+    prices: Any = None,
 ) -> Exported:
     """`load_corpus_frames(path, ...).export(out, fmt)`: the files hold the same rows (the same
     layout and profile chosen when none is given, outcomes joined the same way), in the
@@ -870,6 +882,7 @@ def export_corpus(
         engine=engine,
         outcomes=outcomes,
         pass_threshold=pass_threshold,
+        prices=prices,
     )
     try:
         if engine != "dask":

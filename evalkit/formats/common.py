@@ -29,6 +29,7 @@ __all__ = [
     "AgentToolCall",
     "ContextItem",
     "FileRead",
+    "ModelTokens",
     "Request",
     "TokenLedger",
     "bad_type",
@@ -84,6 +85,22 @@ class TokenLedger:
             "output_tokens": self.output_tokens,
             "reasoning_tokens": self.reasoning_tokens,
         }
+
+
+@dataclass(frozen=True)
+class ModelTokens:
+    """One model's share of a session's tokens, where the format splits them by model (an
+    Inspect sample's `model_usage`: the solver's model and a grader's), for pricing (issue 27).
+
+    Attributes:
+        model: The model name as the log writes it (Inspect: `provider/model`).
+        tokens: That model's ledger, in `TokenLedger`'s meaning.
+        cost_usd: What the log says that model cost, None when it says nothing.
+    """
+
+    model: str
+    tokens: TokenLedger
+    cost_usd: float | None = None
 
 
 @quick_init
@@ -263,6 +280,11 @@ class AgentSession:
             order, where the format records per-request prompt sizes (Codex rollouts); None
             otherwise (`exec --json`, Inspect).
         extra: Format-specific facts worth keeping (Inspect `working_time`, scores, limit).
+        started_at: When the session started, ISO 8601 with its offset (the first timestamp
+            of a rollout or trajectory, an Inspect sample's start), None when the file has
+            none (`exec --json`): the date whose prices apply (issue 27).
+        models: The tokens per model where the format splits them (Inspect); empty when the
+            session's ledger is one model's (`model`).
     """
 
     agent: str
@@ -293,6 +315,8 @@ class AgentSession:
     read: FileRead | None = field(default=None, repr=False)
     context: tuple[ContextItem, ...] | None = field(default=None, repr=False)
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
+    started_at: str | None = None
+    models: tuple[ModelTokens, ...] = ()
 
     def calls_by_family(self) -> dict[str, int]:
         """Tool calls per family, most frequent first (ties by name)."""

@@ -3,8 +3,10 @@
 The outcome is read: `verifier_result.rewards.reward` (a number), else a lone reward of
 another name (`score`, …); and what the run status needs (`evalkit.metrics.status`): the
 exception harbor recorded (`exception_info`) and the agent's name (`agent_info.name`). `agent_result` token fields are never used (§4.4: they are neither
-cache-inclusive nor deduplicated in early-2026 versions); tokens and cost come from the
-transcript.
+cache-inclusive nor deduplicated in early-2026 versions); tokens come from the transcript. For
+pricing (issue 27) the result also gives what a transcript may lack: `agent_result.cost_usd`
+(the recorded cost, where the log records none), `config.agent.model_name` (a `codex exec
+--json` stream names no model) and `started_at` (the date whose prices apply).
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ class TrialResult:
         problem: Why no reward could be read, in words (None when one was read).
         exception_message: `exception_info.exception_message`, when the trial raised one.
         agent: `agent_info.name` (else `config.agent.name`), when the result names it.
+        cost_usd: `agent_result.cost_usd`, when a number.
+        model: `config.agent.model_name` (else `agent_info.model_info.name`), when named.
+        started_at: `started_at`, when text.
     """
 
     reward: float | None
@@ -36,6 +41,9 @@ class TrialResult:
     problem: str | None = None
     exception_message: str | None = None
     agent: str | None = None
+    cost_usd: float | None = None
+    model: str | None = None
+    started_at: str | None = None
 
 
 def _number(x: object) -> float | None:
@@ -57,7 +65,23 @@ def read_trial_result(path: str) -> TrialResult:
         return TrialResult(None, problem="not a harbor trial result (not a JSON object)")
     from dataclasses import replace
 
-    return replace(_read(doc), exception_message=_message(doc), agent=_agent(doc))
+    return replace(
+        _read(doc),
+        exception_message=_message(doc),
+        agent=_agent(doc),
+        cost_usd=_number(_get(doc, "agent_result", "cost_usd")),
+        model=_text(_get(doc, "config", "agent", "model_name"))
+        or _text(_get(doc, "agent_info", "model_info", "name")),
+        started_at=_text(doc.get("started_at")),
+    )
+
+
+def _get(doc: object, *keys: str) -> object:
+    for key in keys:
+        if not isinstance(doc, dict):
+            return None
+        doc = doc.get(key)
+    return doc
 
 
 def _text(x: object) -> str | None:

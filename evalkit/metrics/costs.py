@@ -17,11 +17,13 @@ The ledger per model, by agent (agent-formats §1.9, §2.4, §3.9, §5.3):
   result) the ledger is summed over the messages, each id once, its output the largest
   per-message `output_tokens` seen: streamed snapshots, so a lower bound, said so in the notes.
 * Codex rollout: the session's ledger under the model of its last `turn_context`, priced request
-  by request where the price has long-context tiers (`AgentSession.requests`).
+  by request where the price has long-context tiers (`AgentSession.requests`); a session that
+  switched models has each model's requests apart (`AgentSession.models`).
 * `codex exec --json`: the last `turn.completed` totals; the stream names no model, so the caller
   passes it (`model=`, e.g. harbor's `config.agent.model_name`), else `<NA>`.
-* Inspect: the sample's ledger under its model (`provider/model`; the provider picks the table's
-  provider).
+* Inspect: each model of the sample's `model_usage` apart (`provider/model`; the provider picks
+  the table's provider): the solver's and a grader's.
+* ATIF: the trajectory's `final_metrics` totals under `agent.model_name`.
 
 A session priced from several models is `<NA>` when any model with tokens cannot be priced: a
 partial sum would read as the whole cost.
@@ -61,6 +63,7 @@ __all__ = [
     "claude_code_date",
     "agent_ledgers",
     "agent_cost",
+    "parse_started_at",
 ]
 
 COST_SOURCES = ("recorded", "priced")
@@ -354,9 +357,34 @@ def claude_code_cost(
 # --- Codex and Inspect ------------------------------------------------------------------------
 
 
+def parse_started_at(started_at: Any) -> datetime | None:
+    """A session's `started_at` text (ISO 8601) as a time, UTC when it names no offset; None
+    when absent or not a date."""
+    if not isinstance(started_at, str) or not started_at:
+        return None
+    try:
+        when = datetime.fromisoformat(started_at.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
 def agent_ledgers(session: AgentSession, *, model: str | None = None) -> tuple[ModelLedger, ...]:
-    """The ledger of a Codex or Inspect session under its model (`model` overrides it: an
-    `exec --json` stream names none)."""
+    """The ledger of a Codex, Inspect or ATIF session under its model (`model` overrides it:
+    an `exec --json` stream names none); an Inspect sample's models each apart."""
+    if session.models and model is None:
+        return tuple(
+            ModelLedger(
+                model=m.model,
+                prompt_tokens=m.tokens.prompt_tokens,
+                cache_read_tokens=m.tokens.cache_read_tokens,
+                cache_write_tokens=m.tokens.cache_write_tokens,
+                output_tokens=m.tokens.output_tokens,
+                reasoning_tokens=m.tokens.reasoning_tokens,
+                recorded_cost_usd=m.cost_usd,
+            )
+            for m in session.models
+        )
     g = session.tokens
     if g.prompt_tokens is None and g.output_tokens is None:
         return ()
@@ -399,10 +427,12 @@ def agent_cost(
 
     Args:
         session: What the reader yields.
-        when: The session's date (the reader keeps none yet: None prices at the latest price).
+        when: The session's date; default: its `started_at` (none: the latest price).
         model: The model, where the file does not name it (`exec --json`).
         prices: User prices.
     """
+    if when is None:
+        when = parse_started_at(session.started_at)
     return session_cost(
         agent_ledgers(session, model=model),
         recorded_cost_usd=session.cost_usd,
@@ -411,9 +441,9 @@ def agent_cost(
     )
 
 
-# The cost columns as `evalkit.store.columns` declares columns: (name, dtype, unit, meaning).
-# Not wired yet: issue 23 keeps `cost_usd` in one place for every agent and adds these to the
-# sessions frame (and the per-model ones below to the models frame).
+# The cost columns as `evalkit.store.columns` declares columns: (name, dtype, unit, meaning), in
+# the sessions frame (and the per-model ones below in the models frame); filled when frames are
+# built (`evalkit.corpus.pricing`), never stored.
 COST_COLUMNS: tuple[tuple[str, str, str, str], ...] = (
     (
         "priced_cost_usd",
@@ -426,7 +456,8 @@ COST_COLUMNS: tuple[tuple[str, str, str, str], ...] = (
         "recorded_cost_usd",
         "Float64",
         "USD",
-        "the cost the log records (Claude Code total_cost_usd, Inspect total_cost); <NA> when "
+        "the cost the log records (Claude Code total_cost_usd, Inspect total_cost, an ATIF "
+        "trajectory's total_cost_usd, a harbor result.json's agent_result.cost_usd); <NA> when "
         "it records none",
     ),
     ("cost_usd", "Float64", "USD", "recorded_cost_usd where there is one, else priced_cost_usd"),
@@ -460,7 +491,12 @@ COST_COLUMNS: tuple[tuple[str, str, str, str], ...] = (
 )
 MODEL_COST_COLUMNS: tuple[tuple[str, str, str, str], ...] = (
     ("priced_cost_usd", "Float64", "USD", "this model's tokens priced on the session's date"),
-    ("recorded_cost_usd", "Float64", "USD", "this model's costUSD in result.modelUsage"),
+    (
+        "recorded_cost_usd",
+        "Float64",
+        "USD",
+        "this model's recorded cost (costUSD in result.modelUsage, an Inspect model's total_cost)",
+    ),
     ("input_cost_usd", "Float64", "USD", "what the uncached input cost"),
     ("cache_read_cost_usd", "Float64", "USD", "what the cache reads cost"),
     ("cache_write_5m_tokens", "Float64", "tokens", "cache writes kept 5 minutes (or unsplit)"),

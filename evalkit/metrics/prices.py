@@ -468,6 +468,7 @@ def _split_provider(model: str, provider: str | None) -> tuple[str, str | None]:
     return model, provider
 
 
+@cache  # one lookup per model name: a corpus prices the same few models over and over
 def _table_lookup(model: str, provider: str | None) -> tuple[Any, Any] | str:
     """(provider, model info) from the table, or the reason it has none."""
     from genai_prices.data_snapshot import get_snapshot

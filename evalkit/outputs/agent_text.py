@@ -13,6 +13,7 @@ from typing import Any
 from evalkit.ecma import fix, grp, pl, utf16_len
 from evalkit.formats.common import AgentSession
 from evalkit.metrics.agent_occupancy import agent_occupancy
+from evalkit.metrics.costs import SessionCost, agent_cost
 from evalkit.metrics.occupancy import Occupancy
 
 __all__ = ["AGENT_NAMES", "FORMAT_NAMES", "agent_json", "format_agent_sessions"]
@@ -50,7 +51,19 @@ def _title(s: AgentSession) -> str:
     return f"session {s.session_id or '(no id)'}"
 
 
-def _format_one(s: AgentSession) -> list[str]:
+def _priced_line(cost: SessionCost) -> str:
+    """`  priced from the tokens: $0.0123 (genai-prices 0.2.3, prices of 2030-01-01)`, or why
+    not (issue 27)."""
+    if cost.priced_cost_usd is None:
+        return f"  priced from the tokens: not priced ({cost.reason})"
+    day = cost.price_date.isoformat() if cost.price_date else "the latest"
+    line = f"  priced from the tokens: ${cost.priced_cost_usd:.4f} ({cost.price_table}, prices of {day})"
+    if cost.lower_bound:
+        line += ", a lower bound"
+    return line
+
+
+def _format_one(s: AgentSession, prices: Any = None) -> list[str]:
     lines = [_title(s)]
     facts = [f"model {s.model or 'not recorded'}"]
     if s.turns is not None:
@@ -66,6 +79,7 @@ def _format_one(s: AgentSession) -> list[str]:
         f"  duration {_seconds(s.duration_s)}, cost "
         + ("not recorded" if s.cost_usd is None else f"${s.cost_usd:.4f}")
     )
+    lines.append(_priced_line(agent_cost(s, prices=prices)))
     n = len(s.tool_calls)
     by = ", ".join(f"{fam} {k}" for fam, k in s.calls_by_family().items())
     errored = s.errored_calls
@@ -118,8 +132,11 @@ def _residual_lines(o: Occupancy) -> list[str]:
     ]
 
 
-def format_agent_sessions(path: str, sessions: Sequence[AgentSession]) -> str:
-    """The summary of every session of one file, without the final newline."""
+def format_agent_sessions(
+    path: str, sessions: Sequence[AgentSession], *, prices: Any = None
+) -> str:
+    """The summary of every session of one file, without the final newline; `prices` (user
+    prices) price the tokens of a model the table does not know."""
     if not sessions:
         return f"{path}: no sessions"
     fmt = sessions[0].format
@@ -128,7 +145,7 @@ def format_agent_sessions(path: str, sessions: Sequence[AgentSession]) -> str:
         head += f" ({len(sessions)} sessions)"
     lines = [head, ""]
     for s in sessions:
-        lines += _format_one(s) + [""]
+        lines += _format_one(s, prices) + [""]
     agent = AGENT_NAMES.get(sessions[0].agent, sessions[0].agent)
     if any(agent_occupancy(s) is not None for s in sessions):
         lines.append(
@@ -143,7 +160,8 @@ def format_agent_sessions(path: str, sessions: Sequence[AgentSession]) -> str:
     return "\n".join(lines)
 
 
-def _session_json(s: AgentSession) -> dict[str, Any]:
+def _session_json(s: AgentSession, prices: Any = None) -> dict[str, Any]:
+    cost = agent_cost(s, prices=prices).to_dict()
     return {
         "session_id": s.session_id,
         "sample_id": s.sample_id,
@@ -157,6 +175,12 @@ def _session_json(s: AgentSession) -> dict[str, Any]:
         "context_window": s.context_window,
         "duration_s": s.duration_s,
         "cost_usd": s.cost_usd,
+        "priced_cost_usd": cost["priced_cost_usd"],
+        "cost_source": cost["cost_source"],
+        "price_reason": cost["price_reason"],
+        "price_table": cost["price_table"],
+        "price_date": cost["price_date"],
+        "started_at": s.started_at,
         "tool_calls": len(s.tool_calls),
         "tool_calls_by_family": s.calls_by_family(),
         "errored_tool_calls": s.errored_calls,
@@ -182,11 +206,13 @@ def _occupancy_json(s: AgentSession) -> dict[str, Any] | None:
     return {**o.to_dict(), "retrieval_residual": _retrieval(o), "window_tokens": o.window_tokens}
 
 
-def agent_json(path: str, sessions: Sequence[AgentSession]) -> dict[str, Any]:
+def agent_json(
+    path: str, sessions: Sequence[AgentSession], *, prices: Any = None
+) -> dict[str, Any]:
     """The numbers of `format_agent_sessions` as one JSON-able object (`evalkit run --json`)."""
     return {
         "file": path,
         "agent": sessions[0].agent if sessions else None,
         "format": sessions[0].format if sessions else None,
-        "sessions": [_session_json(s) for s in sessions],
+        "sessions": [_session_json(s, prices) for s in sessions],
     }

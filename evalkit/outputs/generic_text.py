@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from evalkit.ecma import fix, grp, jround
 from evalkit.errors import one_line
+from evalkit.outputs.cost_text import cost_lines
 from evalkit.tables.generic import LEDGER, GenericComparison
 
 __all__ = ["generic_lines"]
@@ -71,6 +72,7 @@ def generic_lines(cmp: GenericComparison) -> list[str]:
                 passed,
                 reward,
                 _usd(g.cost_usd),
+                f"{g.priced} of {g.sessions}",
                 _usd(g.median_cost_usd),
                 _secs(g.median_duration_s),
             ]
@@ -82,10 +84,13 @@ def generic_lines(cmp: GenericComparison) -> list[str]:
         "passed",
         "mean reward",
         "cost",
+        "priced",
         "median cost",
         "median duration (s)",
     ]
     out += _table(header, rows)
+    if cmp.cost is not None:
+        out += cost_lines(cmp.cost)
     if cmp.has_status:
         out += ["", "Sessions by status:"]
         for g in cmp.groups:

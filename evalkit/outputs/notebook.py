@@ -87,6 +87,8 @@ __all__ = [
     "trial_sweep",
     "trials_line",
     "outcome_lines",
+    "cost_account_lines",
+    "COST_COLUMNS_SHOWN",
     "outcome_frame",
     "outcome_metrics_frame",
     "outcome_figure",
@@ -763,10 +765,12 @@ def trial_sweep(
     profile: str | None = None,
     outcomes: str | os.PathLike[str] | None = None,
     arms: str | Sequence[str] | None = None,
+    prices: str | os.PathLike[str] | None = None,
 ) -> TrialSweep:
     """The trial sweep of notebook 06: `evalkit sweep DIR --layout L --profile P --outcomes F
-    --arms A,B`, with the notebook's defaults (`trial_corpus_dir`, `trial_layout`,
-    `trial_profile`; `arms` as `"BASELINE,CANDIDATE"` or two names), uncached, in-process."""
+    --arms A,B --prices FILE.toml`, with the notebook's defaults (`trial_corpus_dir`,
+    `trial_layout`, `trial_profile`; `arms` as `"BASELINE,CANDIDATE"` or two names; the bundled
+    price table), uncached, in-process."""
     from evalkit.tables.trials import run_trial_sweep
 
     root = trial_corpus_dir(corpus)
@@ -778,7 +782,29 @@ def trial_sweep(
         arms=_two(arms),
         cache=False,
         jobs=1,
+        prices=prices,
     )
+
+
+def cost_account_lines(trials: TrialSweep) -> list[str]:
+    """Where the compared runs' costs come from: recorded by the log, priced from their tokens
+    (with the price table's version), unknown and why; and how many runs' recorded and priced
+    costs differ by more than 5% (the trial sweep's accounting lines)."""
+    from evalkit.outputs.cost_text import cost_lines
+
+    return cost_lines(trials.cost_account, noun="compared run", indent="")
+
+
+COST_COLUMNS_SHOWN = (
+    "arm",
+    "task",
+    "trial",
+    "cost_source",
+    "recorded_cost_usd",
+    "priced_cost_usd",
+    "cost_difference_share",
+    "price_table",
+)
 
 
 def trials_line(trials: TrialSweep) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 from evalkit.ecma import fix, grp, js_json, pl
 from evalkit.errors import one_line
+from evalkit.outputs.cost_text import cost_lines
 from evalkit.outputs.sweep_text import text_table
 from evalkit.tables.ab_stats import ArmStats, FigureStats, TrialRuns
 from evalkit.tables.paired_stats import MAX_PLANNED_TASKS
@@ -22,7 +23,7 @@ from evalkit.tables.paired_stats import MAX_PLANNED_TASKS
 __all__ = ["figure_lines", "render_stats_text", "stats_json_dict", "render_stats_json", "fmt"]
 
 DASH = "—"
-_DIGITS = {"cost_usd": 4, "tokens": 0, "duration_s": 1, "tool_calls": 2}
+_DIGITS = {"cost_usd": 4, "cost_per_pass_usd": 4, "tokens": 0, "duration_s": 1, "tool_calls": 2}
 
 
 def fmt(key: str, x: float | None, *, signed: bool = False) -> str:
@@ -268,6 +269,8 @@ def render_stats_text(runs: TrialRuns, stats: ArmStats | None) -> str:
         f"{len(runs.frame)} {pl(len(runs.frame), 'run')} read of {runs.runs}; arms: "
         f"{', '.join(runs.arms) or 'none'}",
     ]
+    if runs.cost is not None:
+        out += cost_lines(runs.cost, noun="run", indent="")
     if stats is None:
         out += ["", "No comparison: two arms are needed (see --arms)."]
         return _joined(out)
@@ -305,6 +308,7 @@ def stats_json_dict(runs: TrialRuns, stats: ArmStats | None) -> dict[str, Any]:
         "runs_read": len(runs.frame),
         "runs": runs.runs,
         "arms": list(runs.arms),
+        "cost": runs.cost.to_dict() if runs.cost is not None else None,
     }
     if stats is None:
         return head | {"baseline": runs.baseline, "candidate": runs.candidate, "figures": []}

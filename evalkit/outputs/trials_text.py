@@ -18,6 +18,7 @@ from evalkit.errors import one_line
 from evalkit.metrics.status import STATUSES
 from evalkit.outputs import caveats
 from evalkit.outputs.compare_text import format_comparison
+from evalkit.outputs.cost_text import cost_lines
 from evalkit.outputs.sweep_text import text_table
 from evalkit.synthetic.harbor import is_synthetic_harbor
 from evalkit.tables.outcomes import OutcomeTable
@@ -112,7 +113,8 @@ def outcome_lines(t: OutcomeTable) -> list[str]:
     out += text_table(mh, mrows)
     out.append(
         "  (a sign test needs six non-tied tasks; — means withheld. Cheaper is not better on its "
-        "own: read it beside the outcomes.)"
+        "own: read it beside the outcomes. Cost is what the log records, else its tokens priced: "
+        "see the accounting.)"
     )
     return out
 
@@ -270,6 +272,7 @@ def _accounting(t: TrialSweep, *, every_file: bool) -> list[str]:
     j = t.join
     rewarded = len(j.outcomes)
     out.append(f"  outcomes: {rewarded} {pl(rewarded, 'run')} joined to an outcome")
+    out += cost_lines(t.cost_account, noun="compared run")
     out += [f"    no outcome: {log} ({why})" for log, why in j.missing]
     out += [f"    outcome row matching no run: {row}" for row in j.unmatched_rows]
     damaged = [d for r in t.rows for d in r.damage]
@@ -361,6 +364,7 @@ def render_trials_markdown(t: TrialSweep) -> str:
             ],
         )  # fmt: skip
         out += ["", "— : withheld (a sign test needs six non-tied tasks)."]
+        out += [line.strip() for line in cost_lines(t.cost_account, noun="compared run")]
     out += ["", "## Read allocation per arm (evalkit's own metric)", ""]
     out += _md_table(
         ["arm", "runs", "pooled", "chars read", "cited", "not attributable to a file"],
@@ -406,6 +410,9 @@ def _row_json(r: Any) -> dict[str, Any]:
         "tool_under_test_calls": r.tool_under_test_calls,
         "read_allocation_efficiency": r.read_allocation_efficiency,
         "cost_usd": r.cost_usd,
+        "cost_source": r.cost_source,
+        "recorded_cost_usd": r.recorded_cost_usd,
+        "priced_cost_usd": r.priced_cost_usd,
         "tokens": r.tokens,
         "duration_s": r.duration_s,
     }
@@ -450,6 +457,7 @@ def trials_json_dict(t: TrialSweep) -> dict[str, Any]:
             for a in t.arm_status
         ],
         "outcomes": outcomes,
+        "cost": t.cost_account.to_dict(),
         "comparisons": [c.to_dict() for c in t.comparisons],
         "read_allocation": [
             {

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from evalkit.metrics.costs import COST_COLUMNS, MODEL_COST_COLUMNS
 from evalkit.metrics.occupancy import FAMILIES
 from evalkit.metrics.sufficiency import BUCKETS
 
@@ -216,7 +217,7 @@ _SESSIONS: tuple[Column, ...] = (
         "seconds",
         "run time summed over the result events; <NA> without one",
     ),
-    _c("cost_usd", "Float64", "USD", "cost summed over the result events; <NA> without one"),
+    _c(*next(c for c in COST_COLUMNS if c[0] == "cost_usd")),
     _c(
         "success",
         "boolean",
@@ -338,7 +339,17 @@ _SESSIONS: tuple[Column, ...] = (
         "session_cost_usd",
         "Float64",
         "USD",
-        "the session's cost: cost_usd_last when carried over, else cost_usd",
+        "the session's recorded cost: cost_usd_last when carried over, else total_cost_usd "
+        "summed over the result events",
+    ),
+    # issue 27: the cost for every agent, recorded beside priced (`evalkit.metrics.costs`)
+    *(_c(*c) for c in COST_COLUMNS if c[0] != "cost_usd"),
+    _c(
+        "started_at",
+        "string",
+        "label",
+        "when the session started (ISO 8601), the date whose prices apply; <NA> when the log "
+        "has no timestamp (Claude Code headless stream-json, codex exec --json)",
     ),
     _c(
         "model_usage",
@@ -417,11 +428,26 @@ _MODELS: tuple[Column, ...] = (
     _c("model", "string", "label", "the model id (message.model, or a result.modelUsage key)"),
     _c("requests", "Int64", "count", "assistant messages of this model (each id once)"),
     _c("prompt_tokens", "Float64", "tokens", "prompt tokens of those messages (the token ledger)"),
-    _c("input_tokens", "Float64", "tokens", "inputTokens: uncached input"),
-    _c("output_tokens", "Float64", "tokens", "outputTokens (thinking included)"),
-    _c("cache_read_tokens", "Float64", "tokens", "cacheReadInputTokens"),
-    _c("cache_creation_tokens", "Float64", "tokens", "cacheCreationInputTokens"),
-    _c("cost_usd", "Float64", "USD", "costUSD (an estimate, not a bill)"),
+    _c(
+        "input_tokens",
+        "Float64",
+        "tokens",
+        "uncached input: modelUsage inputTokens, else as source says (the priced ledger)",
+    ),
+    _c("output_tokens", "Float64", "tokens", "outputTokens (thinking included), or as source says"),
+    _c("cache_read_tokens", "Float64", "tokens", "cacheReadInputTokens, or as source says"),
+    _c(
+        "cache_creation_tokens",
+        "Float64",
+        "tokens",
+        "cacheCreationInputTokens (cache writes), or as source says",
+    ),
+    _c(
+        "cost_usd",
+        "Float64",
+        "USD",
+        "costUSD (an estimate, not a bill); another agent's recorded cost",
+    ),
     _c("context_window", "Float64", "tokens", "contextWindow"),
     _c("web_search_requests", "Float64", "count", "webSearchRequests"),
     _c(
@@ -429,8 +455,28 @@ _MODELS: tuple[Column, ...] = (
         "string",
         "label",
         "modelUsage totals: last (the last segment's, carried over) or sum (added over "
-        "segments); <NA> when the results carry no modelUsage",
+        "segments); messages (no modelUsage: summed over the assistant messages, each id "
+        "once); log (another agent's ledger); <NA> when there is no ledger to price",
     ),
+    # issue 27: the ledger each model is priced from, and its priced cost
+    _c("reasoning_tokens", "Float64", "tokens", "part of output_tokens spent on reasoning"),
+    _c(
+        "max_request_prompt_tokens",
+        "Float64",
+        "tokens",
+        "the largest single request's prompt (tells whether a long-context rate applied)",
+    ),
+    _c(
+        "output_lower_bound",
+        "boolean",
+        "flag",
+        "output_tokens are streamed per-message snapshots (source messages): a lower bound",
+    ),
+    _c("provider", "string", "label", "the provider, where the log names it apart from the model"),
+    *(_c(*c) for c in MODEL_COST_COLUMNS),
+    _c("price_date", "string", "label", "the date whose prices were used; <NA>: the latest"),
+    _c("priced_lower_bound", "boolean", "flag", "the priced cost may be short (price_notes)"),
+    _c("price_notes", "string", "text", "what the priced cost assumes"),
 )
 
 _CALLS: tuple[Column, ...] = (

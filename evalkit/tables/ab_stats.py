@@ -25,6 +25,7 @@ from typing import Any
 
 from evalkit.errors import UsageError
 from evalkit.stats import ExactTest
+from evalkit.tables.costs import CostAccount
 from evalkit.tables.outcomes import DEFAULT_PASS_THRESHOLD
 from evalkit.tables.paired_stats import (
     DEFAULT_PRIOR,
@@ -81,6 +82,7 @@ FIGURES: tuple[Figure, ...] = (
     Figure("passed", "pass", "higher_is_better", "share of trials"),
     Figure("reward", "reward", "higher_is_better", "reward"),
     Figure("cost_usd", "cost", "lower_is_better", "USD"),
+    Figure("cost_per_pass_usd", "cost per solved task", "lower_is_better", "USD"),
     Figure("tokens", "tokens", "lower_is_better", "tokens"),
     Figure("duration_s", "duration", "lower_is_better", "s"),
     Figure("tool_calls", "tool calls", "lower_is_better", "calls"),
@@ -90,7 +92,8 @@ CLUSTERS = ("suite", "pass", "repo")
 FIGURE_KEYS = tuple(f.key for f in FIGURES)
 RUN_COLUMNS = (
     "log", "suite", "pass", "repo", "task", "arm", "trial", "status", "reward", "passed",
-    "cost_usd", "tokens", "duration_s", "tool_calls", "tool_under_test_calls",
+    "cost_usd", "cost_per_pass_usd", "tokens", "duration_s", "tool_calls",
+    "tool_under_test_calls",
     "read_allocation_efficiency",
 )  # fmt: skip
 
@@ -108,6 +111,8 @@ class TrialRuns:
             run's reward, else its pass as 1 or 0 (the outcome table's rule), `passed` 1/0.
         arms: The arms found; `baseline`, `candidate` the default pair (`choose_arms`).
         runs: Every run the tree holds (read or not).
+        cost: How the runs' costs were found: recorded by the log, priced from their tokens,
+            unknown (`cost_usd` is recorded where there is one, else priced; issue 27).
     """
 
     root: Path
@@ -117,6 +122,7 @@ class TrialRuns:
     baseline: str | None
     candidate: str | None
     runs: int
+    cost: CostAccount | None = None
 
     def __repr__(self) -> str:
         return f"<TrialRuns {self.root.name}/: {len(self.frame)} runs read, arms {self.arms}>"
@@ -133,10 +139,17 @@ def trial_runs(
     cache: bool = True,
     cache_dir: str | os.PathLike[str] | None = None,
     jobs: int | None = None,
+    prices: Any = None,
 ) -> TrialRuns:
     """The per-trial rows `compare_arms` reads: the one source of them (see the module
     docstring). Discovery and options are the trial sweep's (`evalkit sweep --layout --profile
-    --outcomes --arms`).
+    --outcomes --arms`); `prices` (`UserPrices` or a `--prices FILE.toml` path) prices the
+    runs whose log records no cost.
+
+    `cost_per_pass_usd` is the cost per solved task: a task's cost in an arm over its passed
+    trials (Σ cost / passes; <NA> when none passed), given to each trial as its cost × trials /
+    passes so that the task's mean is that ratio (the bootstrap then holds each task's pass
+    count fixed).
 
     Raises:
         UsageError: The directory, layout, profile, outcomes file or arms are not usable.
@@ -155,6 +168,7 @@ def trial_runs(
         cache=cache,
         cache_dir=cache_dir,
         jobs=jobs,
+        prices=prices,
     )
     parsed = sweep.parsed
     several = len({r.suite for r in parsed}) > 1
@@ -186,16 +200,36 @@ def trial_runs(
                 "read_allocation_efficiency": r.read_allocation_efficiency,
             }
         )
+    frame = pd.DataFrame(rows, columns=list(RUN_COLUMNS))
+    frame["cost_per_pass_usd"] = _cost_per_pass(frame)
     layout_text = sweep.layout.describe() if sweep.layout is not None else "the A/B layouts"
     return TrialRuns(
         root=sweep.root,
         read_as=f"layout: {layout_text}; tool profile: {sweep.profile.describe()}",
-        frame=pd.DataFrame(rows, columns=list(RUN_COLUMNS)),
+        frame=frame,
         arms=sweep.arms,
         baseline=sweep.baseline,
         candidate=sweep.candidate,
         runs=len(sweep.rows),
+        cost=sweep.cost_account,
     )
+
+
+def _cost_per_pass(frame: Any) -> list[float | None]:
+    """Each trial's share of its task's cost per solved task in its arm (see `trial_runs`):
+    cost × (trials with a cost and an outcome) / (passes among them); None where the trial has
+    no cost or outcome, or its task passed no trial in that arm."""
+    known = (frame["cost_usd"].notna() & frame["passed"].notna()).tolist()
+    groups: dict[tuple[Any, Any], tuple[int, float]] = {}
+    for task, arm, ok, p in zip(frame["task"], frame["arm"], known, frame["passed"], strict=True):
+        if ok:
+            n, k = groups.get((task, arm), (0, 0.0))
+            groups[(task, arm)] = (n + 1, k + float(p))
+    out: list[float | None] = []
+    for task, arm, ok, c in zip(frame["task"], frame["arm"], known, frame["cost_usd"], strict=True):
+        n, k = groups.get((task, arm), (0, 0.0))
+        out.append(float(c) * n / k if ok and k else None)
+    return out
 
 
 @dataclass(frozen=True)

@@ -128,6 +128,7 @@ def load_corpus(
     format: str | None = None,  # noqa: A002 — the CLI option's name
     outcomes: str | os.PathLike[str] | None = None,
     pass_threshold: float = 1.0,
+    prices: Any = None,
 ) -> Corpus:
     """Load a corpus directory: every session once, its frames, its sweep.
 
@@ -135,7 +136,8 @@ def load_corpus(
     (or on a Dask cluster, `engine="dask"`) through the corpus store, and kept once each. See
     `evalkit.corpus.load.load_corpus_frames` for the arguments (`format` forces one reader;
     `outcomes` a CSV of rewards joined, with each harbor trial's `result.json`, into the
-    sessions frame's `reward`, `passed` and `outcome_source`).
+    sessions frame's `reward`, `passed` and `outcome_source`; `prices` your own prices, a
+    `--prices FILE.toml` path or `UserPrices`, for the priced cost columns).
 
     Returns:
         A `Corpus`: `sessions_df()`, `calls_df()`, `sections_df()`, `files_df()`,
@@ -161,5 +163,6 @@ def load_corpus(
         format=format,
         outcomes=outcomes,
         pass_threshold=pass_threshold,
+        prices=prices,
     )
     return Corpus(**{f: getattr(loaded, f) for f in loaded.__dataclass_fields__})

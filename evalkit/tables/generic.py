@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalkit.formats.families import TOOL_FAMILIES
+from evalkit.tables.costs import CostAccount, frame_cost_account
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -46,7 +47,9 @@ class GroupFigures:
         mean_reward: The mean reward over sessions with one; None without.
         calls: `(family, calls)` for every family of the scheme, in its order.
         tokens: `(ledger column, sum)` in `LEDGER` order; None where no session has a value.
-        cost_usd: The summed cost; None where no session has one.
+        cost_usd: The summed cost (`cost_usd`: recorded where the log records one, else
+            priced from its tokens); None where no session has one.
+        priced: Sessions whose cost is priced (`cost_source` priced), not recorded.
         median_cost_usd, median_duration_s: Medians over sessions with a value; None without.
         duration_s: The summed duration; None without.
     """
@@ -65,6 +68,7 @@ class GroupFigures:
     median_cost_usd: float | None
     duration_s: float | None
     median_duration_s: float | None
+    priced: int = 0
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,7 @@ class GenericComparison:
         groups: One row per agent × arm, in label order.
         extremes: The lowest and highest sessions by cost, then by reward (where any has one).
         has_status: The sessions frame has a `status` column.
+        cost: How the sessions' costs were found (recorded, priced, unknown; issue 27).
     """
 
     by: str
@@ -96,6 +101,7 @@ class GenericComparison:
     groups: tuple[GroupFigures, ...]
     extremes: tuple[Extreme, ...]
     has_status: bool
+    cost: CostAccount | None = None
 
     def to_frame(self) -> pd.DataFrame:
         """One row per group: labels, sessions, outcomes, calls per family, tokens, cost."""
@@ -117,6 +123,7 @@ class GenericComparison:
             row.update(
                 {
                     "cost_usd": g.cost_usd,
+                    "priced_sessions": g.priced,
                     "median_cost_usd": g.median_cost_usd,
                     "duration_s": g.duration_s,
                     "median_duration_s": g.median_duration_s,
@@ -150,8 +157,9 @@ def generic_comparison(sessions: pd.DataFrame, tool_calls: pd.DataFrame) -> Gene
     s = sessions.copy()
     s["_agent"] = [_label(v) for v in s["agent"]] if len(s) else []
     s["_by"] = [_label(v) for v in s[by]] if len(s) else []
-    cost = s["session_cost_usd"].fillna(s["cost_usd"]) if len(s) else s.get("cost_usd")
-    s["_cost"] = cost
+    # The priced frames' cost_usd: recorded where the log records one, else priced (issue 27).
+    s["_cost"] = s["cost_usd"]
+    priced = s["cost_source"] == "priced" if "cost_source" in s else None
     has_status = "status" in s.columns
     label_of = dict(zip(s["log"], zip(s["_agent"], s["_by"], strict=True), strict=True))
     calls: dict[tuple[str, str], dict[str, int]] = {}
@@ -194,6 +202,7 @@ def generic_comparison(sessions: pd.DataFrame, tool_calls: pd.DataFrame) -> Gene
                 median_cost_usd=_median(costs),
                 duration_s=sum(durations) if durations else None,
                 median_duration_s=_median(durations),
+                priced=int(priced[g.index].fillna(False).sum()) if priced is not None else 0,
             )
         )
     extremes: list[Extreme] = []
@@ -209,4 +218,5 @@ def generic_comparison(sessions: pd.DataFrame, tool_calls: pd.DataFrame) -> Gene
     tut = None
     if "tool_under_test" in s.columns and s["tool_under_test"].notna().any():
         tut = str(sorted(set(s["tool_under_test"].dropna()))[0])
-    return GenericComparison(by, tut, tuple(groups), tuple(extremes), has_status)
+    cost = frame_cost_account(s) if "cost_source" in s else None
+    return GenericComparison(by, tut, tuple(groups), tuple(extremes), has_status, cost)

@@ -41,6 +41,7 @@ from evalkit.metrics.status import STATUSES
 from evalkit.session import RunFigures
 from evalkit.store.columns import name_text
 from evalkit.tables.compare import Comparison, arm_figures, select_runs
+from evalkit.tables.costs import CostAccount, cost_account
 from evalkit.tables.outcomes import DEFAULT_PASS_THRESHOLD, OutcomeTable, outcome_table
 
 __all__ = [
@@ -71,7 +72,12 @@ class TrialRow:
             `rate_limited`, …), from the sessions frame; None for a file that is not a run.
         tool_calls, tool_under_test_calls: Every tool_use block; the tool under test's.
         read: File-attributed read allocation (`ReadAllocation.to_dict()`), or None.
-        cost_usd, tokens, duration_s: The run's cost, tokens (prompt + output) and duration.
+        cost_usd, tokens, duration_s: The run's cost, tokens (prompt + output) and duration;
+            the cost is the sessions frame's `cost_usd`: recorded where the log records one,
+            else priced from its token ledger (issue 27).
+        cost_source: `recorded`, `priced`, or None (neither: `price_reason` says why).
+        priced_cost_usd, recorded_cost_usd, cost_difference_share, price_reason, price_table:
+            The sessions frame's cost columns of the run (`evalkit columns sessions`).
         figures: The run's figures as the arm comparison reads them.
         other_types: Event types the metrics do not read, counted.
         damage: `(file, what was lost)` for each damaged file of the run (e.g. stderr lines
@@ -106,6 +112,12 @@ class TrialRow:
     other_types: tuple[tuple[str, int], ...] = ()
     damage: tuple[tuple[str, str], ...] = ()
     damage_counts: tuple[FileDamage, ...] = ()
+    cost_source: str | None = None
+    priced_cost_usd: float | None = None
+    recorded_cost_usd: float | None = None
+    cost_difference_share: float | None = None
+    price_reason: str | None = None
+    price_table: str | None = None
 
     @property
     def read_allocation_efficiency(self) -> float | None:
@@ -303,6 +315,18 @@ class TrialSweep:
             )
         return tuple(out)
 
+    @property
+    def cost_account(self) -> CostAccount:
+        """How the compared runs' costs were found: recorded, priced, unknown, and how many
+        runs' recorded and priced costs differ by more than 5% (issue 27)."""
+        runs = self.compared
+        return cost_account(
+            [r.cost_source for r in runs],
+            [r.cost_difference_share for r in runs],
+            [r.price_table for r in runs if r.priced_cost_usd is not None],
+            [r.price_reason for r in runs],
+        )
+
     @cached_property
     def accounting(self) -> tuple[tuple[str, str, str | None], ...]:
         """`(path, status, reason)` for every entry of the tree, in path order."""
@@ -472,14 +496,26 @@ def _row(
         tool_calls=run["tool_calls"] if run else None,
         tool_under_test_calls=run["tool_under_test_calls"] if run else None,
         read=run["read_allocation"] if run else None,
-        cost_usd=run["cost_usd"] if run else None,
+        cost_usd=got["cost_usd"] if run else None,
         tokens=run["tokens"] if run else None,
         duration_s=run["duration_s"] if run else None,
         figures=RunFigures.from_payload(run["figures"]) if run else None,
         other_types=tuple(run["other_types"].items()) if run else (),
         damage=rec.damage,
         damage_counts=rec.damage_counts,
+        **({c: got[c] for c in _COST_VALUES} if run else {}),
     )
+
+
+# The sessions frame's cost columns a run keeps beside `cost_usd` (issue 27).
+_COST_VALUES = (
+    "cost_source",
+    "priced_cost_usd",
+    "recorded_cost_usd",
+    "cost_difference_share",
+    "price_reason",
+    "price_table",
+)
 
 
 def _agent_rows(ref: Any, rec: Any, runs: list[dict[str, Any]], frame_values) -> list[TrialRow]:
@@ -514,6 +550,7 @@ def run_trial_sweep(
     jobs: int | None = None,
     progress: bool | None = False,
     include_failed: bool = False,
+    prices: Any = None,
 ) -> TrialSweep:
     """Load the corpus (by `layout`, else the harness's rules) with `profile`, outcomes joined.
 
@@ -530,6 +567,8 @@ def run_trial_sweep(
         exclude: Run-hygiene rules for the arm comparison (`evalkit.tables.compare`).
         cache, cache_dir, jobs, progress: As for `run_sweep`.
         include_failed: Keep the runs whose status is not `ok` in the comparisons.
+        prices: User prices (`UserPrices` or a `--prices FILE.toml` path) for the runs whose
+            log records no cost (and the priced cost beside every recorded one).
 
     Raises:
         UsageError: The directory, layout, profile, outcomes file or arms are not usable.
@@ -552,12 +591,14 @@ def run_trial_sweep(
         jobs=jobs,
         progress=progress,
         keep_runs=True,
+        prices=prices,
     )
     choice = corpus.profile_choice
     prof = choice.profile if choice is not None else prof
     found = corpus.discovery
     frame = corpus.tables["sessions"]
     cols = ["reward", "passed", "outcome_source", "outcome_ref", "status", "status_detail"]
+    cols += ["cost_usd", *_COST_VALUES]
     at = {log: i for i, log in enumerate(frame["log"].tolist())}
     values = {c: frame[c].astype(object).where(frame[c].notna(), None).tolist() for c in cols}
 

@@ -113,16 +113,18 @@ def _partition(root: str, refs: Sequence[SessionRef], name: str):
     """One partition of frame `name`: its sessions parsed, their rows as `load_corpus` keeps
     them (identity columns first; a session that cannot be read has no rows)."""
     from evalkit.corpus.discover import identity
-    from evalkit.store.columns import build_frame
+    from evalkit.corpus.pricing import PRICED_COLUMNS, priced_frame
 
-    rows = []
+    wanted = {name, *PRICED_COLUMNS} if name in PRICED_COLUMNS else {name}
+    rows: dict[str, list[dict]] = {f: [] for f in wanted}
     for ref, (payload, _) in zip(refs, analyse_chunk(root, refs, frames=True), strict=True):
         got = payload.get("rows")
         if payload["status"] == "crash" or "rows_error" in payload or got is None:
             continue
         ident = identity(ref)
-        rows.extend({**ident, **r} for r in got[name])
-    return build_frame(name, rows)
+        for f in wanted:
+            rows[f].extend({**ident, **r} for r in got[f])
+    return priced_frame(name, rows)  # the priced cost, never stored (issue 27)
 
 
 def frame(

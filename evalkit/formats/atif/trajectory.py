@@ -240,4 +240,5 @@ def read_atif(path: str | os.PathLike[str]) -> AgentSession:
             truncated_gzip=truncated,
         ),
         extra={"schema_version": version, "agent_version": agent_info.get("version")},
+        started_at=min(stamps).isoformat() if stamps else None,
     )

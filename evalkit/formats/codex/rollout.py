@@ -35,6 +35,7 @@ from evalkit.formats.common import (
     AgentToolCall,
     ContextItem,
     FileRead,
+    ModelTokens,
     Request,
     TokenLedger,
     count_unknown,
@@ -171,6 +172,31 @@ def _timestamp(rec: dict[str, Any]) -> datetime | None:
         return None
 
 
+def _model_switches(per_model: dict[str | None, dict[str, float]]) -> tuple[ModelTokens, ...]:
+    """Each model's share of the requests when the session switched models (issue 27); empty
+    when one model served them all. Requests before any `turn_context` count for the first
+    model named."""
+    named = [m for m in per_model if m is not None]
+    if len(named) < 2:
+        return ()
+    sums = {m: dict(u) for m, u in per_model.items() if m is not None}
+    for f, v in per_model.get(None, {}).items():
+        sums[named[0]][f] += v
+    return tuple(
+        ModelTokens(
+            model=m,
+            tokens=TokenLedger(
+                prompt_tokens=u["input_tokens"],
+                cache_read_tokens=u["cached_input_tokens"],
+                uncached_prompt_tokens=u["input_tokens"] - u["cached_input_tokens"],
+                output_tokens=u["output_tokens"],
+                reasoning_tokens=u["reasoning_output_tokens"],
+            ),
+        )
+        for m, u in sums.items()
+    )
+
+
 def is_request_event(info: dict[str, Any], previous_total: Any) -> bool:
     """§1.9: a non-null `info` whose running total changed and that is not a sentinel."""
     total = info.get("total_token_usage")
@@ -246,6 +272,8 @@ def read_rollout(path: str | os.PathLike[str], *, parent: str | None = None) -> 
     model: str | None = None
     requests: list[Request] = []
     sums: dict[str, float] = dict.fromkeys(_USAGE_FIELDS, 0.0)
+    # The requests' usage per model in force (turn_context), for pricing a model switch.
+    per_model: dict[str | None, dict[str, float]] = {}
     cache_write: float | None = None
     previous_total: Any = None
     reported_total: float | None = None
@@ -282,8 +310,10 @@ def read_rollout(path: str | os.PathLike[str], *, parent: str | None = None) -> 
                 window = w
             if request:
                 last = info["last_token_usage"]
+                mine = per_model.setdefault(model, dict.fromkeys(_USAGE_FIELDS, 0.0))
                 for f in _USAGE_FIELDS:
                     sums[f] += number(last.get(f)) or 0.0
+                    mine[f] += number(last.get(f)) or 0.0
                 if (cw := number(last.get("cache_write_input_tokens"))) is not None:
                     cache_write = (cache_write or 0.0) + cw
                 prompt_size = number(last.get("input_tokens")) or 0.0
@@ -467,6 +497,8 @@ def read_rollout(path: str | os.PathLike[str], *, parent: str | None = None) -> 
         contains_parent_copy=unexcluded,
         excluded_copied_lines=copied,
         context=timeline,
+        started_at=stamps[0].isoformat() if stamps else None,
+        models=_model_switches(per_model),
         read=FileRead(
             path=account.path,
             records=account.records,

@@ -33,6 +33,7 @@ from evalkit.errors import TranscriptError
 from evalkit.formats.common import (
     AgentSession,
     AgentToolCall,
+    ModelTokens,
     Request,
     TokenLedger,
     number,
@@ -269,7 +270,29 @@ def _session(path: str, sample: Any, header: Any, version: tuple[int, ...] | Non
             "inspect_version": ".".join(map(str, version)) if version else None,
             "task": getattr(header.eval, "task", None),
         },
+        started_at=_started(sample, header),
+        models=_model_tokens(dict(sample.model_usage or {}), version),
     )
+
+
+def _started(sample: Any, header: Any) -> str | None:
+    """When the sample started (`started_at`, Inspect 0.3.70+), else when the eval was created:
+    the date whose prices apply (issue 27)."""
+    for value in (getattr(sample, "started_at", None), getattr(header.eval, "created", None)):
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _model_tokens(
+    model_usage: dict[str, Any], version: tuple[int, ...] | None
+) -> tuple[ModelTokens, ...]:
+    """Each model's ledger and recorded cost (the solver's and a grader's are priced apart)."""
+    out = []
+    for model, usage in model_usage.items():
+        ledger, _, cost = usage_ledger({model: usage}, version)
+        out.append(ModelTokens(model=str(model), tokens=ledger, cost_usd=cost))
+    return tuple(out)
 
 
 def read_inspect_log(path: str | os.PathLike[str]) -> Iterator[AgentSession]:
