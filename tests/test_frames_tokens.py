@@ -6,7 +6,8 @@ import pandas as pd
 
 from evalkit.corpus.frames import models_df, sessions_df
 from tests.arm_helpers import run_events, write_run
-from tests.test_tokens import mu
+from tests.builders import TEXT, lines, write_jsonl
+from tests.test_tokens import msg, mu, result
 
 
 def _session(tmp_path, **result_fields):
@@ -77,3 +78,17 @@ def test_models_df_from_message_models(tmp_path):
             e["message"]["model"] = "m-one"
     df = models_df([write_run(tmp_path, "run-a-1.jsonl", events)])
     assert list(df["model"]) == ["m-one"] and list(df["requests"]) == [2]
+
+
+def test_a_resumed_session_keeps_the_reference_sum_beside_its_recorded_cost(tmp_path):
+    # segment 2's totals hold both segments (--resume carried them over): the session cost is
+    # the last one, while the reference's Σ total_cost_usd stays in cost_usd_summed
+    first = result(cost=0.1, model_usage={"m": mu(100, 10, 0, 0, 0.1)})
+    second = result(cost=0.25, model_usage={"m": mu(250, 30, 0, 0, 0.25)})
+    write_jsonl(tmp_path / "run-y.jsonl", lines(msg("a1", [TEXT("a")], inp=100), first))
+    write_jsonl(tmp_path / "run-y.t2.jsonl", lines(msg("b1", [TEXT("b")], inp=150), second))
+    (row,) = (r for _, r in sessions_df(tmp_path).iterrows())
+    assert row["totals_carried_over"]
+    assert row["cost_usd_summed"] == 0.35  # 0.1 + 0.25, as compare and campaign sum it
+    assert row["recorded_cost_usd"] == row["session_cost_usd"] == 0.25
+    assert row["cost_usd"] == 0.25 and row["cost_source"] == "recorded"

@@ -288,6 +288,9 @@ def _session_row(v: _View) -> dict[str, Any]:
                 ),
                 "duration_s": m.dur if has_result else None,
                 "cost_usd": m.cost if has_result else None,
+                # The reference's Σ total_cost_usd (what compare and campaign print), kept when
+                # the frame's cost_usd becomes the recorded-else-priced cost (issue 27).
+                "cost_usd_summed": m.cost if has_result else None,
                 # §1.11: the reference's Σ result.usage, and the later revision's per-message sum.
                 "tokens_processed": m.processed_result_usage if has_result else None,
                 "tokens_processed_per_message": m.processed_message_usage,

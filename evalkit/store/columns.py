@@ -328,6 +328,13 @@ _SESSIONS: tuple[Column, ...] = (
     ),
     _c("num_turns", "Float64", "count", "result num_turns summed over result events"),
     _c("duration_api_ms", "Float64", "ms", "result duration_api_ms summed over result events"),
+    _c(
+        "cost_usd_summed",
+        "Float64",
+        "USD",
+        "total_cost_usd summed over the result events, as the reference harness sums it "
+        "(the cost compare and campaign print); <NA> without one",
+    ),
     _c("cost_usd_last", "Float64", "USD", "total_cost_usd of the last result event"),
     _c(
         "totals_carried_over",

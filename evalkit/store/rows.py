@@ -19,13 +19,14 @@ from typing import Any, Literal
 __all__ = ["PayloadField", "PAYLOAD_FIELDS", "PAYLOAD_VERSION", "CALL_FIELDS", "STATUSES"]
 
 # Bump when the payload's shape or meaning changes; part of every cache key.
-PAYLOAD_VERSION = 13  # 2: damage line counts; 3: tool calls, skipped; 4: run figures; 5: store;
+PAYLOAD_VERSION = 14  # 2: damage line counts; 3: tool calls, skipped; 4: run figures; 5: store;
 # 6: reasons in plain words; 7: other agents (agent, agent_sessions, ledger); 8: Codex rollout
 # residual columns in the agent rows; 9: frame rows in frame files (`frames`), not in the row;
 # 10: the tool under test by role, tool_family, run tool_names (issue 23)
 # 11: other agents' trial-sweep runs (`runs`), ATIF trajectories (issue 23)
 # 12: run status from the log in the frame rows, interactive logs told by content and complete
 # 13: token ledgers for pricing (models rows for every agent, started_at, recorded cost; issue 27)
+# 14: the reference's summed cost kept beside the priced cost_usd (cost_usd_summed)
 
 Kind = Literal["str", "str?", "int", "bool", "str-list", "calls", "json"]
 
