@@ -95,6 +95,22 @@ def test_session_page_shows_the_timeline_and_the_row(report):
     assert status in ("ok", "agent_error", "unknown")
     assert f"<dt>status</dt><dd>{status}</dd>" in page
     assert "<dt>arm</dt><dd>baseline</dd>" in page
+    # Where its cost comes from: the log's recorded cost, and the tokens priced beside it.
+    assert "<dt>cost from</dt><dd>recorded</dd>" in page
+    assert "<dt>recorded cost (USD)</dt>" in page
+
+
+def test_a_session_page_says_why_a_cost_is_unknown(report):
+    root, out, _ = report
+    # The fixture's Codex rollout names a model the price table does not know, and its
+    # interactive log names none: each page says why it has no cost, never a 0.
+    for log, reason in (
+        ("codex/rollout-2026-01-01T00-00-00-demo.jsonl", "does not know the model example-model"),
+        ("-tmp-proj/3f9a6c1d-0b2e-4d7a-8c55-91e2f4b7a631.jsonl", "the log does not name the model"),
+    ):
+        page = (out / session_file(log)).read_text(encoding="utf-8")
+        assert "<dt>cost from</dt>" not in page and "<dt>cost (USD)</dt>" not in page
+        assert re.search(r"<dt>not priced</dt><dd>[^<]*" + re.escape(reason), page)
 
 
 def test_a_long_result_is_folded_with_its_full_text_a_click_away(report):

@@ -199,7 +199,10 @@ _PANEL = (
     ("output_tokens", "output tokens"),
     ("final_context", "final context (tokens)"),
     ("cost_usd", "cost (USD)"),
-    ("session_cost_usd", "session cost (USD)"),
+    ("cost_source", "cost from"),  # recorded by the log, or its tokens priced (issue 27)
+    ("recorded_cost_usd", "recorded cost (USD)"),
+    ("priced_cost_usd", "priced cost (USD)"),
+    ("price_reason", "not priced"),
     ("duration_s", "duration (s)"),
 )
 
@@ -296,7 +299,8 @@ def task_of(row: dict[str, Any]) -> str:
 
 
 def _cost(row: dict[str, Any]) -> Any:
-    """The run's cost: the result's, else the session's sum over its segments."""
+    """The run's cost: the frame's (recorded by the log, else its tokens priced), else the
+    session's recorded cost."""
     return row.get("cost_usd") if not missing(row.get("cost_usd")) else row.get("session_cost_usd")
 
 
