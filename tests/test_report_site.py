@@ -181,6 +181,21 @@ def test_evalkit_report_writes_and_refuses_a_folder_it_did_not_write(tmp_path, c
     assert sorted(p.name for p in other.iterdir()) == ["keep.md"]
 
 
+def test_evalkit_report_prices_with_the_users_prices(tmp_path, capsys):
+    root = build_report_corpus(tmp_path / "c")
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[models."example-model"]\ninput = 2.0\noutput = 8.0\n', "utf-8")
+    out = tmp_path / "out"
+    args = ["report", str(root), "--to", str(out), "--no-cache", "-j", "1", "--prices"]
+    assert main([*args, str(prices)]) == 0
+    capsys.readouterr()
+    page = (out / session_file("codex/rollout-2026-01-01T00-00-00-demo.jsonl")).read_text("utf-8")
+    assert "<dt>cost from</dt><dd>priced</dd>" in page and "<dt>not priced</dt>" not in page
+    assert main([*args, str(tmp_path / "missing.toml")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "missing.toml" in err
+
+
 def test_trial_report_has_the_outcome_table_and_task_pages(tmp_path):
     csv = build_harbor_corpus(tmp_path / "runs")
     out = tmp_path / "out"

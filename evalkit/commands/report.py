@@ -64,6 +64,14 @@ def add_corpus_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--no-cache", action="store_true", help="parse everything, cache nothing")
     p.add_argument("--cache-dir", metavar="DIR", type=Path, help="cache location")
+    p.add_argument(
+        "--prices",
+        metavar="FILE.toml",
+        type=Path,
+        help='your own prices in dollars per million tokens ([models."NAME"] input, '
+        "cached_input, cache_write, cache_write_1h, output, valid_from), over the bundled price "
+        "table's, for the runs whose log records no cost",
+    )
     t = p.add_argument_group("trial sweep (as for evalkit sweep)")
     t.add_argument("--layout", metavar="PATTERN", help="harbor, or a path pattern")
     t.add_argument("--profile", metavar="NAME|FILE", help="tool profile")
@@ -102,6 +110,7 @@ def report_options(args: argparse.Namespace):
         cache_dir=args.cache_dir,
         jobs=args.jobs,
         format=None if args.format == "auto" else args.format,
+        prices=args.prices,
     )
     if opts.trials and opts.format is not None:
         raise UsageError("--format is not used by a trial sweep (--layout, --profile, --outcomes)")

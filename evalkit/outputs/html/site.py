@@ -93,6 +93,7 @@ class ReportOptions:
     cache_dir: str | os.PathLike[str] | None = None
     jobs: int | None = None
     format: str | None = None
+    prices: str | os.PathLike[str] | None = None  # --prices FILE.toml (issue 27)
 
     @property
     def trials(self) -> bool:
@@ -356,6 +357,7 @@ def _load(root: str | os.PathLike[str], opts: ReportOptions) -> Corpus:
         jobs=opts.jobs,
         progress=False,
         format=opts.format,
+        prices=opts.prices,
     )
 
 
@@ -374,6 +376,7 @@ def _trials(root: str | os.PathLike[str], opts: ReportOptions):
         cache_dir=opts.cache_dir,
         jobs=opts.jobs,
         progress=False,
+        prices=opts.prices,
     )
 
 
