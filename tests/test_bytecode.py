@@ -8,13 +8,8 @@ import os
 import sys
 
 from evalkit.cli import main
-from evalkit.commands.bytecode import (
-    BYTECODE_SUBDIR,
-    _header,
-    bytecode_info,
-    pyc_path,
-    remove_bytecode,
-)
+from evalkit.commands.bytecode import BYTECODE_SUBDIR, header_of, pyc_path
+from evalkit.commands.cache_bytecode import bytecode_info, remove_bytecode
 
 
 def _compiled(root, source):
@@ -22,7 +17,7 @@ def _compiled(root, source):
     pyc = pyc_path(str(root), str(source))
     os.makedirs(os.path.dirname(pyc), exist_ok=True)
     with open(pyc, "wb") as fh:
-        fh.write(_header(os.stat(source)) + b"body")
+        fh.write(header_of(os.stat(source)) + b"body")
     return pyc
 
 

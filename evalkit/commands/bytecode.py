@@ -3,23 +3,21 @@
 Python keeps a module's bytecode in `__pycache__` beside its source. Where it cannot (the package
 directory is read-only, or `PYTHONDONTWRITEBYTECODE` is set), every `evalkit` command would
 compile each of its modules again; `keep_bytecode` (called by `evalkit.cli.main`) keeps them in
-`<cache dir>/bytecode/` instead (issue 26). `bytecode_info` and `remove_bytecode` are that
-folder's share of `evalkit cache`: what it holds, which files are stale (their source changed or
-is gone, or another Python wrote them), and removing them.
+`<cache dir>/bytecode/` instead (issue 26). What `evalkit cache` says of that folder, and its
+pruning, is `evalkit.commands.cache_bytecode`: this module is read at every start, and compiled
+at every start where bytecode cannot be kept, so it holds only the loader.
 """
 
 from __future__ import annotations
 
 import marshal
 import os
-import stat
 import sys
-from dataclasses import dataclass
 from importlib.machinery import PathFinder, SourceFileLoader
 from importlib.util import MAGIC_NUMBER
 from typing import Any
 
-__all__ = ["BYTECODE_SUBDIR", "BytecodeInfo", "bytecode_info", "keep_bytecode", "remove_bytecode"]
+__all__ = ["BYTECODE_SUBDIR", "keep_bytecode", "pyc_path"]
 
 BYTECODE_SUBDIR = "bytecode"
 
@@ -35,7 +33,8 @@ def pyc_path(root: str, source_path: str) -> str:
     )
 
 
-def _header(st: os.stat_result) -> bytes:
+def header_of(st: os.stat_result) -> bytes:
+    """The 16 bytes a bytecode file of a source with state `st` starts with."""
     # The header Python writes (PEP 552, timestamp form): magic, flags 0, mtime, size.
     return (
         MAGIC_NUMBER
@@ -122,7 +121,7 @@ class _BytecodeLoader(SourceFileLoader):
         source_path = self.get_filename(fullname)
         st = os.stat(source_path)
         pyc = pyc_path(self.root, source_path)
-        header = _header(st)
+        header = header_of(st)
         try:
             with open(pyc, "rb") as fh:
                 data = fh.read()
@@ -140,112 +139,3 @@ class _BytecodeLoader(SourceFileLoader):
         except OSError:
             pass  # a cache that cannot be written: compiled each time, as before
         return code
-
-
-# --- what the folder holds, for `evalkit cache` ---------------------------------------------------
-
-
-@dataclass(frozen=True)
-class BytecodeInfo:
-    """What `<cache dir>/bytecode/` holds.
-
-    Attributes:
-        directory: The folder.
-        files: Compiled modules (`*.pyc`) and temporary files of interrupted writes.
-        size: Their bytes.
-        stale: Those no start reads again: a temporary file, a module whose source is gone
-            or changed since, or one another Python version wrote.
-        stale_size: Their bytes.
-        refused: True when the folder is a symbolic link or not a directory (never entered).
-    """
-
-    directory: str
-    files: int = 0
-    size: int = 0
-    stale: int = 0
-    stale_size: int = 0
-    refused: bool = False
-
-
-def _own_files(directory: str) -> list[tuple[str, os.stat_result, bool]]:
-    """Every file of the folder evalkit writes there, by name (`*.pyc`, `*.pyc.<pid>.tmp`),
-    with its state and whether it is stale; symbolic links are neither followed nor listed."""
-    out = []
-    tag = f".{sys.implementation.cache_tag}.pyc"
-    for dirpath, dirnames, names in os.walk(directory, followlinks=False):
-        for name in names:
-            if not (name.endswith(".pyc") or (".pyc." in name and name.endswith(".tmp"))):
-                continue
-            path = os.path.join(dirpath, name)
-            try:
-                st = os.lstat(path)
-            except OSError:
-                continue
-            if not stat.S_ISREG(st.st_mode):
-                continue
-            out.append((path, st, not name.endswith(tag) or not _current(directory, path, tag)))
-        dirnames.sort()
-    return out
-
-
-def _current(directory: str, path: str, tag: str) -> bool:
-    """Whether the source that `path` mirrors exists and is what the bytecode was made from."""
-    rel = os.path.relpath(path, directory)
-    source = os.sep + rel[: -len(tag)] + ".py"
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(16)
-        return head == _header(os.stat(source))
-    except OSError:
-        return False
-
-
-def bytecode_info(cache_dir: str | os.PathLike[str]) -> BytecodeInfo:
-    """What `<cache_dir>/bytecode/` holds (an empty account when it does not exist)."""
-    directory = os.path.join(os.fspath(cache_dir), BYTECODE_SUBDIR)
-    try:
-        st = os.lstat(directory)
-    except OSError:
-        return BytecodeInfo(directory)
-    if not stat.S_ISDIR(st.st_mode):
-        return BytecodeInfo(directory, refused=True)
-    found = _own_files(directory)
-    stale = [s for _, s, old in found if old]
-    return BytecodeInfo(
-        directory,
-        files=len(found),
-        size=sum(s.st_size for _, s, _ in found),
-        stale=len(stale),
-        stale_size=sum(s.st_size for s in stale),
-    )
-
-
-def remove_bytecode(
-    cache_dir: str | os.PathLike[str], *, stale_only: bool, dry_run: bool = False
-) -> tuple[int, int, list[str]]:
-    """Remove the folder's stale files (`stale_only`, for prune) or all of evalkit's files in
-    it (for clear), then the folders left empty: `(files, bytes, paths that failed)`. Nothing
-    but evalkit's own file names is removed, and no symbolic link is followed."""
-    info = bytecode_info(cache_dir)
-    if info.refused or not info.files:
-        return 0, 0, []
-    files = size = 0
-    failed: list[str] = []
-    for path, st, old in _own_files(info.directory):
-        if stale_only and not old:
-            continue
-        if not dry_run:
-            try:
-                os.unlink(path)
-            except OSError:
-                failed.append(path)
-                continue
-        files += 1
-        size += st.st_size
-    if not dry_run:
-        for dirpath, _, _ in sorted(os.walk(info.directory, followlinks=False), reverse=True):
-            try:
-                os.rmdir(dirpath)  # only an empty folder goes
-            except OSError:
-                pass
-    return files, size, failed

@@ -121,7 +121,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from evalkit.commands.bytecode import bytecode_info, remove_bytecode
+    from evalkit.commands.cache_bytecode import bytecode_info, remove_bytecode
     from evalkit.ecma import grp, pl
     from evalkit.outputs.cache_text import (
         render_info_json,
