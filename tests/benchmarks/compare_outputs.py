@@ -8,7 +8,7 @@ Usage:
 interpreter imports), on each corpus: `sweep` as text, `--json` and `--full` (serial, over two
 processes and into a fresh store), `compare` for every A/B directory, `campaign` for every
 campaign root, `run` (text and `--json`) for a deterministic sample of sessions, and every frame
-of `load_corpus` written as CSV. Each invocation's stdout, stderr and exit code go to one file
+of `load_corpus` written as CSV. The corpus `bundled` is the checkout's own `data/corpus`. Each invocation's stdout, stderr and exit code go to one file
 under OUT. `diff` compares two such recordings file by file and prints each difference; it exits
 1 when any output differs. A performance change is only a change when `diff` says nothing.
 
@@ -43,7 +43,7 @@ _RUN_SAMPLE = 24
 
 def _sample(paths: list[Path], k: int) -> list[Path]:
     """A deterministic spread of `k` paths (by a hash of the relative name, not by chance)."""
-    return sorted(paths, key=lambda p: hashlib.sha256(str(p).encode()).hexdigest())[:k]
+    return sorted(paths, key=lambda p: hashlib.sha256(os.fsencode(p)).hexdigest())[:k]
 
 
 def _invocations(corpus: Path) -> list[tuple[str, list[str]]]:
@@ -81,7 +81,8 @@ def record(out: Path, python: str, cwd: str, corpora: list[Path]) -> None:
     env = dict(os.environ, PYTHONHASHSEED="0", COLUMNS="100")
     n = 0
     for corpus in corpora:
-        corpus = corpus.resolve()
+        # `bundled`: the checkout's own data/corpus (its outputs say it is the bundled corpus).
+        corpus = (Path(cwd) / "data" / "corpus" if str(corpus) == "bundled" else corpus).resolve()
         dest = out / corpus.name
         dest.mkdir(exist_ok=True)
         store = Path(tempfile.mkdtemp(prefix="cmp-store-"))
