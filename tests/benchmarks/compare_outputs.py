@@ -41,9 +41,12 @@ print(len(corpus.frame("sessions")))
 _RUN_SAMPLE = 24
 
 
-def _sample(paths: list[Path], k: int) -> list[Path]:
-    """A deterministic spread of `k` paths (by a hash of the relative name, not by chance)."""
-    return sorted(paths, key=lambda p: hashlib.sha256(os.fsencode(p)).hexdigest())[:k]
+def _sample(paths: list[Path], root: Path, k: int) -> list[Path]:
+    """A deterministic spread of `k` paths (by a hash of the name relative to `root`, so that
+    copies of one corpus give the same sample; not by chance)."""
+    return sorted(
+        paths, key=lambda p: hashlib.sha256(os.fsencode(p.relative_to(root))).hexdigest()
+    )[:k]
 
 
 def _invocations(corpus: Path) -> list[tuple[str, list[str]]]:
@@ -69,7 +72,7 @@ def _invocations(corpus: Path) -> list[tuple[str, list[str]]]:
         out.append((f"campaign-{rel}", ["campaign", str(r)]))
         out.append((f"campaign-json-{rel}", ["campaign", str(r), "--json"]))
     files = [p for p in corpus.rglob("*.jsonl") if ".t" not in p.name]
-    for f in _sample(files, _RUN_SAMPLE):
+    for f in _sample(files, corpus, _RUN_SAMPLE):
         rel = f.relative_to(corpus).as_posix().replace("/", "_")
         out.append((f"run-{rel}", ["run", str(f)]))
         out.append((f"run-json-{rel}", ["run", str(f), "--json"]))
