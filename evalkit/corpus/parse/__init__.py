@@ -234,13 +234,6 @@ def _run_local(
     profile: Any,
     manifests: bool = True,
 ) -> None:
-    if jobs <= 1 and not manifests:
-        # One process storing nothing: the order of the chunks changes nothing, so no file is
-        # examined for its size (a stat each); chunks in discovery order, for the progress.
-        for k in range(0, len(todo), _MAX_CHUNK):
-            idx = todo[k : k + _MAX_CHUNK]
-            finish(idx, analyse_chunk(root, [refs[i] for i in idx], frames, profile, manifests))
-        return
     chunks, nbytes = plan_chunks(root, refs, todo, jobs)
     pending = deque(chunks)  # largest first
     if jobs > 1 and len(todo) >= _MIN_PARALLEL and nbytes >= _MIN_PARALLEL_BYTES:
