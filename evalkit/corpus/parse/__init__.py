@@ -211,8 +211,14 @@ def analyse_payloads(
         jobs = jobs or os.cpu_count() or 1
         if engine == "dask":
             _run_dask(root, refs, todo, jobs, finish, scheduler, frames, profile)
-        else:  # with no store, no manifest: the files are neither examined twice nor hashed
-            _run_local(root, refs, todo, jobs, finish, scheduler, frames, profile, store.enabled)
+        else:
+            # With no store, the sweep makes no manifest: its files are neither examined twice
+            # nor hashed. Frames keep the manifest step: without it, one row of the hostile
+            # corpus's sessions frame (twenty Codex captures sharing a thread id) changed,
+            # though every payload handed to the frames was the same (an open question for
+            # the frames' owners).
+            manifests = store.enabled or frames
+            _run_local(root, refs, todo, jobs, finish, scheduler, frames, profile, manifests)
     if finish_store:
         store.finish(refs)
     if progress:
