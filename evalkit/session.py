@@ -150,6 +150,7 @@ def session_from_transcript(
     window_tokens: float = DEFAULT_WINDOW_TOKENS,
     processed: ProcessedDefinition = PROCESSED_RESULT_USAGE,
     profile: ToolProfile = CODEGRAPH,
+    read_allocation: bool = True,
 ) -> Session:
     """Compute every metric of a transcript already read.
 
@@ -159,6 +160,10 @@ def session_from_transcript(
         window_tokens: The nominal window of the occupancy share-of-window column (§6.7).
         processed: Which `tokens processed` definition `summary.processed` uses (§1.11).
         profile: The tool profile (default codegraph: the reference's rules).
+        read_allocation: Compute the read allocation (evalkit's own metric); False leaves
+            `Session.read_allocation` None, for a caller that never reads it (the sweep's
+            tables). It raises nothing the other metrics let through (a result's error is
+            the index's, raised first), so leaving it out changes no other figure or error.
     """
     path = transcript.paths[0]
     events = transcript.events
@@ -175,8 +180,10 @@ def session_from_transcript(
             events, window_tokens=window_tokens, path=path, profile=profile, index=index
         )
         summary = summarize(events, processed=processed, path=path, profile=profile, index=index)
-        reads = compute_read_allocation(
-            events, answer.text, profile=profile, path=path, index=index
+        reads = (
+            compute_read_allocation(events, answer.text, profile=profile, path=path, index=index)
+            if read_allocation
+            else None
         )
     except TranscriptError as exc:
         # Name the segment file that holds the offending event, not the first one.

@@ -94,9 +94,9 @@ def _shared_out(tmp_path, monkeypatch, pool):
     here = []
     real = parse.analyse_chunk
 
-    def counted(root, work, frames, profile):
+    def counted(root, work, frames, profile, *manifests):
         here.append(len(work))
-        return real(root, work, frames, profile)
+        return real(root, work, frames, profile, *manifests)
 
     monkeypatch.setattr(parse, "_AHEAD_PER_WORKER", 4)
     got = {}

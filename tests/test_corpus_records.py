@@ -167,3 +167,44 @@ def test_a_session_only_a_later_metric_crashes_on_is_a_crash_in_the_sweep(tmp_pa
             parse_session([tmp_path / name])
         payload = analyse_session(str(tmp_path), (name,), name)
         assert payload["status"] == "crash", name
+
+
+def test_a_run_that_stores_nothing_gets_the_same_payloads_without_hashing(tmp_path, monkeypatch):
+    # Issue 26: with no store, no manifest is made and no byte is hashed; every payload (the
+    # crash and the skipped ones too) is the one the stored run gets.
+    from evalkit.corpus import records
+    from evalkit.formats import files
+
+    cited(tmp_path, "a/run-x.jsonl", 700, 300, calls=2)
+    cited(tmp_path, "a/run-x.t2.jsonl", 100, 900)
+    cited(tmp_path, "b/run-y.jsonl", 50, 50)
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "run-z.jsonl").write_bytes(b'{"type": "user"}\nnull\n')
+    (tmp_path / "d.jsonl").write_bytes(b"not json\n")
+    refs = discover(tmp_path).sessions
+    stored = records.analyse_chunk(str(tmp_path), refs)
+    assert all(m is not None for _, m in stored[:2])
+
+    def no_hashing(data):
+        raise AssertionError("a run that stores nothing hashed a file")
+
+    monkeypatch.setattr(files, "content_digest", no_hashing)
+    monkeypatch.setattr(records, "regular_file_digest", no_hashing)
+    bare = records.analyse_chunk(str(tmp_path), refs, manifests=False)
+    assert [p for p, _ in bare] == [p for p, _ in stored]
+    assert all(m is None for _, m in bare)
+    assert {p["status"] for p, _ in bare} >= {"parsed", "crash"}
+
+
+def test_the_sweep_leaves_out_only_the_read_allocation(tmp_path):
+    from evalkit.formats.claude_code.transcripts import read_transcript
+    from evalkit.session import session_from_transcript
+
+    cited(tmp_path, "a/run-x.jsonl", 700, 300, calls=2)
+    t = read_transcript([tmp_path / "a" / "run-x.jsonl"])
+    full = session_from_transcript(t)
+    bare = session_from_transcript(t, read_allocation=False)
+    assert full.read_allocation is not None and bare.read_allocation is None
+    assert bare.summary == full.summary and bare.occupancy == full.occupancy
+    assert bare.sufficiency == full.sufficiency and bare.allocation == full.allocation
+    assert bare.figures == full.figures

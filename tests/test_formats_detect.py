@@ -126,3 +126,30 @@ def test_other_json_is_not_taken_for_an_inspect_log(tmp_path):
 
     (entry,) = discover(tmp_path).files
     assert entry.session is None and entry.reason.startswith("not a transcript")
+
+
+@pytest.mark.skipif(not logs.inspect_available(), reason="the Inspect AI extra is not installed")
+def test_is_inspect_file_is_detect_formats_answer_from_the_head_alone(tmp_path):
+    # Discovery asks only "an Inspect log?" of its .json and .eval files (issue 26): the same
+    # answer as detect_format on every kind of file, without the other readers' modules.
+    import json
+    import os
+
+    from tests.agent_builders import two_sample_log
+
+    files = [
+        two_sample_log(tmp_path / "x.eval"),
+        two_sample_log(tmp_path / "y.json"),
+        write_rollout(tmp_path / "a.json", codex_session_lines()),
+        write_events(tmp_path / "b.json", exec_stream_events(), banner="banner"),
+        write_jsonl(tmp_path / "c.json", lines(ASST(10, "m1", [TEXT("hi")]), DONE)),
+        tmp_path / "missing.json",
+    ]
+    (tmp_path / "d.json").write_text(json.dumps({"schema_version": "ATIF-v1.4", "steps": []}))
+    (tmp_path / "e.eval").write_bytes(b"PK\x03\x04 not a zip")
+    (tmp_path / "f.json").write_bytes(b"\xff\xfe{")
+    os.mkfifo(tmp_path / "g.json")
+    files += [tmp_path / n for n in ("d.json", "e.eval", "f.json", "g.json")]
+    for path in files:
+        assert detect.is_inspect_file(path) == (detect.detect_format(path) == "inspect"), path
+    assert [detect.is_inspect_file(p) for p in files[:3]] == [True, True, False]

@@ -45,7 +45,7 @@ from typing import Any, Literal
 
 from evalkit.ecma import listing_key
 from evalkit.errors import UsageError
-from evalkit.formats.detect import AGENT_OF, check_format, detect_format
+from evalkit.formats.detect import AGENT_OF, check_format, is_inspect_file
 
 __all__ = [
     "SessionRef",
@@ -539,7 +539,7 @@ def _is_agent_log(path: Path) -> bool:
     """An Inspect AI log under a name the transcript rules do not take (`*.eval`, `*.json`)."""
     if not path.name.endswith((".eval", ".json")):
         return False
-    return detect_format(path) == "inspect"
+    return is_inspect_file(path)  # the head alone: no other reader is imported to tell
 
 
 def _classify_dir(

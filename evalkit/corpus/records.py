@@ -246,14 +246,16 @@ def _analyse(
     frames: bool = False,
     profile: Any = None,
     fmt: str | None = None,
+    digests: bool = True,
 ) -> tuple[dict[str, Any], dict[str, str]]:
-    """The payload, and the digest of every file the parse read (by path relative to root)."""
+    """The payload, and the digest of every file the parse read (by path relative to root;
+    none with `digests` off: a caller that stores nothing does not hash what it reads)."""
     if problem is not None:
         return {"status": "crash", "reason": problem}, {}
     from evalkit.metrics.envelope import forget_scans
 
     try:
-        return _analyse_parsed(root, segments, log, interactive, frames, profile, fmt)
+        return _analyse_parsed(root, segments, log, interactive, frames, profile, fmt, digests)
     finally:
         forget_scans()  # memory stays bounded by the largest session
 
@@ -266,6 +268,7 @@ def _analyse_parsed(
     frames: bool,
     profile: Any,
     fmt: str | None = None,
+    digests: bool = True,
 ) -> tuple[dict[str, Any], dict[str, str]]:
     paths = [os.path.join(root, s) for s in segments]
     extra_figures: dict[str, Any] = {}
@@ -274,7 +277,7 @@ def _analyse_parsed(
             return _no_transcript_payload(paths[0], frames), {}
         if fmt not in (None, "claude-code"):
             return _agent_payload(root, paths[0], log, fmt, frames, profile), {}
-        session, interactive = _read_claude_code(paths, log, interactive, profile)
+        session, interactive = _read_claude_code(paths, log, interactive, profile, digests, frames)
         if interactive:  # §1.10: subagent files merged, falsy lines dropped
             from evalkit.session import read_session_file
 
@@ -391,7 +394,12 @@ def _other_format(paths: list[str], fmt: str | None, interactive: bool) -> Any:
 
 
 def _read_claude_code(
-    paths: list[str], log: str, interactive: bool, profile: Any
+    paths: list[str],
+    log: str,
+    interactive: bool,
+    profile: Any,
+    digests: bool = True,
+    frames: bool = True,
 ) -> tuple[Any, bool]:
     """A Claude Code session read as its content says (issue 23): `(Session, False)` for a
     headless run, `(None, True)` for an interactive project log, to be read by the interactive
@@ -406,12 +414,13 @@ def _read_claude_code(
     if interactive:
         return None, True
     refuse_empty(paths)
-    transcript = read_transcript(paths)
+    transcript = read_transcript(paths, digests=digests)
     if len(paths) == 1 and is_interactive_log(transcript.events):
         return None, True
     if profile is not None:
         return session_from_transcript(transcript, log=log, profile=profile), False
-    return session_from_transcript(transcript, log=log), False
+    # The sweep's payload never reads the read allocation (only frames and `run` do).
+    return session_from_transcript(transcript, log=log, read_allocation=frames), False
 
 
 def _no_transcript_payload(result_path: str, frames: bool) -> dict[str, Any]:
@@ -528,15 +537,41 @@ Analysed = tuple[dict[str, Any], FileManifest | None]
 
 
 def analyse_chunk(
-    root: str, refs: Sequence[SessionRef], frames: bool = False, profile: Any = None
+    root: str,
+    refs: Sequence[SessionRef],
+    frames: bool = False,
+    profile: Any = None,
+    manifests: bool = True,
 ) -> list[Analysed]:
     """The unit of parallel work, run by every parsing engine (`evalkit.corpus.parse`): each
     session's payload and the manifest to store it under.
 
     `frames` also builds every corpus frame's rows from the same parse, and `profile` parses
-    with a tool profile (`analyse_session`).
+    with a tool profile (`analyse_session`). `manifests=False` is for a run that stores
+    nothing: every manifest is None, and the files are neither examined twice nor hashed.
     """
+    if not manifests:
+        return [(_payload_only(root, ref, frames, profile), None) for ref in refs]
     return [analyse_with_files(root, ref, frames, profile) for ref in refs]
+
+
+def _payload_only(root: str, ref: SessionRef, frames: bool, profile: Any) -> dict[str, Any]:
+    """`analyse_with_files(...)[0]` without its manifest: the same payload, the same crash
+    payload for what fails unforeseen."""
+    try:
+        return _analyse(
+            root,
+            ref.segments,
+            ref.log,
+            ref.problem,
+            ref.layout == "interactive",
+            frames,
+            profile,
+            ref.format,
+            digests=False,
+        )[0]
+    except Exception as exc:  # noqa: BLE001 — one file's failure is that file's reason (issue 21)
+        return _unexpected(exc, "reading")
 
 
 def _agent_payload(

@@ -440,7 +440,7 @@ def read_json_lines(
         TranscriptError: The path is missing, unreadable or not a regular file.
     """
     limits = limits or ReadLimits.from_env()
-    data, gz, truncated, _digest = read_file_bytes(path, limits)
+    data, gz, truncated, _digest = read_file_bytes(path, limits, digest=False)
     out: list[tuple[int, dict[str, Any]]] = []
     blank = malformed = non_object = invalid = too_long = wrong_type = 0
     line_bytes = limits.line_bytes

@@ -44,6 +44,7 @@ __all__ = [
     "agent_of",
     "check_format",
     "detect_format",
+    "is_inspect_file",
     "read_agent_file",
 ]
 
@@ -121,13 +122,31 @@ def detect_format(path: str | os.PathLike[str]) -> Format:
         return "claude-code"
 
 
+def is_inspect_file(path: str | os.PathLike[str]) -> bool:
+    """`detect_format(path) == "inspect"`, from the head alone: the other formats' readers
+    (and their modules) are not needed to tell, since an Inspect log is told first."""
+    name = os.fspath(path)
+    try:
+        head = _head(name)
+        if head.startswith(b"PK\x03\x04"):
+            return _is_inspect_zip(name)
+        return _is_inspect_head(head)
+    except Exception:  # noqa: BLE001 — as `detect_format`: not told, so Claude Code
+        return False
+
+
+def _is_inspect_head(head: bytes) -> bool:
+    text = head.decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
+    return text.startswith("{") and _looks_like_inspect_json(text)
+
+
 def _detect(name: str) -> Format:
     head = _head(name)
     if head.startswith(b"PK\x03\x04"):
         return "inspect" if _is_inspect_zip(name) else "claude-code"
-    text = head.decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
-    if text.startswith("{") and _looks_like_inspect_json(text):
+    if _is_inspect_head(head):
         return "inspect"
+    text = head.decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
     if text.startswith("{"):
         from evalkit.formats.atif.trajectory import looks_like_atif
 

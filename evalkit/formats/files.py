@@ -118,7 +118,11 @@ def read_at_most(fh: BinaryIO, limit: int) -> bytes:
 
 
 def read_file_bytes(
-    path: str, limits: ReadLimits | None = None, *, known_stat: os.stat_result | None = None
+    path: str,
+    limits: ReadLimits | None = None,
+    *,
+    known_stat: os.stat_result | None = None,
+    digest: bool = True,
 ) -> tuple[bytes, bool, bool, str]:
     """The file's bytes, whether it was gzip, whether the stream was cut, and the digest of the
     bytes read; a `*.gz` file is gunzipped (so `.jsonl.gz` just works).
@@ -131,6 +135,10 @@ def read_file_bytes(
         limits: The bounds (default: from the environment).
         known_stat: `os.stat(path)` when the caller has just taken it (a session's reader
             does, for its size budget): the regular-file check reads it instead of asking again.
+        digest: Hash the bytes (`content_digest`); False gives `""` instead. Only the corpus
+            store keys on the digest, and hashing is a pass over every byte read (about a
+            twentieth of a sweep that stores nothing), so a reader whose caller stores
+            nothing, or that never returns the digest, leaves it out.
     """
     limits = limits or ReadLimits.from_env()
     _check_regular_file(path, known_stat)
@@ -141,9 +149,9 @@ def read_file_bytes(
         raise TranscriptError(path, f"cannot read: {exc.strerror or exc}") from None
     if len(data) > limits.session_bytes:
         raise TranscriptError(path, OVER_BUDGET)
-    digest = content_digest(data)
+    hexdigest = content_digest(data) if digest else ""
     if not path.endswith(".gz"):
-        return data, False, False, digest
+        return data, False, False, hexdigest
     if not data.startswith(b"\x1f\x8b"):
         raise TranscriptError(path, "named .gz but not gzip-compressed")
     out = bytearray()
@@ -169,4 +177,4 @@ def read_file_bytes(
             truncated = True
             break
         rest = d.unused_data
-    return bytes(out), True, truncated, digest
+    return bytes(out), True, truncated, hexdigest

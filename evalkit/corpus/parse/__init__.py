@@ -208,8 +208,17 @@ def analyse_payloads(
             progress.advance(len(indices))
 
     if todo:
-        run = _run_dask if engine == "dask" else _run_local
-        run(root, refs, todo, jobs or os.cpu_count() or 1, finish, scheduler, frames, profile)
+        jobs = jobs or os.cpu_count() or 1
+        if engine == "dask":
+            _run_dask(root, refs, todo, jobs, finish, scheduler, frames, profile)
+        else:
+            # With no store, the sweep makes no manifest: its files are neither examined twice
+            # nor hashed. Frames keep the manifest step: without it, one row of the hostile
+            # corpus's sessions frame (twenty Codex captures sharing a thread id) changed,
+            # though every payload handed to the frames was the same (an open question for
+            # the frames' owners).
+            manifests = store.enabled or frames
+            _run_local(root, refs, todo, jobs, finish, scheduler, frames, profile, manifests)
     if finish_store:
         store.finish(refs)
     if progress:
@@ -229,6 +238,7 @@ def _run_local(
     _: Any,
     frames: bool,
     profile: Any,
+    manifests: bool = True,
 ) -> None:
     chunks, nbytes = plan_chunks(root, refs, todo, jobs)
     pending = deque(chunks)  # largest first
@@ -256,12 +266,13 @@ def _run_local(
                 frames,
                 profile,
                 finish,
+                manifests,
             )
         finally:
             pool.shutdown(cancel_futures=True)
     else:
         for idx in pending:
-            finish(idx, analyse_chunk(root, [refs[i] for i in idx], frames, profile))
+            finish(idx, analyse_chunk(root, [refs[i] for i in idx], frames, profile, manifests))
 
 
 def _share(
@@ -273,6 +284,7 @@ def _share(
     frames: bool,
     profile: Any,
     finish: Finish,
+    manifests: bool = True,
 ) -> None:
     """Parse the `pending` chunks (largest first) between `pool`'s workers and this process.
 
@@ -303,11 +315,13 @@ def _share(
     while pending or inflight:
         while pending and len(inflight) < _AHEAD_PER_WORKER * workers:
             idx = pending.popleft()
-            inflight[pool.submit(analyse_chunk, root, work_of(idx), frames, profile)] = idx
+            inflight[pool.submit(analyse_chunk, root, work_of(idx), frames, profile, manifests)] = (
+                idx
+            )
         collect(block=False)
         idx = pending.pop() if pending else take_back()
         if idx is not None:
-            finish(idx, analyse_chunk(root, work_of(idx), frames, profile))
+            finish(idx, analyse_chunk(root, work_of(idx), frames, profile, manifests))
         elif inflight:
             collect(block=True)
 

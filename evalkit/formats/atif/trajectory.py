@@ -99,7 +99,7 @@ def read_atif(path: str | os.PathLike[str]) -> AgentSession:
         TranscriptError: The file cannot be read, is not JSON, or is not an ATIF trajectory.
     """
     name = os.fspath(path)
-    data, gz, truncated, _digest = read_file_bytes(name, ReadLimits.from_env())
+    data, gz, truncated, _digest = read_file_bytes(name, ReadLimits.from_env(), digest=False)
     invalid = 0
     try:
         text = data.decode("utf-8")

@@ -220,6 +220,7 @@ def read_segment(
     drop_falsy: bool = False,
     limits: ReadLimits | None = None,
     known_stat: os.stat_result | None = None,
+    digest: bool = True,
 ) -> tuple[list[dict[str, Any]], SegmentRead]:
     """Read one segment file: its events and the account of what was skipped.
 
@@ -229,17 +230,20 @@ def read_segment(
             `false`, `0` or `""` are dropped instead of raising.
         limits: The reading bounds (default: from the environment).
         known_stat: `os.stat(path)` just taken by the caller (`read_file_bytes`).
+        digest: Hash the file's bytes for the corpus store (`SegmentRead.digest`, else `""`).
 
     Raises:
         TranscriptError: The path is missing, unreadable or not a regular file, or a line is JSON
             `null` (the reference crashes on it, §9.1 case 1) and `drop_falsy` is off.
     """
     limits = limits or ReadLimits.from_env()
-    data, gz, truncated, digest = read_file_bytes(path, limits, known_stat=known_stat)
+    data, gz, truncated, digest_hex = read_file_bytes(
+        path, limits, known_stat=known_stat, digest=digest
+    )
     if containers.starts_with_array(data):
         found = containers.read_array(data, parse_line)
         if found is not None:
-            return _array_segment(path, *found, gz=gz, truncated=truncated, digest=digest)
+            return _array_segment(path, *found, gz=gz, truncated=truncated, digest=digest_hex)
     events: list[dict[str, Any]] = []
     blank = malformed = non_object = invalid = claude = too_long = 0
     line_bytes = limits.line_bytes
@@ -294,7 +298,7 @@ def read_segment(
         invalid_utf8=invalid,
         gzip=gz,
         truncated_gzip=truncated,
-        digest=digest,
+        digest=digest_hex,
         claude_events=claude if not wrapped else _claude_events(events),
         over_limit=(
             f"{too_long} {pl(too_long, 'line')} over the length limit skipped" if too_long else None
@@ -357,11 +361,15 @@ def _array_segment(
 
 
 def read_transcript(
-    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *, drop_falsy: bool = False
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    *,
+    drop_falsy: bool = False,
+    digests: bool = True,
 ) -> Transcript:
     """Read the segment files of one session, in the order given (§1.1).
 
     The caller orders `.tN` segments numerically; `evalkit.tables.sweep` discovery does.
+    `digests=False` leaves each segment's `digest` empty (for a caller that stores nothing).
     """
     if isinstance(paths, str | os.PathLike):
         paths = [paths]
@@ -384,7 +392,7 @@ def read_transcript(
         if total > limits.session_bytes:
             raise TranscriptError(name, _OVER_BUDGET)
         seg_events, account = read_segment(
-            name, drop_falsy=drop_falsy, limits=limits, known_stat=st
+            name, drop_falsy=drop_falsy, limits=limits, known_stat=st, digest=digests
         )
         if not account.is_transcript:
             raise NotATranscript(name, account.too_long)
