@@ -22,6 +22,7 @@ from typing import Any
 from evalkit.ecma import pl
 from evalkit.formats.files import ReadLimits, read_file_bytes
 from evalkit.formats.frozen import quick_init
+from evalkit.formats.stack import fixed_stack
 
 __all__ = [
     "AGENTS",
@@ -426,6 +427,7 @@ def tool_family(name: str) -> str:
 # --- reading JSON lines ----------------------------------------------------------------------
 
 
+@fixed_stack
 def read_json_lines(
     path: str, limits: ReadLimits | None = None
 ) -> tuple[list[tuple[int, dict[str, Any]]], FileRead]:

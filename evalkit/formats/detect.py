@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from evalkit.errors import TranscriptError, UsageError
 from evalkit.formats.names import FORMATS, Format
+from evalkit.formats.stack import fixed_stack
 
 # The readers are imported when a file is read (or its head sniffed), not with this module: a
 # command that reads no file of another agent (a warm sweep) does not pay for their imports.
@@ -140,6 +141,7 @@ def _is_inspect_head(head: bytes) -> bool:
     return text.startswith("{") and _looks_like_inspect_json(text)
 
 
+@fixed_stack
 def _detect(name: str) -> Format:
     head = _head(name)
     if head.startswith(b"PK\x03\x04"):

@@ -41,6 +41,7 @@ from evalkit.formats.common import (
     tool_family,
 )
 from evalkit.formats.files import ReadLimits, read_file_bytes
+from evalkit.formats.stack import fixed_stack
 
 __all__ = ["ATIF_PREFIX", "looks_like_atif", "read_atif"]
 
@@ -92,6 +93,7 @@ def _sum(values: list[float | None]) -> float | None:
     return sum(known) if known else None
 
 
+@fixed_stack
 def read_atif(path: str | os.PathLike[str]) -> AgentSession:
     """Read one ATIF `trajectory.json` into an `AgentSession` (see the module docstring).
 

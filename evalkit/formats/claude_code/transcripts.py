@@ -26,6 +26,7 @@ from evalkit.formats.files import OVER_BUDGET as _OVER_BUDGET
 from evalkit.formats.files import ReadLimits, content_digest, read_file_bytes
 from evalkit.formats.frozen import quick_init
 from evalkit.formats.profiles import CODEGRAPH, CODEGRAPH_EXPLORE, ToolProfile
+from evalkit.formats.stack import fixed_stack
 
 __all__ = [
     "EXPLORE",
@@ -214,6 +215,7 @@ def _skip_ws(s: str, i: int) -> int:
     return i
 
 
+@fixed_stack
 def read_segment(
     path: str,
     *,

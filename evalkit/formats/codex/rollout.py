@@ -45,6 +45,7 @@ from evalkit.formats.common import (
     text_of_parts,
     tool_family,
 )
+from evalkit.formats.stack import fixed_stack
 
 __all__ = ["ROLLOUT_KINDS", "read_rollout", "rollout_id", "is_request_event"]
 
@@ -230,6 +231,7 @@ def _call_name(payload: dict[str, Any]) -> str:
     return namespace + name if isinstance(namespace, str) else name
 
 
+@fixed_stack
 def read_rollout(path: str | os.PathLike[str], *, parent: str | None = None) -> AgentSession:
     """Read one rollout file into an `AgentSession` (agent-formats §1).
 
