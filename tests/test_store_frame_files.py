@@ -173,6 +173,7 @@ def test_rows_no_table_can_be_built_of_are_built_as_frames_by_the_loader(tmp_pat
 
 def test_a_frame_file_holds_the_sessions_of_frame_file_shards_shards(tmp_path, monkeypatch):
     monkeypatch.setattr(store_mod, "FLUSH_ROWS", 1)  # a shard per session
+    monkeypatch.setattr(store_mod, "FRAME_FILE_SHARDS", 2)  # several files on a small corpus
     root = corpus(tmp_path / "c")
     cache_dir = tmp_path / "cache"
     cold = evalkit.load_corpus(root, cache_dir=cache_dir, jobs=1)
