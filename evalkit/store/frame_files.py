@@ -33,10 +33,13 @@ from typing import Any
 
 from evalkit.store.columns import (
     IDENTITY,
+    NAME_COLUMNS,
     arrow_schema,
     build_columns,
     build_frame,
     columns_of,
+    name_text,
+    stored_text,
 )
 from evalkit.store.temps import temp_file
 
@@ -214,7 +217,18 @@ def identity_table(idents: Sequence[dict[str, Any]]) -> Any:
     takes them from."""
     import pyarrow as pa
 
-    return pa.Table.from_pandas(build_columns(IDENTITY, list(idents)), preserve_index=False)
+    # Column by column, with the values `build_columns` gives them (a name's escape, a text's
+    # stored form), straight into Arrow: no frame in between.
+    types = {"string": pa.large_string(), "Int64": pa.int64()}
+    columns = {}
+    for c in IDENTITY:
+        values = [d.get(c.name) for d in idents]
+        if c.name in NAME_COLUMNS:
+            values = [name_text(v) if type(v) is str else v for v in values]
+        elif c.dtype == "string":
+            values = [stored_text(v) for v in values]
+        columns[c.name] = pa.array(values, types[c.dtype])
+    return pa.table(columns)
 
 
 def assemble(
@@ -260,7 +274,10 @@ def assemble(
     ends = np.cumsum(counts)
     positions = np.arange(int(ends[-1]) if len(entries) else 0, dtype=np.int64)
     positions += np.repeat(starts - (ends - counts), counts)
-    rows = whole.take(pa.array(positions))
+    if len(positions) == whole.num_rows and (starts == ends - counts).all():
+        rows = whole  # every row, in file order (a warm load of an unchanged corpus): no copy
+    else:
+        rows = whole.take(pa.array(positions))
     # Each row must be its session's: the log it carries against the log of its entry.
     at = pa.array(np.repeat(np.fromiter((i for i, _ in entries), np.int64, len(entries)), counts))
     ident = idents.take(at)
