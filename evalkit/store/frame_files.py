@@ -245,6 +245,8 @@ def assemble(
     Args:
         frame: The frame's name.
         tables: Verified tables by file hex (`read_frame_file`); a missing hex is a bad file.
+            Emptied once the frame's rows are taken from them (their memory let go before the
+            frame is made, so it is never held twice), unless a position is returned.
         entries: Each session's row in `idents` and its `[hex, first row, rows]` for this
             frame, in the order its rows are wanted.
         idents: The sessions' identity columns (`identity_table`).
@@ -281,6 +283,7 @@ def assemble(
         rows = whole  # every row, in file order (a warm load of an unchanged corpus): no copy
     else:
         rows = whole.take(pa.array(positions))
+    del whole
     # Each row must be its session's: the log it carries against the log of its entry.
     at = pa.array(np.repeat(np.fromiter((i for i, _ in entries), np.int64, len(entries)), counts))
     ident = idents.take(at)
@@ -299,11 +302,15 @@ def assemble(
             column = rows.column(c.name)
         columns.append(column)
     out = pa.table(columns, schema=pa.schema(arrow_schema(frame)))
-    return to_pandas(out), []
+    # Only `out` holds the rows now: each column's Arrow memory goes as it becomes pandas.
+    del rows, ident, columns, column
+    tables.clear()
+    return to_pandas(out, self_destruct=True), []
 
 
-def to_pandas(table: Any) -> Any:
-    """A table of the dictionary's arrow types as a frame of its pandas dtypes."""
+def to_pandas(table: Any, *, self_destruct: bool = False) -> Any:
+    """A table of the dictionary's arrow types as a frame of its pandas dtypes
+    (`self_destruct`: the table is let go column by column, and must not be used again)."""
     import pandas as pd
     import pyarrow as pa
 
@@ -314,7 +321,7 @@ def to_pandas(table: Any) -> Any:
         pa.float64(): pd.Float64Dtype(),
         pa.bool_(): pd.BooleanDtype(),
     }
-    return table.to_pandas(types_mapper=mapping.get)
+    return table.to_pandas(types_mapper=mapping.get, self_destruct=self_destruct)
 
 
 def referenced(payloads: Iterable[dict[str, Any]]) -> set[str]:
