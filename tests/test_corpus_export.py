@@ -248,6 +248,7 @@ def test_a_damaged_frame_file_is_a_miss_and_the_files_are_the_same(
     from evalkit.store import shards as store_mod
 
     monkeypatch.setattr(store_mod, "FLUSH_ROWS", 3)
+    monkeypatch.setattr(store_mod, "FRAME_FILE_SHARDS", 2)  # several frame files per frame
     root = corpus(tmp_path / "c")
     cache_dir = tmp_path / "cache"
     export_corpus(root, tmp_path / "none", jobs=1, cache=False)

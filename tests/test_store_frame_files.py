@@ -4,6 +4,7 @@ never trusted (size, digest, schema, whose rows), and removed once no stored row
 from __future__ import annotations
 
 import os
+import random
 
 import pandas as pd
 import pytest
@@ -173,6 +174,7 @@ def test_rows_no_table_can_be_built_of_are_built_as_frames_by_the_loader(tmp_pat
 
 def test_a_frame_file_holds_the_sessions_of_frame_file_shards_shards(tmp_path, monkeypatch):
     monkeypatch.setattr(store_mod, "FLUSH_ROWS", 1)  # a shard per session
+    monkeypatch.setattr(store_mod, "FRAME_FILE_SHARDS", 2)  # several files on a small corpus
     root = corpus(tmp_path / "c")
     cache_dir = tmp_path / "cache"
     cold = evalkit.load_corpus(root, cache_dir=cache_dir, jobs=1)
@@ -184,3 +186,37 @@ def test_a_frame_file_holds_the_sessions_of_frame_file_shards_shards(tmp_path, m
     warm = evalkit.load_corpus(root, cache_dir=cache_dir, jobs=1)
     assert warm.cache_misses == 0
     assert_same_frames(warm, cold)
+
+
+def test_a_shards_frame_references_are_checked_as_a_column_as_each_one_is():
+    # The whole-column check of the `frames` field gives the answer of checking each value.
+    from evalkit.store.rows import PAYLOAD_FIELDS
+
+    field = next(f for f in PAYLOAD_FIELDS if f.name == "frames")
+    good = {"calls": ["a" * 32, 0, 3], "sessions": ["0123456789abcdef" * 2, 5, 1]}
+    variants = [
+        good,
+        {},
+        {"Calls": ["a" * 32, 0, 3]},  # not a frame name
+        {"ca-lls": ["a" * 32, 0, 3]},
+        {1: ["a" * 32, 0, 3]},
+        {"calls": ["A" * 32, 0, 3]},  # not lower-case hex
+        {"calls": ["g" * 32, 0, 3]},
+        {"calls": ["a" * 31, 0, 3]},
+        {"calls": ["a" * 32 + "\n", 0, 3]},
+        {"calls": ["a" * 16, 0, 3], "files": ["b" * 48, 0, 1]},  # 64 hex, but not two of 32
+        {"calls": [None, 0, 3]},
+        {"calls": ["a" * 32, -1, 3]},
+        {"calls": ["a" * 32, 0, 0]},  # a session with no rows of a frame has no entry
+        {"calls": ["a" * 32, True, 3]},
+        {"calls": ["a" * 32, 0, 3.0]},
+        {"calls": ("a" * 32, 0, 3)},
+        {"calls": ["a" * 32, 0]},
+        {"calls": ["a" * 32, 0, 3, 4]},
+        [["a" * 32, 0, 3]],
+        None,
+    ]
+    rng = random.Random(22)
+    for _ in range(2000):
+        column = [rng.choice(variants) for _ in range(rng.randint(0, 4))]
+        assert field.check_column(column) == all(map(field.check, column)), column

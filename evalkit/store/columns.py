@@ -39,6 +39,7 @@ __all__ = [
     "build_columns",
     "arrow_schema",
     "stored_text",
+    "NAME_COLUMNS",
     "dictionary_frame",
     "dictionary_json",
 ]
@@ -637,7 +638,7 @@ def build_columns(cols: Sequence[Column], rows: list[dict[str, Any]]) -> pd.Data
         if c.dtype == "Float64":
             # NaN is "no value" here (e.g. an efficiency with no explore call): <NA>.
             values = [None if v is None or v != v else v for v in values]
-        elif c.name in _NAME_COLUMNS:
+        elif c.name in NAME_COLUMNS:
             values = [name_text(v) if type(v) is str else v for v in values]
         elif c.dtype == "string":
             values = [stored_text(v) for v in values]
@@ -661,7 +662,7 @@ def arrow_schema(frame: str) -> list[tuple[str, Any]]:
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _NAME_ESCAPES = re.compile("[\\\\\ud800-\udfff]")
 # The identity columns read from file and folder names (issue 21: one escape rule, `name_text`).
-_NAME_COLUMNS = frozenset({"log", "pass", "repo", "arm", "run", "suite", "task", "trial", "group"})
+NAME_COLUMNS = frozenset({"log", "pass", "repo", "arm", "run", "suite", "task", "trial", "group"})
 
 
 def name_text(name: str) -> str:

@@ -155,6 +155,30 @@ def _frames_ok(v: Any) -> bool:
     )
 
 
+_HEXES = re.compile(r"[0-9a-f]*\Z")
+
+
+def _frames_column_ok(values: list[Any]) -> bool:
+    """`_frames_ok` of every value, checked over the whole column at once: the frame names,
+    then each part of the refs across every ref."""
+    if not set(map(type, values)) <= {dict}:
+        return False
+    names = set(itertools.chain.from_iterable(values))
+    if not all(type(n) is str and _FRAME.match(n) is not None for n in names):
+        return False
+    refs = list(itertools.chain.from_iterable(map(dict.values, values)))
+    if not set(map(type, refs)) <= {list} or not set(map(len, refs)) <= {3}:
+        return False
+    hexes, firsts, counts = zip(*refs, strict=True) if refs else ((), (), ())
+    if not set(map(type, hexes)) <= {str} or not set(map(len, hexes)) <= {32}:
+        return False
+    if _HEXES.match("".join(hexes)) is None:
+        return False
+    if not set(map(type, firsts)) | set(map(type, counts)) <= {int}:
+        return False
+    return min(firsts, default=0) >= 0 and min(counts, default=1) > 0
+
+
 def _json_tree(x: Any, depth: int = 0) -> bool:
     if _scalar(x):
         return True
@@ -228,7 +252,9 @@ PAYLOAD_FIELDS: tuple[PayloadField, ...] = (
     # Only with `frames=True` (the corpus loader): where every frame's rows are stored
     # (`evalkit.store.frame_files`), or why they could not be built. A parse's own payload
     # holds the rows themselves (`rows`), which are stored as frame files, not in the row.
-    PayloadField("frames", "json", None, optional=True, check=_frames_ok),
+    PayloadField(
+        "frames", "json", None, optional=True, check=_frames_ok, check_column=_frames_column_ok
+    ),
     PayloadField("rows_error", "str?", None, optional=True),
     # Other agents (issue 15): which agent wrote the file, and a summary of each of its sessions.
     PayloadField("agent", "str?", None, optional=True),
