@@ -7,6 +7,7 @@ returning the exit status. `evalkit.cli` lists the modules in the order `--help`
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 
 def add_engine_options(p: argparse.ArgumentParser) -> None:
@@ -21,4 +22,17 @@ def add_engine_options(p: argparse.ArgumentParser) -> None:
         "--scheduler",
         metavar="ADDRESS",
         help="with --engine dask: the scheduler to use (default: start a local cluster)",
+    )
+
+
+def add_prices_option(p: argparse.ArgumentParser | argparse._ArgumentGroup, what: str) -> None:
+    """`--prices FILE.toml`, as every command that shows a priced cost offers it; `what` ends
+    the help (which costs the prices apply to)."""
+    p.add_argument(
+        "--prices",
+        metavar="FILE.toml",
+        type=Path,
+        help='your own prices in dollars per million tokens ([models."NAME"] input, '
+        "cached_input, cache_write, cache_write_1h, output, valid_from), over the bundled price "
+        f"table's, {what}",
     )

@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from evalkit.commands import add_engine_options
+from evalkit.commands import add_engine_options, add_prices_option
 from evalkit.errors import UsageError, one_line
 
 HELP = """\
@@ -91,13 +91,7 @@ def register(subparsers) -> None:
         help="rewards per run (columns log, or task,arm,trial, plus reward and/or passed), "
         "joined into the sessions frame with each harbor trial's result.json",
     )
-    p.add_argument(
-        "--prices",
-        metavar="FILE.toml",
-        type=Path,
-        help="your own prices per million tokens for the priced cost columns, over the bundled "
-        "price table's (as evalkit sweep --prices)",
-    )
+    add_prices_option(p, "for the priced cost columns")
     p.add_argument(
         "--pass-threshold",
         type=float,

@@ -6,6 +6,7 @@ import argparse
 import math
 from pathlib import Path
 
+from evalkit.commands import add_prices_option
 from evalkit.errors import UsageError
 from evalkit.formats.names import FORMATS
 
@@ -64,14 +65,7 @@ def add_corpus_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--no-cache", action="store_true", help="parse everything, cache nothing")
     p.add_argument("--cache-dir", metavar="DIR", type=Path, help="cache location")
-    p.add_argument(
-        "--prices",
-        metavar="FILE.toml",
-        type=Path,
-        help='your own prices in dollars per million tokens ([models."NAME"] input, '
-        "cached_input, cache_write, cache_write_1h, output, valid_from), over the bundled price "
-        "table's, for the runs whose log records no cost",
-    )
+    add_prices_option(p, "for the runs whose log records no cost")
     t = p.add_argument_group("trial sweep (as for evalkit sweep)")
     t.add_argument("--layout", metavar="PATTERN", help="harbor, or a path pattern")
     t.add_argument("--profile", metavar="NAME|FILE", help="tool profile")

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from evalkit.commands import add_prices_option
 from evalkit.corpus.agents import parent_search_root, read_agent_sessions
 from evalkit.ecma import js_json, printable
 from evalkit.errors import UsageError, one_line
@@ -135,12 +136,7 @@ def register(subparsers) -> None:
         help="tool profile: which tools are the tool under test (codegraph, the default; "
         "sourcegraph; or a TOML file); adds the profile and read allocation to the report",
     )
-    parser.add_argument(
-        "--prices",
-        metavar="FILE.toml",
-        help="a Codex, Inspect or ATIF file: your own prices per million tokens for its priced "
-        "cost, over the bundled price table's (as evalkit sweep --prices)",
-    )
+    add_prices_option(parser, "for the priced cost of a Codex, Inspect or ATIF file")
     parser.set_defaults(func=run)
 
 

@@ -6,6 +6,7 @@ import argparse
 import math
 import sys
 
+from evalkit.commands import add_prices_option
 from evalkit.errors import UsageError
 
 DESCRIPTION = """\
@@ -99,12 +100,7 @@ def register(subparsers) -> None:
         metavar="N",
         help="bootstrap resamples (default 4999)",
     )
-    p.add_argument(
-        "--prices",
-        metavar="FILE.toml",
-        help="your own prices per million tokens, over the bundled price table's (as evalkit "
-        "sweep --prices), for the runs whose log records no cost",
-    )
+    add_prices_option(p, "for the runs whose log records no cost")
     p.add_argument("--json", action="store_true", help="print one JSON document instead")
     p.add_argument(
         "-j", "--jobs", type=int, metavar="N", help="parser processes (default: every core)"

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from evalkit.commands import add_engine_options
+from evalkit.commands import add_engine_options, add_prices_option
 from evalkit.errors import UsageError
 from evalkit.formats.names import FORMATS
 from evalkit.outputs import caveats
@@ -214,14 +214,8 @@ def register(subparsers) -> None:
         "…) in the outcome and cost comparisons; by default they are left out and counted "
         "per arm",
     )
-    t.add_argument(
-        "--prices",
-        metavar="FILE.toml",
-        type=Path,
-        help='your own prices in dollars per million tokens ([models."NAME"] input, '
-        "cached_input, cache_write, cache_write_1h, output, valid_from), over the bundled price "
-        "table's, for the runs whose log records no cost (and the priced cost beside the "
-        "recorded one)",
+    add_prices_option(
+        t, "for the runs whose log records no cost (and the priced cost beside the recorded one)"
     )
     t.add_argument(
         "--pass-threshold",
