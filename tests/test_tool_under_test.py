@@ -353,3 +353,11 @@ def test_the_export_chooses_the_profile_as_the_loader_does(tmp_path):
     assert set(s["tool_under_test"]) == {"sourcegraph"}
     assert sorted(s["tool_under_test_calls"]) == [0, 0, 2, 2]
     pd.testing.assert_frame_equal(s, _load(root, tmp_path).frame("sessions"), check_exact=True)
+
+
+def test_a_corpus_calling_no_tool_under_test_is_not_described_in_codegraphs_words(tmp_path, capsys):
+    root = mixed_agents_corpus(tmp_path / "c")  # Claude Code and Codex runs, no MCP tool called
+    code, out, _ = _sweep(capsys, str(root), "--no-cache", "-j", "1")
+    assert code == 0
+    assert "Tool calls by family:" in out.splitlines()
+    assert "codegraph" not in out.lower()

@@ -216,7 +216,10 @@ def generic_comparison(sessions: pd.DataFrame, tool_calls: pd.DataFrame) -> Gene
         for end, (value, log, agent, arm) in (("lowest", order[0]), ("highest", order[-1])):
             extremes.append(Extreme(what, end, str(log), agent, arm, float(value)))
     tut = None
-    if "tool_under_test" in s.columns and s["tool_under_test"].notna().any():
-        tut = str(sorted(set(s["tool_under_test"].dropna()))[0])
+    # The tool under test is named only when some session called it: a corpus that calls no
+    # such tool is not described in the default profile's (codegraph's) words.
+    called = s["tool_under_test_calls"].fillna(0) > 0 if "tool_under_test_calls" in s else None
+    if called is not None and called.any() and s.loc[called, "tool_under_test"].notna().any():
+        tut = str(sorted(set(s.loc[called, "tool_under_test"].dropna()))[0])
     cost = frame_cost_account(s) if "cost_source" in s else None
     return GenericComparison(by, tut, tuple(groups), tuple(extremes), has_status, cost)
