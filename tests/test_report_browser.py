@@ -187,6 +187,26 @@ def test_a_folded_result_expands_and_its_full_text_is_a_click_away(page, site):
     assert len(p.text_content("body")) == 30_000
 
 
+def _panel_facts(p) -> dict[str, str]:
+    """The session page's side panel as a person reads it: each term and its value."""
+    panel = p.locator("dl").first
+    terms, values = panel.locator("dt").all_inner_texts(), panel.locator("dd").all_inner_texts()
+    return dict(zip(terms, values, strict=True))
+
+
+def test_the_side_panel_shows_where_the_cost_comes_from(page, site):
+    _, base = site
+    p = page.page
+    p.goto(base + session_file("p1/ab-demo/run-baseline-1.jsonl"))
+    facts = _panel_facts(p)
+    assert facts["cost from"] == "recorded" and facts["recorded cost (USD)"] == facts["cost (USD)"]
+    p.goto(base + session_file("codex/rollout-2026-01-01T00-00-00-demo.jsonl"))
+    facts = _panel_facts(p)
+    assert "cost (USD)" not in facts
+    assert "does not know the model example-model" in facts["not priced"]
+    assert p.locator("dt", has_text="not priced").is_visible()
+
+
 def test_a_citation_opens_the_section_it_credits(page, site):
     _, base = site
     p = page.page
