@@ -33,7 +33,7 @@ from pathlib import Path
 import evalkit
 root, out = sys.argv[1], Path(sys.argv[2])
 corpus = evalkit.load_corpus(root, cache=False, jobs=1)
-for name in ("sessions", "calls", "sections", "files", "tool_calls"):
+for name in ("sessions", "calls", "sections", "files", "tool_calls", "models"):
     corpus.frame(name).to_csv(out / f"frame-{name}.csv", index=False)
 print(len(corpus.frame("sessions")))
 """
