@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PRICED_COLUMNS",
     "price_frames",
+    "price_frames_by_row",
     "priced_frame",
     "resolve_prices",
     "session_date",
@@ -156,17 +157,13 @@ def with_trial_results(sessions: pd.DataFrame, models: pd.DataFrame, results: An
             models.loc[fill, "model"] = [unnamed[log] for log in models.loc[fill, "log"]]
 
 
-def price_frames(
+def price_frames_by_row(
     sessions: pd.DataFrame, models: pd.DataFrame, prices: UserPrices | None = None
 ) -> None:
-    """Fill the cost columns of the sessions and models frames, in place.
+    """`price_frames` one session at a time: each session's ledgers through `session_cost`.
 
-    Args:
-        sessions: The sessions frame (its `log`, `recorded_cost_usd`, `started_at`).
-        models: The models frame (one token ledger per session × model).
-        prices: The user's prices (`--prices FILE.toml`), overriding the table's.
-
-    Never raises on a ledger: what cannot be priced is <NA> with `price_reason`.
+    The rule the columnar `price_frames` must give cell by cell (a property test compares
+    them), and what it falls back to for a sessions frame that holds a log twice.
     """
     import pandas as pd
 
@@ -232,3 +229,352 @@ def _clean(values: list[Any], dtype: str) -> list[Any]:
     if dtype == "Float64":
         return [None if v is None or v != v else float(v) for v in values]
     return values
+
+
+# --- columnar pricing ---------------------------------------------------------------------------
+#
+# `price_frames` gives exactly what `price_frames_by_row` gives, a column at a time. The prices
+# are looked up once per distinct (model, provider, date) and the Rates object is shared by
+# every ledger priced at the same price, so ledgers are grouped by it. The arithmetic is exact:
+# `price_model` prices a part as Decimal(tokens) × rate / 10⁶ and the model as the Decimal sum
+# of its parts, then rounds once to a float. With the rate a fraction p / q, that is the float
+# nearest to tokens·p / q (and to Σ tokensᵢ·pᵢ·(D/qᵢ) / D over a common denominator D). Where
+# every one of those integers is below 2⁵³ the float division of two exactly held integers is
+# that nearest float (IEEE division rounds correctly), so the columns are the same to the last
+# bit. A ledger outside that range (fractional, negative or huge counts, an odd rate) is priced
+# by `price_model` itself.
+
+_EXACT = float(2**53)  # integers below it, their sums and products below it, are exact floats
+_TOKENS_LIMIT = float(2**50)  # a count the fast path takes (three of them add up below 2⁵³)
+_NOTE_NO_DATE = "session date unknown: the latest price"
+_NOTE_UNSPLIT = "cache writes not split by duration: priced as 5-minute writes"
+_NOTE_SNAPSHOTS = "output tokens from per-message usage (streamed snapshots): a lower bound"
+
+
+def _note_tier(kind: int, threshold: int) -> str:
+    if kind == 1:
+        return (
+            f"requests' prompt sizes unknown: priced below the {threshold:,}-token "
+            "long-context tier (a lower bound if any request crossed it)"
+        )
+    return (
+        f"a request's prompt crossed {threshold:,} tokens: priced at the base rate, a lower bound"
+    )
+
+
+def _numbers(column: pd.Series) -> Any:
+    """A numeric column as float64, NaN for <NA> (and for NaN: `_value` reads both as None)."""
+    import numpy as np
+    import pandas as pd
+
+    return pd.to_numeric(column, errors="coerce").astype("Float64").to_numpy(float, na_value=np.nan)
+
+
+def _texts(column: pd.Series) -> Any:
+    """A text column as an object array, None for <NA>."""
+    import numpy as np
+
+    values = column.to_numpy(dtype=object)
+    values[column.isna().to_numpy()] = None
+    return values if len(values) else np.empty(0, dtype=object)
+
+
+def _truthy(x: Any) -> Any:
+    import numpy as np
+
+    return ~np.isnan(x) & (x != 0)
+
+
+def _exact_rates(rates: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """What the exact columns need of a price (the rules above), or None when they cannot
+    hold it: each rate as p / q per token, the common denominator D, each pᵢ·(D/qᵢ), and the
+    cost below which `price_model`'s Decimal sum is exact (its 28 digits hold every digit)."""
+    import math
+    from decimal import Decimal
+
+    nums, dens, exponents = [], [], []
+    for rate in rates:
+        sign, digits, exponent = rate.as_tuple()
+        if sign or not isinstance(exponent, int) or len(digits) > 11:
+            return None  # Decimal(tokens) × rate has at most 17 + 11 digits: never rounded
+        num, den = rate.as_integer_ratio()
+        nums.append(num)
+        dens.append(den * 1_000_000)
+        exponents.append(min(exponent, 0))
+    common = math.lcm(*dens)
+    scaled = [n * (common // d) for n, d in zip(nums, dens, strict=True)]
+    if max([common, *nums, *scaled]) >= _EXACT:
+        return None
+    # The sum's digits: tokens×10 (repr's ".0") × the coefficient, aligned on the smallest
+    # exponent: below 10²⁸ when the cost is below 10^(21 + that exponent); 100× margin.
+    limit = float(Decimal(10) ** (19 + min(exponents)))
+    return nums, dens, common, scaled, limit
+
+
+def price_frames(
+    sessions: pd.DataFrame, models: pd.DataFrame, prices: UserPrices | None = None
+) -> None:
+    """Fill the cost columns of the sessions and models frames, in place.
+
+    Args:
+        sessions: The sessions frame (its `log`, `agent`, `recorded_cost_usd`, `started_at`).
+        models: The models frame (one token ledger per session × model).
+        prices: The user's prices (`--prices FILE.toml`), overriding the table's.
+
+    Never raises on a ledger: what cannot be priced is <NA> with `price_reason`. The values are
+    those of `price_frames_by_row` (`session_cost` for each session), computed a column at a
+    time.
+    """
+
+    import numpy as np
+    import pandas as pd
+
+    from evalkit.metrics.prices import model_rates, price_day, price_model, table_version
+
+    if sessions["log"].duplicated().any():
+        price_frames_by_row(sessions, models, prices)
+        return
+    n_s, n_m = len(sessions), len(models)
+
+    # --- each session's date, and whether it is Claude Code's (a ledger without provider)
+    parsed: dict[Any, tuple[Any, str | None]] = {}
+    whens: list[Any] = []
+    day_texts = np.empty(n_s, dtype=object)
+    for i, text in enumerate(sessions["started_at"].tolist()):
+        text = _value(text)
+        got = parsed.get(text)
+        if got is None:
+            when = session_date(text)
+            day = price_day(when)
+            got = parsed[text] = (when, day.isoformat() if day else None)
+        whens.append(got[0])
+        day_texts[i] = got[1]
+    undated = np.array([w is None for w in whens], dtype=bool)
+    claude = (sessions["agent"] == "claude-code").fillna(False).to_numpy(dtype=bool)
+    recorded = _numbers(sessions["recorded_cost_usd"])
+
+    # --- each models row's session (-1: none in the sessions frame: the row is left empty)
+    sess = pd.Index(sessions["log"]).get_indexer(models["log"]) if n_m else np.empty(0, int)
+    in_session = sess >= 0
+    ledger = in_session & models["source"].notna().to_numpy(dtype=bool)
+    fresh, read, write, hour_w, output = (
+        _numbers(models[c])
+        for c in (
+            "input_tokens",
+            "cache_read_tokens",
+            "cache_creation_tokens",
+            "cache_write_1h_tokens",
+            "output_tokens",
+        )
+    )
+    biggest = _numbers(models["max_request_prompt_tokens"])
+    names = _texts(models["model"])
+    providers = _texts(models["provider"])
+    at = np.where(in_session, sess, 0)
+    providers[ledger & claude[at] & (providers == None)] = "anthropic"  # noqa: E711
+    snapshots = models["output_lower_bound"].astype("boolean").fillna(False).to_numpy(dtype=bool)
+
+    fast = ledger.copy()
+    for x in (fresh, read, write, hour_w, output):
+        fast &= np.isnan(x) | ((x >= 0) & (x < _TOKENS_LIMIT) & (x == np.floor(x)) & ~np.signbit(x))
+
+    # --- the models frame's columns (NaN / None: <NA>)
+    m_cost = np.full(n_m, np.nan)
+    m_parts = {p: np.full(n_m, np.nan) for p in COMPONENTS}
+    m_5m = np.full(n_m, np.nan)
+    m_text = {
+        k: np.full(n_m, None, dtype=object)
+        for k in ("table_model", "price_source", "price_reason", "price_date", "price_notes")
+    }
+    m_lower = np.full(n_m, None, dtype=object)
+    m_recorded = np.where(in_session, _numbers(models["cost_usd"]), np.nan)
+    m_text["price_reason"][in_session & ~ledger] = _NO_LEDGER
+    m_text["price_date"][ledger] = day_texts[at[ledger]]
+
+    # The rules of `price_model`, in its order, over whole columns.
+    read0, write0, hour0 = (np.nan_to_num(x, nan=0.0) for x in (read, write, hour_w))
+    prompt = fresh + read0 + write0
+    counts = {
+        "input": prompt - read0 - write0,
+        "cache_read": read0,
+        "cache_write_5m": write0 - np.minimum(hour0, write0),
+        "cache_write_1h": np.minimum(hour0, write0),
+        "output": output,
+    }
+    empty = fast & ~(_truthy(prompt) | _truthy(read) | _truthy(write) | _truthy(output))
+    m_cost[empty] = 0.0
+    m_lower[empty] = False
+    todo = fast & ~empty
+    unnamed = todo & (names == None)  # noqa: E711
+    m_text["price_reason"][unnamed] = "the log does not name the model"
+    todo &= ~unnamed
+    for gone, what in (
+        (np.isnan(fresh) & np.isnan(output), "prompt and output"),
+        (np.isnan(fresh), "prompt"),
+        (np.isnan(output), "output"),
+    ):
+        m_text["price_reason"][todo & gone] = f"the log does not record the {what} tokens"
+        todo &= ~gone
+    negative = todo & (counts["input"] < 0)
+    m_text["price_reason"][negative] = "the cache reads and writes exceed the prompt"
+    todo &= ~negative
+
+    # One price lookup per distinct (model, provider, date); ledgers grouped by the Rates.
+    looked: dict[tuple[Any, Any, Any], Any] = {}
+    groups: dict[int, tuple[Any, list[int]]] = {}
+    for i in np.flatnonzero(todo).tolist():
+        key = (names[i], providers[i], whens[sess[i]])
+        rates = looked.get(key)
+        if rates is None:
+            rates = looked[key] = model_rates(key[0], key[1], when=key[2], prices=prices)
+        if isinstance(rates, str):
+            m_text["price_reason"][i] = rates
+        else:
+            groups.setdefault(id(rates), (rates, []))[1].append(i)
+
+    for rates, rows in groups.values():
+        idx = np.asarray(rows)
+        exact = _exact_rates(rates.base_rates())
+        if exact is None:
+            fast[idx] = False
+            continue
+        nums, dens, common, scaled, cost_limit = exact
+        whole = np.zeros(len(idx))
+        fits = np.ones(len(idx), dtype=bool)
+        parts = {}
+        for part, num, den, big in zip(COMPONENTS, nums, dens, scaled, strict=True):
+            c = counts[part][idx]
+            product, term = c * float(num), c * float(big)
+            fits &= (product < _EXACT) & (term < _EXACT)
+            parts[part] = product / float(den)
+            whole = whole + term  # exact below 2⁵³: each term is a whole number
+        cost = whole / float(common)
+        fits &= (whole < _EXACT) & (cost < cost_limit)
+        fast[idx[~fits]] = False
+        idx = idx[fits]
+        for part in COMPONENTS:
+            m_parts[part][idx] = parts[part][fits]
+        m_cost[idx] = cost[fits]
+        m_5m[idx] = counts["cache_write_5m"][idx]
+        m_text["table_model"][idx] = rates.table_model
+        m_text["price_source"][idx] = rates.source
+        kind = np.zeros(len(idx), dtype=int)
+        if rates.threshold is not None:
+            b = biggest[idx]
+            kind[np.isnan(b) & (prompt[idx] > rates.threshold)] = 1
+            kind[~np.isnan(b) & (b > rates.threshold)] = 2
+        flags = (
+            undated[sess[idx]].astype(int)
+            + 2 * (_truthy(write[idx]) & np.isnan(hour_w[idx]))
+            + 4 * snapshots[idx]
+            + 8 * kind
+        )
+        m_lower[idx] = snapshots[idx] | (kind > 0)
+        for code in np.unique(flags).tolist():
+            notes = [
+                n
+                for bit, n in ((1, _NOTE_NO_DATE), (2, _NOTE_UNSPLIT), (4, _NOTE_SNAPSHOTS))
+                if code & bit
+            ]
+            if code >> 3:
+                notes.append(_note_tier(code >> 3, rates.threshold))  # type: ignore[arg-type]
+            m_text["price_notes"][idx[flags == code]] = "; ".join(notes) or None
+
+    # The ledgers the exact columns cannot hold: priced one by one, by the rule itself.
+    slow = np.flatnonzero(ledger & ~fast)
+    if len(slow):
+        rows = models.iloc[slow][list(_LEDGER_COLUMNS)].to_dict("records")
+        for i, row in zip(slow.tolist(), rows, strict=True):
+            s = sess[i]
+            led = _ledger(row, "claude-code" if claude[s] else None)
+            m = price_model(led, when=whens[s], prices=prices)  # type: ignore[arg-type]
+            d = m.to_dict()
+            m_cost[i] = np.nan if m.cost_usd is None else m.cost_usd
+            for p in COMPONENTS:
+                v = d[f"{p}_cost_usd"]
+                m_parts[p][i] = np.nan if v is None else v
+            m_5m[i] = np.nan if d["cache_write_5m_tokens"] is None else d["cache_write_5m_tokens"]
+            for k in ("table_model", "price_source", "price_reason", "price_date", "price_notes"):
+                m_text[k][i] = d[k]
+            m_lower[i] = m.lower_bound if m.cost_usd is not None else None
+    # --- the sessions frame's columns: each session's ledgers, in the models frame's order
+    led = np.flatnonzero(ledger)
+    owner = sess[led]
+    failed = np.isnan(m_cost[led])
+    n_ledgers = np.bincount(owner, minlength=n_s)
+    n_failed = np.bincount(owner[failed], minlength=n_s)
+    total = np.zeros(n_s)
+    # Σ one model at a time, in order, as `sum` adds them (the same float at every step).
+    place = pd.Series(owner).groupby(owner).cumcount().to_numpy() if len(led) else owner
+    for k in range(int(place.max()) + 1 if len(place) else 0):
+        here = place == k
+        total[owner[here]] += m_cost[led[here]]
+    total[(n_ledgers == 0) | (n_failed > 0)] = np.nan
+    s_reason = np.full(n_s, None, dtype=object)
+    s_reason[n_ledgers == 0] = "the log records no tokens"
+    why: dict[int, list[str]] = {}
+    for s, i in zip(owner[failed].tolist(), led[failed].tolist(), strict=True):
+        why.setdefault(s, []).append(m_text["price_reason"][i] or "not priced")
+    for s, reasons in why.items():
+        s_reason[s] = "; ".join(reasons)
+    lower_led = np.array([bool(v) for v in m_lower[led]], dtype=bool)
+    any_lower = np.bincount(owner[lower_led], minlength=n_s) > 0
+    table = table_version()
+    s_table = np.full(n_s, table, dtype=object)
+    # Each session's sources, sorted and joined: a code of the (few) distinct sources it has.
+    led_sources = m_text["price_source"][led]
+    labels = sorted({x for x in led_sources.tolist() if x is not None})
+    has = np.zeros(n_s, dtype=np.int64)
+    for bit, label in enumerate(labels):
+        has |= (np.bincount(owner[led_sources == label], minlength=n_s) > 0).astype(np.int64) << bit
+    for code in np.unique(has[has > 0]).tolist():
+        s_table[has == code] = ", ".join(x for bit, x in enumerate(labels) if code >> bit & 1)
+    s_date = np.where(n_ledgers > 0, day_texts, None)
+    has_rec, has_total = ~np.isnan(recorded), ~np.isnan(total)
+    cost = np.where(has_rec, recorded, total)
+    source = np.where(has_rec, "recorded", np.where(has_total, "priced", None)).astype(object)
+    both = has_rec & has_total
+    diff = np.where(both, recorded - total, np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(both & (recorded != 0), diff / recorded, np.nan)
+    s_lower = np.where(has_total, any_lower, None).astype(object)
+
+    out_sessions = {
+        "priced_cost_usd": total,
+        "recorded_cost_usd": recorded,
+        "cost_usd": cost,
+        "cost_source": source,
+        "cost_difference_usd": diff,
+        "cost_difference_share": share,
+        "priced_lower_bound": s_lower,
+        "price_reason": s_reason,
+        "price_table": s_table,
+        "price_date": s_date,
+    }
+    out_models = {
+        "recorded_cost_usd": m_recorded,
+        "priced_cost_usd": m_cost,
+        **{f"{p}_cost_usd": m_parts[p] for p in COMPONENTS},
+        "cache_write_5m_tokens": m_5m,
+        **{k: m_text[k] for k in ("table_model", "price_source", "price_reason", "price_date")},
+        "priced_lower_bound": m_lower,
+        "price_notes": m_text["price_notes"],
+    }
+    _assign(sessions, "sessions", out_sessions)
+    _assign(models, "models", out_models)
+
+
+def _assign(frame: pd.DataFrame, name: str, columns: dict[str, Any]) -> None:
+    import numpy as np
+    import pandas as pd
+
+    from evalkit.store.columns import columns_of
+
+    dtypes = {c.name: c.dtype for c in columns_of(name)}
+    for col, values in columns.items():
+        dtype = dtypes[col]
+        if dtype == "Float64":
+            values = np.asarray(values, dtype=float)
+            frame[col] = pd.arrays.FloatingArray(values, np.isnan(values))
+        else:
+            frame[col] = pd.array(values, dtype=dtype)

@@ -54,6 +54,9 @@ __all__ = [
     "UserPrice",
     "UserPrices",
     "table_version",
+    "Rates",
+    "model_rates",
+    "price_day",
     "price_model",
     "load_prices",
     "prices_from_dict",
@@ -448,7 +451,8 @@ def _instant(when: date | datetime | None) -> datetime:
     return datetime.combine(when, time(12, 0), tzinfo=UTC)
 
 
-def _day(when: date | datetime | None) -> date | None:
+def price_day(when: date | datetime | None) -> date | None:
+    """The day whose prices apply at `when` (its UTC date); None when `when` is."""
     if when is None:
         return None
     if isinstance(when, datetime):
@@ -549,6 +553,84 @@ def _cost_of(
     return out
 
 
+@dataclass(frozen=True, eq=False)
+class Rates:
+    """One model's prices per million tokens on one date, as `price_model` applies them.
+
+    Attributes:
+        unit_prices: Each part's price (`COMPONENTS`), with long-context tiers where the table
+            has them; None where the table has no price for the part (costs 0).
+        source: `genai-prices 0.2.3` or `user prices (FILE.toml)`.
+        table_model: The table's model id the name matched, or the user file's model name.
+        table_provider: The table's provider id; None for user prices.
+        threshold: The lowest prompt size at which a long-context tier starts (None: no tier).
+    """
+
+    unit_prices: Mapping[str, Decimal | _Tiered | None]
+    source: str
+    table_model: str
+    table_provider: str | None
+    threshold: int | None
+
+    def base_rates(self) -> tuple[Decimal, ...]:
+        """Each part's price below every long-context tier (0 where there is none), in
+        `COMPONENTS` order: what `price_model` multiplies a session's token totals by."""
+        out = []
+        for part in COMPONENTS:
+            price = self.unit_prices[part]
+            unit = price.at(0) if isinstance(price, _Tiered) else price
+            out.append(unit or Decimal(0))
+        return tuple(out)
+
+
+# Rates are made once per price (a table's dated price or a user's price) and reused: a corpus
+# prices the same few models on the same few prices over and over.
+_RATES: dict[tuple[int, str, str, str | None], tuple[Any, Rates]] = {}
+
+
+def _rates_of(price: Any, unit_prices: Any, source: str, model: str, provider: str | None) -> Rates:
+    key = (id(price), source, model, provider)
+    got = _RATES.get(key)
+    if got is None or got[0] is not price:
+        prices = unit_prices()
+        got = (price, Rates(prices, source, model, provider, _threshold(prices)))
+        _RATES[key] = got
+    return got[1]
+
+
+def model_rates(
+    model: str,
+    provider: str | None = None,
+    *,
+    when: date | datetime | None = None,
+    prices: UserPrices | None = None,
+) -> Rates | str:
+    """The prices `price_model` applies to `model`'s tokens on `when` (None: the latest): the
+    user's where `prices` has one for the model on that day, else the table's; or the reason,
+    in words, that there are none."""
+    user = prices.lookup(model, price_day(when)) if prices is not None else None
+    if user is not None:
+        return _rates_of(
+            user,
+            lambda: dict(user.per_mtok()),
+            prices.label,
+            user.model,
+            None,  # type: ignore[union-attr]
+        )
+    found = _table_lookup(model, provider)
+    if isinstance(found, str):
+        return found
+    table_provider, info = found
+    price = info.get_prices(_instant(when))
+    rates = _rates_of(
+        price, lambda: _table_prices(price), table_version(), info.id, table_provider.id
+    )
+    for part in ("input", "output"):
+        if rates.unit_prices[part] is None:
+            return f"the price table has no {part} price for {info.id}"
+    return rates
+
+
 def price_model(
     ledger: ModelLedger,
     *,
@@ -566,7 +648,7 @@ def price_model(
     Never raises: what cannot be priced has `cost_usd` None and a `reason`.
     """
     recorded = ledger.recorded_cost_usd
-    day = _day(when)
+    day = price_day(when)
     if ledger.empty:
         return PricedModel(ledger.model, 0.0, recorded_cost_usd=recorded, price_date=day)
     if ledger.model is None:
@@ -595,29 +677,13 @@ def price_model(
         )
 
     notes: list[str] = []
-    user = prices.lookup(ledger.model, day) if prices is not None else None
-    unit_prices: dict[str, Decimal | _Tiered | None]
-    if user is not None:
-        unit_prices = dict(user.per_mtok())
-        source, table_model, table_provider = prices.label, user.model, None  # type: ignore[union-attr]
-    else:
-        found = _table_lookup(ledger.model, ledger.provider)
-        if isinstance(found, str):
-            return PricedModel(
-                ledger.model, None, reason=found, recorded_cost_usd=recorded, price_date=day
-            )
-        provider, info = found
-        unit_prices = _table_prices(info.get_prices(_instant(when)))
-        source, table_model, table_provider = table_version(), info.id, provider.id
-        for part in ("input", "output"):
-            if unit_prices[part] is None:
-                return PricedModel(
-                    ledger.model,
-                    None,
-                    reason=f"the price table has no {part} price for {info.id}",
-                    recorded_cost_usd=recorded,
-                    price_date=day,
-                )
+    rates = model_rates(ledger.model, ledger.provider, when=when, prices=prices)
+    if isinstance(rates, str):
+        return PricedModel(
+            ledger.model, None, reason=rates, recorded_cost_usd=recorded, price_date=day
+        )
+    unit_prices = rates.unit_prices
+    source, table_model, table_provider = rates.source, rates.table_model, rates.table_provider
     if when is None:
         notes.append("session date unknown: the latest price")
     if ledger.cache_write_tokens and ledger.cache_write_1h_tokens is None:
@@ -626,7 +692,7 @@ def price_model(
     lower = ledger.output_lower_bound
     if lower:
         notes.append("output tokens from per-message usage (streamed snapshots): a lower bound")
-    threshold = _threshold(unit_prices)
+    threshold = rates.threshold
     if threshold is not None and _covers(ledger):
         cost = dict.fromkeys(COMPONENTS, Decimal(0))
         for r in ledger.requests or ():
