@@ -237,3 +237,34 @@ def test_a_log_twice_is_priced_by_the_rule():
     price_frames(sessions, models)
     pd.testing.assert_frame_equal(want[0], sessions, check_exact=True)
     pd.testing.assert_frame_equal(want[1], models, check_exact=True)
+
+
+def test_the_table_answers_read_back_from_json_price_the_same(monkeypatch):
+    """What `evalkit.store.price_memo` keeps (each answer as JSON text) prices every cell as
+    the table itself does, and a memo holding every answer never asks the table."""
+    import json
+
+    import evalkit.metrics.prices as prices_module
+    from evalkit.metrics.prices import rates_from_json, rates_to_json
+
+    memos, wants = [], []
+    for seed in SEEDS[:10]:
+        sessions, models = _frames(seed)
+        memo: dict = {}
+        price_frames(sessions.copy(), models.copy(), USER, memo=memo)
+        memos.append(
+            {k: rates_from_json(json.loads(json.dumps(rates_to_json(v)))) for k, v in memo.items()}
+        )
+        wants.append(_priced(seed, USER)[0])
+    assert sum(not isinstance(v, str) for m in memos for v in m.values()) > 100
+
+    def no_table(*args):
+        raise AssertionError("the table was asked")
+
+    monkeypatch.setattr(prices_module, "_table_rates", no_table)
+    for seed, memo, want in zip(SEEDS[:10], memos, wants, strict=True):
+        sessions, models = _frames(seed)
+        price_frames(sessions, models, USER, memo=memo)
+        for frame, got in zip(want, (sessions, models), strict=True):
+            for name in frame.columns:
+                assert not _same(frame[name], got[name]), (seed, name)

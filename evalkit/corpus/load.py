@@ -47,6 +47,7 @@ from evalkit.owned_folder import OwnedFolder
 from evalkit.store.columns import build_frame, dictionary_json, name_text
 from evalkit.store.frame_files import assemble, file_name, identity_table, read_frame_file
 from evalkit.store.keys import store_fingerprint
+from evalkit.store.price_memo import PriceMemo
 from evalkit.store.shards import CorpusStore, default_cache_dir, gc_paused
 
 if TYPE_CHECKING:
@@ -384,7 +385,10 @@ def _load_frames(
     # The priced cost, never stored (issue 27): a trial's result.json may add the recorded cost,
     # the date and the model a transcript lacks.
     with_trial_results(tables["sessions"], tables["models"], join.results)
-    price_frames(tables["sessions"], tables["models"], prices)
+    # The table's answers kept in the store: a warm load then never imports the table.
+    memo = PriceMemo(loader.store.directory)
+    price_frames(tables["sessions"], tables["models"], prices, memo=memo)
+    memo.save()
     return LoadedCorpus(
         root=loader.root,
         discovery=found,

@@ -14,6 +14,7 @@ that `result.modelUsage` leaves out) is not priced and not part of the session's
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -312,7 +313,11 @@ def _exact_rates(rates: tuple[Any, ...]) -> tuple[Any, ...] | None:
 
 
 def price_frames(
-    sessions: pd.DataFrame, models: pd.DataFrame, prices: UserPrices | None = None
+    sessions: pd.DataFrame,
+    models: pd.DataFrame,
+    prices: UserPrices | None = None,
+    *,
+    memo: MutableMapping[str, Any] | None = None,
 ) -> None:
     """Fill the cost columns of the sessions and models frames, in place.
 
@@ -320,6 +325,8 @@ def price_frames(
         sessions: The sessions frame (its `log`, `agent`, `recorded_cost_usd`, `started_at`).
         models: The models frame (one token ledger per session × model).
         prices: The user's prices (`--prices FILE.toml`), overriding the table's.
+        memo: The price table's answers already known (`evalkit.store.price_memo.PriceMemo`),
+            added to as the table is asked.
 
     Never raises on a ledger: what cannot be priced is <NA> with `price_reason`. The values are
     those of `price_frames_by_row` (`session_cost` for each session), computed a column at a
@@ -426,7 +433,7 @@ def price_frames(
         key = (names[i], providers[i], whens[sess[i]])
         rates = looked.get(key)
         if rates is None:
-            rates = looked[key] = model_rates(key[0], key[1], when=key[2], prices=prices)
+            rates = looked[key] = model_rates(key[0], key[1], when=key[2], prices=prices, memo=memo)
         if isinstance(rates, str):
             m_text["price_reason"][i] = rates
         else:
@@ -487,7 +494,7 @@ def price_frames(
         for i, row in zip(slow.tolist(), rows, strict=True):
             s = sess[i]
             led = _ledger(row, "claude-code" if claude[s] else None)
-            m = price_model(led, when=whens[s], prices=prices)  # type: ignore[arg-type]
+            m = price_model(led, when=whens[s], prices=prices, memo=memo)  # type: ignore[arg-type]
             d = m.to_dict()
             m_cost[i] = np.nan if m.cost_usd is None else m.cost_usd
             for p in COMPONENTS:

@@ -30,7 +30,7 @@ name (Claude Code's `<synthetic>` messages).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
@@ -57,6 +57,10 @@ __all__ = [
     "Rates",
     "model_rates",
     "price_day",
+    "table_key",
+    "table_identity",
+    "rates_to_json",
+    "rates_from_json",
     "price_model",
     "load_prices",
     "prices_from_dict",
@@ -604,19 +608,100 @@ def model_rates(
     *,
     when: date | datetime | None = None,
     prices: UserPrices | None = None,
+    memo: MutableMapping[str, Rates | str] | None = None,
 ) -> Rates | str:
     """The prices `price_model` applies to `model`'s tokens on `when` (None: the latest): the
     user's where `prices` has one for the model on that day, else the table's; or the reason,
-    in words, that there are none."""
+    in words, that there are none.
+
+    `memo` keeps the table's answers by `table_key` (what one installed table gives never
+    changes): an answer found there needs no table, whose import alone takes a third of a
+    second (`evalkit.store.price_memo` keeps them beside a store's sessions).
+    """
     user = prices.lookup(model, price_day(when)) if prices is not None else None
     if user is not None:
-        return _rates_of(
-            user,
-            lambda: dict(user.per_mtok()),
-            prices.label,
-            user.model,
-            None,  # type: ignore[union-attr]
-        )
+        label = prices.label  # type: ignore[union-attr]
+        return _rates_of(user, lambda: dict(user.per_mtok()), label, user.model, None)
+    if memo is None:
+        return _table_rates(model, provider, when)
+    key = table_key(model, provider, when)
+    got = memo.get(key)
+    if got is None:
+        got = memo[key] = _table_rates(model, provider, when)
+    return got
+
+
+def table_key(model: str, provider: str | None, when: date | datetime | None) -> str:
+    """What the table's answer for a model depends on, as text: its name, its provider and the
+    instant whose price applies."""
+    named = "" if provider is None else "=" + provider
+    return f"{model}\x1f{named}\x1f{_instant(when).isoformat()}"
+
+
+@cache
+def table_identity() -> str:
+    """The installed price table, as a `memo` is keyed: its version, and its data file's size
+    and time (a table changed in place is another table). Found without importing it."""
+    import importlib.util
+
+    st = None
+    try:
+        spec = importlib.util.find_spec(PRICE_TABLE.replace("-", "_"))
+        if spec is not None and spec.submodule_search_locations:
+            st = os.stat(os.path.join(list(spec.submodule_search_locations)[0], "data.py"))
+    except (ImportError, ValueError, OSError):
+        pass
+    stamp = f"{st.st_size}:{st.st_mtime_ns}" if st is not None else "?"
+    return f"{table_version()}:{stamp}"
+
+
+def rates_to_json(rates: Rates | str) -> Any:
+    """`Rates` (or the reason there are none) as JSON: every price as its exact decimal text."""
+    if isinstance(rates, str):
+        return rates
+    unit: dict[str, Any] = {}
+    for part, price in rates.unit_prices.items():
+        if isinstance(price, _Tiered):
+            unit[part] = [str(price.base), [[start, str(p)] for start, p in price.tiers]]
+        else:
+            unit[part] = None if price is None else str(price)
+    return {
+        "unit": unit,
+        "source": rates.source,
+        "table_model": rates.table_model,
+        "table_provider": rates.table_provider,
+    }
+
+
+def rates_from_json(data: Any) -> Rates | str:
+    """`rates_to_json` read back.
+
+    Raises:
+        ValueError: `data` is not what `rates_to_json` writes.
+    """
+    if isinstance(data, str):
+        return data
+    try:
+        unit: dict[str, Decimal | _Tiered | None] = {}
+        for part in COMPONENTS:
+            value = data["unit"][part]
+            if isinstance(value, list):
+                base, tiers = value
+                unit[part] = _Tiered(Decimal(base), [(int(t), Decimal(p)) for t, p in tiers])
+            elif value is None or isinstance(value, str):
+                unit[part] = None if value is None else Decimal(value)
+            else:
+                raise TypeError(f"{part} is not a price")
+        source, model, provider = data["source"], data["table_model"], data["table_provider"]
+    except (KeyError, TypeError, ValueError, ArithmeticError) as exc:
+        raise ValueError(f"not a price: {exc}") from None
+    texts = isinstance(source, str) and isinstance(model, str)
+    if not texts or not (provider is None or isinstance(provider, str)):
+        raise ValueError("not a price: its source and model are not text")
+    return Rates(unit, source, model, provider, _threshold(unit))
+
+
+def _table_rates(model: str, provider: str | None, when: date | datetime | None) -> Rates | str:
     found = _table_lookup(model, provider)
     if isinstance(found, str):
         return found
@@ -636,6 +721,7 @@ def price_model(
     *,
     when: date | datetime | None = None,
     prices: UserPrices | None = None,
+    memo: MutableMapping[str, Rates | str] | None = None,
 ) -> PricedModel:
     """Price one model's tokens on the session's date.
 
@@ -644,6 +730,7 @@ def price_model(
         when: The session's date (or time); None when unknown: the latest price is used and
             `notes` say so.
         prices: User prices; a model they price on that date is priced by them, not the table.
+        memo: The table's answers already known (`model_rates`), added to as it is asked.
 
     Never raises: what cannot be priced has `cost_usd` None and a `reason`.
     """
@@ -677,7 +764,7 @@ def price_model(
         )
 
     notes: list[str] = []
-    rates = model_rates(ledger.model, ledger.provider, when=when, prices=prices)
+    rates = model_rates(ledger.model, ledger.provider, when=when, prices=prices, memo=memo)
     if isinstance(rates, str):
         return PricedModel(
             ledger.model, None, reason=rates, recorded_cost_usd=recorded, price_date=day

@@ -7,6 +7,8 @@ What evalkit writes under the cache directory (`store.default_cache_dir()` or `-
         store.json                                              what the store is for
         snapshot-<32 hex>.out                                   a sweep's stored output
                                                                 (`snapshot.py`)
+        prices-<32 hex>.json                                    the price table's answers
+                                                                (`price_memo.py`)
         .tmp-<8 chars>.parquet / .json / .out                   a write in progress
     sweep/<key[:2]>/<key>.json  (key: 64 hex digits)             older evalkit's cache: one JSON
         .tmp-<8 chars>.json                                      file per session, never read now

@@ -1098,11 +1098,13 @@ RECORD_VERSION = 1
 # `evalkit cache prune` and `clear` remove only files with these names: a new kind of file
 # written here must be named here.
 # The names evalkit writes in a store directory: shards and their side indexes, the record, the
-# sweep's output snapshots (`evalkit.store.snapshot`), and their temporary files.
+# sweep's output snapshots (`evalkit.store.snapshot`), the price table's answers
+# (`evalkit.store.price_memo`), and their temporary files.
 STORE_FILE = re.compile(
     r"^(?:shard-[0-9a-f]{16}-[0-9a-f]{32}(?:\.parquet|\.index\.json)"
     r"|frames-[a-z_]+-[0-9a-f]{32}\.parquet"
-    r"|store\.json|snapshot-[0-9a-f]{32}\.out|\.tmp-[a-z0-9_]{8}\.(?:parquet|json|out))\Z"
+    r"|store\.json|snapshot-[0-9a-f]{32}\.out|prices-[0-9a-f]{32}\.json"
+    r"|\.tmp-[a-z0-9_]{8}\.(?:parquet|json|out))\Z"
 )
 
 
