@@ -53,6 +53,11 @@ _LEDGER_COLUMNS = (
     "output_lower_bound",
 )
 
+# The columns `price_frames` reads, per frame.
+_READS = {
+    "sessions": ("log", "agent", "recorded_cost_usd", "started_at"),
+    "models": _LEDGER_COLUMNS,
+}
 # The columns `price_frames` fills, per frame: added when frames are built, never stored.
 PRICED_COLUMNS: dict[str, tuple[str, ...]] = {
     "sessions": tuple(c for c in _SESSION_COLUMNS if c != "recorded_cost_usd"),  # stored
@@ -217,11 +222,17 @@ def price_frames_by_row(
 def priced_frame(name: str, rows: dict[str, list[dict[str, Any]]], prices: Any = None):
     """Frame `name` built from `rows` (frame → rows with identity) as `build_frame` builds it,
     the sessions and models frames priced (`price_frames`: each needs the other's rows)."""
-    from evalkit.store.columns import build_frame
+    from evalkit.store.columns import build_columns, build_frame, columns_of
 
     if name not in PRICED_COLUMNS:
         return build_frame(name, rows.get(name, []))
-    frames = {f: build_frame(f, rows.get(f, [])) for f in PRICED_COLUMNS}
+    # The other frame only as far as pricing reads it: it is not returned.
+    other = "models" if name == "sessions" else "sessions"
+    reads = [c for c in columns_of(other) if c.name in _READS[other]]
+    frames = {
+        name: build_frame(name, rows.get(name, [])),
+        other: build_columns(reads, rows.get(other, [])),
+    }
     price_frames(frames["sessions"], frames["models"], resolve_prices(prices))
     return frames[name]
 
