@@ -85,7 +85,7 @@ def _tokens(rng: random.Random) -> float | None:
     if pick < 0.35:
         return float(rng.randint(150_000, 3_000_000))
     if pick < 0.38:
-        return rng.choice((1.5, -3.0, 1e17, 2.0**52 + 1, float("nan")))
+        return rng.choice((1.5, -3.0, 1e17, 2.0**52 + 1, float("nan"), float("inf")))
     return float(rng.randint(1, 90_000))
 
 

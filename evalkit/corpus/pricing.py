@@ -343,15 +343,27 @@ def price_frames(
     those of `price_frames_by_row` (`session_cost` for each session), computed a column at a
     time.
     """
+    import numpy as np
 
+    if sessions["log"].duplicated().any():
+        price_frames_by_row(sessions, models, prices)
+        return
+    # Counts that are not finite give what Python's floats give, without numpy's warnings.
+    with np.errstate(all="ignore"):
+        _price_columns(sessions, models, prices, memo)
+
+
+def _price_columns(
+    sessions: pd.DataFrame,
+    models: pd.DataFrame,
+    prices: UserPrices | None,
+    memo: MutableMapping[str, Any] | None,
+) -> None:
     import numpy as np
     import pandas as pd
 
     from evalkit.metrics.prices import model_rates, price_day, price_model, table_version
 
-    if sessions["log"].duplicated().any():
-        price_frames_by_row(sessions, models, prices)
-        return
     n_s, n_m = len(sessions), len(models)
 
     # --- each session's date, and whether it is Claude Code's (a ledger without provider)
@@ -405,6 +417,7 @@ def price_frames(
         for k in ("table_model", "price_source", "price_reason", "price_date", "price_notes")
     }
     m_lower = np.full(n_m, None, dtype=object)
+    priced = np.zeros(n_m, dtype=bool)  # a cost, not None (a slow row's may be NaN)
     m_recorded = np.where(in_session, _numbers(models["cost_usd"]), np.nan)
     m_text["price_reason"][in_session & ~ledger] = _NO_LEDGER
     m_text["price_date"][ledger] = day_texts[at[ledger]]
@@ -422,6 +435,7 @@ def price_frames(
     empty = fast & ~(_truthy(prompt) | _truthy(read) | _truthy(write) | _truthy(output))
     m_cost[empty] = 0.0
     m_lower[empty] = False
+    priced[empty] = True
     todo = fast & ~empty
     unnamed = todo & (names == None)  # noqa: E711
     m_text["price_reason"][unnamed] = "the log does not name the model"
@@ -473,6 +487,7 @@ def price_frames(
         for part in COMPONENTS:
             m_parts[part][idx] = parts[part][fits]
         m_cost[idx] = cost[fits]
+        priced[idx] = True
         m_5m[idx] = counts["cache_write_5m"][idx]
         m_text["table_model"][idx] = rates.table_model
         m_text["price_source"][idx] = rates.source
@@ -515,10 +530,11 @@ def price_frames(
             for k in ("table_model", "price_source", "price_reason", "price_date", "price_notes"):
                 m_text[k][i] = d[k]
             m_lower[i] = m.lower_bound if m.cost_usd is not None else None
+            priced[i] = m.cost_usd is not None
     # --- the sessions frame's columns: each session's ledgers, in the models frame's order
     led = np.flatnonzero(ledger)
     owner = sess[led]
-    failed = np.isnan(m_cost[led])
+    failed = ~priced[led]
     n_ledgers = np.bincount(owner, minlength=n_s)
     n_failed = np.bincount(owner[failed], minlength=n_s)
     total = np.zeros(n_s)
@@ -527,7 +543,9 @@ def price_frames(
     for k in range(int(place.max()) + 1 if len(place) else 0):
         here = place == k
         total[owner[here]] += m_cost[led[here]]
-    total[(n_ledgers == 0) | (n_failed > 0)] = np.nan
+    # Priced when every ledger is (its sum may still be NaN: a count that is not finite).
+    has_total = (n_ledgers > 0) & (n_failed == 0)
+    total[~has_total] = np.nan
     s_reason = np.full(n_s, None, dtype=object)
     s_reason[n_ledgers == 0] = "the log records no tokens"
     why: dict[int, list[str]] = {}
@@ -548,13 +566,12 @@ def price_frames(
     for code in np.unique(has[has > 0]).tolist():
         s_table[has == code] = ", ".join(x for bit, x in enumerate(labels) if code >> bit & 1)
     s_date = np.where(n_ledgers > 0, day_texts, None)
-    has_rec, has_total = ~np.isnan(recorded), ~np.isnan(total)
+    has_rec = ~np.isnan(recorded)
     cost = np.where(has_rec, recorded, total)
     source = np.where(has_rec, "recorded", np.where(has_total, "priced", None)).astype(object)
     both = has_rec & has_total
     diff = np.where(both, recorded - total, np.nan)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.where(both & (recorded != 0), diff / recorded, np.nan)
+    share = np.where(both & (recorded != 0), diff / recorded, np.nan)
     s_lower = np.where(has_total, any_lower, None).astype(object)
 
     out_sessions = {
