@@ -19,7 +19,15 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from evalkit.metrics.costs import COST_COLUMNS, parse_started_at, session_cost
-from evalkit.metrics.prices import COMPONENTS, ModelLedger, UserPrices
+from evalkit.metrics.prices import (
+    COMPONENTS,
+    NOTE_NO_DATE,
+    NOTE_SNAPSHOTS,
+    NOTE_UNSPLIT,
+    ModelLedger,
+    UserPrices,
+    tier_note,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -258,20 +266,6 @@ def _clean(values: list[Any], dtype: str) -> list[Any]:
 
 _EXACT = float(2**53)  # integers below it, their sums and products below it, are exact floats
 _TOKENS_LIMIT = float(2**50)  # a count the fast path takes (three of them add up below 2⁵³)
-_NOTE_NO_DATE = "session date unknown: the latest price"
-_NOTE_UNSPLIT = "cache writes not split by duration: priced as 5-minute writes"
-_NOTE_SNAPSHOTS = "output tokens from per-message usage (streamed snapshots): a lower bound"
-
-
-def _note_tier(kind: int, threshold: int) -> str:
-    if kind == 1:
-        return (
-            f"requests' prompt sizes unknown: priced below the {threshold:,}-token "
-            "long-context tier (a lower bound if any request crossed it)"
-        )
-    return (
-        f"a request's prompt crossed {threshold:,} tokens: priced at the base rate, a lower bound"
-    )
 
 
 def _numbers(column: pd.Series) -> Any:
@@ -506,11 +500,11 @@ def _price_columns(
         for code in np.unique(flags).tolist():
             notes = [
                 n
-                for bit, n in ((1, _NOTE_NO_DATE), (2, _NOTE_UNSPLIT), (4, _NOTE_SNAPSHOTS))
+                for bit, n in ((1, NOTE_NO_DATE), (2, NOTE_UNSPLIT), (4, NOTE_SNAPSHOTS))
                 if code & bit
             ]
             if code >> 3:
-                notes.append(_note_tier(code >> 3, rates.threshold))  # type: ignore[arg-type]
+                notes.append(tier_note(rates.threshold, sizes_known=code >> 3 == 2))  # type: ignore[arg-type]
             m_text["price_notes"][idx[flags == code]] = "; ".join(notes) or None
 
     # The ledgers the exact columns cannot hold: priced one by one, by the rule itself.

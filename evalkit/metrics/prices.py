@@ -716,6 +716,26 @@ def _table_rates(model: str, provider: str | None, when: date | datetime | None)
     return rates
 
 
+# The notes of a priced model (`price_model`; the columnar `evalkit.corpus.pricing` writes the
+# same words).
+NOTE_NO_DATE = "session date unknown: the latest price"
+NOTE_UNSPLIT = "cache writes not split by duration: priced as 5-minute writes"
+NOTE_SNAPSHOTS = "output tokens from per-message usage (streamed snapshots): a lower bound"
+
+
+def tier_note(threshold: int, *, sizes_known: bool) -> str:
+    """The note of a model priced at its base rate under a long-context tier: a request
+    crossed `threshold` (`sizes_known`), or the requests' prompt sizes are unknown."""
+    if not sizes_known:
+        return (
+            f"requests' prompt sizes unknown: priced below the {threshold:,}-token "
+            "long-context tier (a lower bound if any request crossed it)"
+        )
+    return (
+        f"a request's prompt crossed {threshold:,} tokens: priced at the base rate, a lower bound"
+    )
+
+
 def price_model(
     ledger: ModelLedger,
     *,
@@ -772,13 +792,13 @@ def price_model(
     unit_prices = rates.unit_prices
     source, table_model, table_provider = rates.source, rates.table_model, rates.table_provider
     if when is None:
-        notes.append("session date unknown: the latest price")
+        notes.append(NOTE_NO_DATE)
     if ledger.cache_write_tokens and ledger.cache_write_1h_tokens is None:
-        notes.append("cache writes not split by duration: priced as 5-minute writes")
+        notes.append(NOTE_UNSPLIT)
 
     lower = ledger.output_lower_bound
     if lower:
-        notes.append("output tokens from per-message usage (streamed snapshots): a lower bound")
+        notes.append(NOTE_SNAPSHOTS)
     threshold = rates.threshold
     if threshold is not None and _covers(ledger):
         cost = dict.fromkeys(COMPONENTS, Decimal(0))
@@ -811,16 +831,10 @@ def price_model(
             if biggest is None and (ledger.prompt_tokens or 0) <= threshold:
                 biggest = ledger.prompt_tokens
             if biggest is None:
-                notes.append(
-                    f"requests' prompt sizes unknown: priced below the {threshold:,}-token "
-                    "long-context tier (a lower bound if any request crossed it)"
-                )
+                notes.append(tier_note(threshold, sizes_known=False))
                 lower = True
             elif biggest > threshold:
-                notes.append(
-                    f"a request's prompt crossed {threshold:,} tokens: priced at the base rate, "
-                    "a lower bound"
-                )
+                notes.append(tier_note(threshold, sizes_known=True))
                 lower = True
     components = tuple(
         ComponentCost(
