@@ -578,6 +578,88 @@ class _Row:
         self.payload = payload
 
 
+# Stores whose shard writes, handed to the parser workers, are waited for when
+# `writes_after_output` ends (None: outside it, `finish` waits for them itself).
+_after_output: list[CorpusStore] | None = None
+
+
+@contextlib.contextmanager
+def writes_after_output() -> Iterator[None]:
+    """Within: a store's shards written by the parser workers (`CorpusStore.write_with`) are
+    not waited for when the sweep ends, but when this block does, so a command prints its
+    output first, while the workers still write.
+
+    The store is complete once the block is left: a command's process never ends before its
+    shards are written. Left by an error or Ctrl-C, the writes not yet started are dropped (a
+    missing shard is a miss, parsed again next time) and those under way are finished.
+    """
+    global _after_output
+    outer, _after_output = _after_output, []
+    failed = True
+    try:
+        yield
+        failed = False
+    finally:
+        stores, _after_output = _after_output, outer
+        for store in stores:
+            store.wait_writes(cancel=failed)
+
+
+def write_shard(
+    directory: str, fingerprint: str, root: str, rows: list[dict[str, Any]]
+) -> str | None:
+    """Write `rows` (`CorpusStore._row`s) as one shard of the store directory `directory`,
+    then its side index; the shard's name, or None when it could not be written (a read-only
+    or full cache directory only costs speed).
+
+    Run by the store itself or by a parser worker (`CorpusStore.write_with`): all it needs is
+    in its arguments, and every file goes through a temporary file renamed into place, so a
+    write interrupted anywhere leaves nothing a later run trusts.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    where = Path(directory)
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        write_record(where, fingerprint, root)
+        fd, tmp = temp_file(where, ".parquet")
+    except OSError:
+        return None
+    import uuid  # only a sweep that writes needs it
+
+    name = f"shard-{time.time_ns():016x}-{uuid.uuid4().hex}.parquet"
+    try:
+        sink = pa.BufferOutputStream()
+        pq.write_table(_table(rows), sink)
+        data = sink.getvalue().to_pybytes()
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, where / name)
+    except (OSError, pa.ArrowException):
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        return None
+    _write_index(where, os.path.join(where, name), rows, data)
+    return name
+
+
+def _write_index(directory: Path, shard_path: str, rows: list[dict[str, Any]], data: bytes) -> None:
+    # After the shard is in place: a shard without its index (an interrupted write) is
+    # read from the Parquet, and no index is ever left without its shard.
+    try:
+        fd, tmp = temp_file(directory, ".json")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(_index_doc(rows, data))
+        os.replace(tmp, _index_path(shard_path))
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
     """The cyclic garbage collector paused: reading a store (or loading a corpus) makes many
@@ -630,6 +712,8 @@ class CorpusStore:
         self._rows: dict[str, list[_Row]] | None = None
         self._shards: list[str] = []
         self._written: list[str] = []
+        self._pool: Any = None  # parser workers that write this store's shards (`write_with`)
+        self._writes: list[Any] = []  # their shards being written (futures of names)
         self._refresh: list[dict[str, Any]] = []
         self._pending: list[dict[str, Any]] = []
         # Frame rows of pending sessions, (index into `_pending`, log, rows by frame).
@@ -941,7 +1025,7 @@ class CorpusStore:
                 except Exception:  # noqa: BLE001 — a store that cannot be written only costs speed
                     self._unwritten.update((log, got) for _, log, got in framed)
             if batch is None and not self._held:
-                self._write(rows)
+                self._write_soon(rows)
             else:
                 placed = [(i, log) for i, log, _ in framed] if batch is not None else []
                 self._held.append((rows, placed, batch))
@@ -968,49 +1052,60 @@ class CorpusStore:
             self._write(rows)
 
     def _write(self, rows: list[dict[str, Any]]) -> str | None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
         assert self.directory is not None
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            write_record(self.directory, self.fingerprint, self.root)
-            fd, tmp = temp_file(self.directory, ".parquet")
-        except OSError:
-            return None  # a read-only or full cache directory only costs speed
-        import uuid  # only a sweep that writes needs it
-
-        name = f"shard-{time.time_ns():016x}-{uuid.uuid4().hex}.parquet"
-        try:
-            sink = pa.BufferOutputStream()
-            pq.write_table(_table(rows), sink)
-            data = sink.getvalue().to_pybytes()
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, self.directory / name)
-        except (OSError, pa.ArrowException):
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            return None
-        self._written.append(name)
-        self._write_index(os.path.join(self.directory, name), rows, data)
+        name = write_shard(os.fspath(self.directory), self.fingerprint, self.root, rows)
+        if name is not None:
+            self._written.append(name)
         return name
 
-    def _write_index(self, shard_path: str, rows: list[dict[str, Any]], data: bytes) -> None:
-        # After the shard is in place: a shard without its index (an interrupted write) is
-        # read from the Parquet, and no index is ever left without its shard.
+    def _write_soon(self, rows: list[dict[str, Any]]) -> None:
+        """Write a shard: by a parser worker when the store was given one (`write_with`), else
+        here and now."""
+        if self._pool is None:
+            self._write(rows)
+            return
         assert self.directory is not None
         try:
-            fd, tmp = temp_file(self.directory, ".json")
-        except OSError:
+            job = self._pool.submit(
+                write_shard, os.fspath(self.directory), self.fingerprint, self.root, rows
+            )
+        except RuntimeError:  # the pool is shutting down or broken: write it here
+            self._write(rows)
             return
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(_index_doc(rows, data))
-            os.replace(tmp, _index_path(shard_path))
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+        self._writes.append(job)
+
+    def write_with(self, pool: Any) -> None:
+        """Hand the shards written from now on to `pool`'s workers (a `ProcessPoolExecutor`
+        whose workers are parsing this store's sessions), or stop doing so (None).
+
+        The parser workers then do all of a shard's work in parallel — Arrow and Parquet
+        (whose import alone costs this process a quarter of a second), the side index, the
+        files — and this process only gathers the rows. Shards whose sessions have frame rows
+        are still written here (their frame files are written first, together). `finish` waits
+        for the shards still being written, unless the caller is printing its output first
+        (`writes_after_output`).
+        """
+        self._pool = pool
+
+    @property
+    def writing(self) -> bool:
+        """Whether a worker is still writing one of this store's shards (`write_with`)."""
+        return any(not job.done() for job in self._writes)
+
+    def wait_writes(self, *, cancel: bool = False) -> None:
+        """Wait for the shards handed to workers (`cancel`: drop those not started yet)."""
+        from concurrent.futures import CancelledError  # only a run that gave writes to workers
+
+        writes, self._writes = self._writes, []
+        for job in writes:
+            if cancel and job.cancel():
+                continue
+            try:
+                name = job.result()
+            except (Exception, CancelledError):  # noqa: BLE001 — a shard not written only costs speed
+                continue
+            if name is not None:
+                self._written.append(name)
 
     def finish(self, live: Iterable[StoredSession]) -> None:
         """After a sweep: write refreshed rows, and merge small shards when there are many.
@@ -1025,6 +1120,11 @@ class CorpusStore:
         self._pending.extend(self._refresh)
         self._refresh = []
         self.flush()
+        if self._writes:
+            if _after_output is None:
+                self.wait_writes()
+            else:  # the caller prints first, then waits (`writes_after_output`)
+                _after_output.append(self)
         self._prune_frame_files()
         live = live if isinstance(live, Collection) else list(live)
         names = self._shard_names()

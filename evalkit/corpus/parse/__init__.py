@@ -218,7 +218,7 @@ def analyse_payloads(
             # though every payload handed to the frames was the same (an open question for
             # the frames' owners).
             manifests = store.enabled or frames
-            _run_local(root, refs, todo, jobs, finish, scheduler, frames, profile, manifests)
+            _run_local(root, refs, todo, jobs, finish, scheduler, frames, profile, manifests, store)
     if finish_store:
         store.finish(refs)
     if progress:
@@ -239,6 +239,7 @@ def _run_local(
     frames: bool,
     profile: Any,
     manifests: bool = True,
+    store: CorpusStore | None = None,
 ) -> None:
     chunks, nbytes = plan_chunks(root, refs, todo, jobs)
     pending = deque(chunks)  # largest first
@@ -256,6 +257,12 @@ def _run_local(
         pool = ProcessPoolExecutor(
             max_workers=workers, initializer=_worker_start, initargs=(os.getpid(),)
         )
+        # The workers also write the shards (a sweep's: the loader's wait for their frame
+        # files, written here), so this process does no Parquet work and never imports pyarrow.
+        writes = store if store is not None and store.enabled and not frames else None
+        if writes is not None:
+            writes.write_with(pool)
+        done = False
         try:
             _share(
                 pool,
@@ -268,8 +275,17 @@ def _run_local(
                 finish,
                 manifests,
             )
+            if writes is not None:
+                writes.flush()  # the last rows too, while the workers are there to write them
+            done = True
         finally:
-            pool.shutdown(cancel_futures=True)
+            if writes is not None:
+                writes.write_with(None)
+            # Shards still being written are waited for by the store (`CorpusStore.finish`,
+            # or after the output is printed); after a failure they are dropped.
+            pool.shutdown(
+                wait=not (done and writes is not None and writes.writing), cancel_futures=not done
+            )
     else:
         for idx in pending:
             finish(idx, analyse_chunk(root, [refs[i] for i in idx], frames, profile, manifests))
