@@ -183,3 +183,107 @@ def test_the_sweep_command_prints_before_it_waits_for_the_store(tmp_path, monkey
     assert printed and json.loads(printed[0])["sessions"]
     warm = run_sweep(root, cache_dir=tmp_path / "xdg" / "evalkit", jobs=1)
     assert warm.cache_misses == 0
+
+
+class _Recording:
+    """A pool that only records what it is given."""
+
+    def __init__(self):
+        self.jobs = []
+
+    def submit(self, fn, *args):
+        from concurrent.futures import Future
+
+        self.jobs.append((fn, args))
+        return Future()
+
+
+def test_shards_wait_until_the_workers_have_nothing_left_to_parse(tmp_path, monkeypatch):
+    store, refs = _stored_rows(tmp_path)
+    pool = _Recording()
+    store.write_with(pool)
+    store.flush()
+    assert pool.jobs == []  # held back: the workers are still parsing
+    store.release_writes()
+    assert len(pool.jobs) == 1 and pool.jobs[0][0] is store_mod.write_pickled_shard
+    # Once released, a shard goes at once; and a store never holds more than HELD_WRITES.
+    store.put((ref, *analyse_with_files(str(tmp_path / "c"), ref)) for ref in refs)
+    store.flush()
+    assert len(pool.jobs) == 2
+    monkeypatch.setattr(store_mod, "HELD_WRITES", 1)
+    store.write_with(pool)
+    for _ in range(3):
+        store.put((ref, *analyse_with_files(str(tmp_path / "c"), ref)) for ref in refs)
+        store.flush()
+    assert len(pool.jobs) == 4  # the first two together once a second was held, then one held
+    store.write_with(None)  # hands over what is still held
+    assert len(pool.jobs) == 5
+
+
+@pytest.mark.parametrize("start", [True, False])
+def test_the_parent_releases_the_shards_once_no_chunk_is_left_to_take_back(
+    tmp_path, monkeypatch, start
+):
+    # start=False: no worker starts anything, so this process takes every chunk back first.
+    from tests.test_corpus_parse import _Pool, _shared_out
+
+    pool = _Pool(start=start)
+    calls = []
+    real_share = parse._share
+
+    def share(*args, **kw):
+        def dispatched():  # every chunk queued for a worker is started or taken back by now
+            calls.append([f for f in pool.futures if not (f.done() or f.running())])
+
+        return real_share(*args, dispatched=dispatched, **kw)
+
+    monkeypatch.setattr(parse, "_share", share)
+    chunks, here, got, expected = _shared_out(tmp_path, monkeypatch, pool)
+    # Released once; or never, when this process parsed the last chunk itself and nothing was
+    # left to wait for (the shards then go when the store stops writing with the pool).
+    assert got == expected and calls == ([[]] if start else [])
+
+
+_WORKER = r"""
+import multiprocessing, pickle, sys
+
+def parquet(rows):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from evalkit.store import shards
+
+    sink = pa.BufferOutputStream()
+    pq.write_table(shards._table(rows), sink)
+    return sink.getvalue().to_pybytes()
+
+def in_worker(rows):
+    from evalkit.store import shards
+
+    shards._pyarrow_without_numpy()
+    return parquet(rows), "numpy" in sys.modules
+
+if __name__ == "__main__":
+    rows = pickle.loads(open(sys.argv[1], "rb").read())
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        there, numpy = pool.apply(in_worker, (rows,))
+    here = parquet(rows)  # this process: pyarrow as usual, with numpy
+    print(numpy, "numpy" in sys.modules, there == here)
+"""
+
+
+def test_a_worker_writes_a_shard_with_pyarrow_alone_and_the_same_bytes(tmp_path):
+    import pickle
+
+    store, _ = _stored_rows(tmp_path)
+    (tmp_path / "rows.pkl").write_bytes(pickle.dumps(store._pending))
+    (tmp_path / "worker.py").write_text(_WORKER)
+    got = subprocess.run(
+        [sys.executable, str(tmp_path / "worker.py"), str(tmp_path / "rows.pkl")],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        check=True,
+    )
+    # The worker never loaded numpy; this process did; the shard's bytes are the same.
+    assert got.stdout.split() == ["False", "True", "True"], got.stderr

@@ -58,6 +58,7 @@ import operator
 import os
 import re
 import stat
+import sys
 import time
 from array import array
 from collections.abc import Collection, Iterable, Iterator, Sequence
@@ -120,6 +121,9 @@ FLUSH_ROWS = 128  # rows gathered before a shard is written
 # half as many again, but a cold 100x load, which holds the waiting shards' tables, peaks 12 MB
 # higher.)
 FRAME_FILE_SHARDS = 8
+# Shards a store holds back for the parser workers until they are done parsing (`write_with`):
+# about 2,000 sessions' rows, 1.3 KB each pickled.
+HELD_WRITES = 16
 _INDEX_SUFFIX = ".index.json"
 _INDEX_VERSION = 3  # 2: JSON values as themselves; 3: a digest of the document
 
@@ -184,19 +188,37 @@ def _to_index(value: Any, how: str) -> Any:
 
 
 def _index_doc(rows: Sequence[dict[str, Any]], shard: bytes) -> bytes:
-    """The side index of a shard holding `rows` whose bytes are `shard`."""
+    """The side index of a shard holding `rows` whose bytes are `shard`: the JSON text of
+    `{"version", "shard_sha256", "rows", "fast", "columns"}` (`_index_columns` reads it)."""
     columns = {c: [_to_index(r.get(c), how) for r in rows] for c, how in _INDEX_COLUMNS}
-    doc = {
-        "version": _INDEX_VERSION,
-        "shard_sha256": hashlib.sha256(shard).hexdigest(),
-        "rows": len(rows),
-        # orjson reads this document exactly as Python's JSON does (`_fast_decoding`).
-        "fast": _fast_decoding(columns),
-        "columns": columns,
-    }
     # ASCII JSON: a lone surrogate in a path or reason is kept as its escape; Python's JSON
     # keeps ints apart from floats, and NaN and the infinities (allow_nan), as a shard's text.
-    return _frame_index(json.dumps(doc, ensure_ascii=True, separators=(",", ":")).encode())
+    text = json.dumps(columns, ensure_ascii=True, separators=(",", ":"))
+    # orjson reads this document exactly as Python's JSON does (`_reads_fast`).
+    fast = "true" if _reads_fast(columns, text) else "false"
+    digest = hashlib.sha256(shard).hexdigest()
+    # The text `json.dumps` gives the whole document, its columns' text made once.
+    body = (
+        f'{{"version":{_INDEX_VERSION},"shard_sha256":"{digest}","rows":{len(rows)},'
+        f'"fast":{fast},"columns":{text}}}'
+    )
+    return _frame_index(body.encode())
+
+
+def _reads_fast(columns: dict[str, list[Any]], text: str) -> bool:
+    """`_fast_decoding(columns)`, without walking every value in Python: orjson refuses to
+    write an integer outside 64 bits (the one value it reads otherwise than Python's JSON),
+    and a NaN or an infinity shows in `text`, the columns' JSON (the word inside a string
+    only costs the index its fast reading, never a value)."""
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - a dependency; without it, the walk
+        return _fast_decoding(columns)
+    try:
+        orjson.dumps(columns)
+    except TypeError:  # orjson.JSONEncodeError: an integer past 64 bits, or a lone surrogate
+        return _fast_decoding(columns)
+    return "NaN" not in text and "Infinity" not in text
 
 
 def _frame_index(body: bytes) -> bytes:
@@ -644,6 +666,38 @@ def write_shard(
     return name
 
 
+def write_pickled_shard(directory: str, fingerprint: str, root: str, rows: bytes) -> str | None:
+    """`write_shard` of rows pickled by this version's store (`CorpusStore._write_soon`), in a
+    parser worker."""
+    import pickle
+
+    _pyarrow_without_numpy()
+    return write_shard(directory, fingerprint, root, pickle.loads(rows))
+
+
+def _pyarrow_without_numpy() -> None:
+    """Import pyarrow without numpy in a parser worker that has loaded neither (a sweep's
+    worker, whose only use of pyarrow is writing shards): writing a shard needs only Arrow's buffers and Parquet, which pyarrow (16 and
+    later) gives without numpy, and numpy is about 60% of pyarrow's import (measured: 0.07
+    against 0.17 s of CPU). The shard's bytes are the same. A pyarrow that needs numpy is
+    then imported as usual; numpy stays importable as ever for anything else.
+    """
+    if "pyarrow" in sys.modules or "numpy" in sys.modules:
+        return
+    import multiprocessing
+
+    if multiprocessing.parent_process() is None:
+        return  # not a worker: this process may want numpy's pyarrow later
+    sys.modules["numpy"] = None  # type: ignore[assignment]  # `import numpy` fails meanwhile
+    try:
+        import pyarrow.parquet  # noqa: F401
+    except ImportError:  # an older pyarrow: imported again below, with numpy
+        for name in [n for n in sys.modules if n == "pyarrow" or n.startswith("pyarrow.")]:
+            del sys.modules[name]
+    finally:
+        del sys.modules["numpy"]
+
+
 def _write_index(directory: Path, shard_path: str, rows: list[dict[str, Any]], data: bytes) -> None:
     # After the shard is in place: a shard without its index (an interrupted write) is
     # read from the Parquet, and no index is ever left without its shard.
@@ -714,6 +768,8 @@ class CorpusStore:
         self._written: list[str] = []
         self._pool: Any = None  # parser workers that write this store's shards (`write_with`)
         self._writes: list[Any] = []  # their shards being written (futures of names)
+        self._queued: list[bytes] = []  # shards held back for them, pickled rows
+        self._hold = True
         self._refresh: list[dict[str, Any]] = []
         self._pending: list[dict[str, Any]] = []
         # Frame rows of pending sessions, (index into `_pending`, log, rows by frame).
@@ -1064,28 +1120,59 @@ class CorpusStore:
         if self._pool is None:
             self._write(rows)
             return
+        import pickle
+
+        # Held as one bytes object until the workers are done parsing (`release_writes`), at
+        # most `HELD_WRITES` of them (a large corpus's are then written meanwhile).
+        self._queued.append(pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL))
+        if not self._hold or len(self._queued) > HELD_WRITES:
+            self._submit_queued()
+
+    def _submit_queued(self) -> None:
         assert self.directory is not None
-        try:
-            job = self._pool.submit(
-                write_shard, os.fspath(self.directory), self.fingerprint, self.root, rows
-            )
-        except RuntimeError:  # the pool is shutting down or broken: write it here
-            self._write(rows)
-            return
-        self._writes.append(job)
+        queued, self._queued = self._queued, []
+        for k, rows in enumerate(queued):
+            try:
+                job = self._pool.submit(
+                    write_pickled_shard,
+                    os.fspath(self.directory),
+                    self.fingerprint,
+                    self.root,
+                    rows,
+                )
+            except RuntimeError:  # the pool is shutting down or broken: written here
+                import pickle
+
+                for left in queued[k:]:
+                    self._write(pickle.loads(left))
+                return
+            self._writes.append(job)
 
     def write_with(self, pool: Any) -> None:
         """Hand the shards written from now on to `pool`'s workers (a `ProcessPoolExecutor`
-        whose workers are parsing this store's sessions), or stop doing so (None).
+        whose workers are parsing this store's sessions), or stop doing so (None: the shards
+        still held are handed over first).
 
         The parser workers then do all of a shard's work in parallel — Arrow and Parquet
         (whose import alone costs this process a quarter of a second), the side index, the
-        files — and this process only gathers the rows. Shards whose sessions have frame rows
-        are still written here (their frame files are written first, together). `finish` waits
-        for the shards still being written, unless the caller is printing its output first
-        (`writes_after_output`).
+        files — and this process only gathers the rows. The shards are held back until
+        `release_writes` (the workers have no more sessions to parse), so that writing never
+        delays parsing: on two busy cores, every second a worker spent writing before the last
+        session is parsed would delay the output by half a second. Shards whose sessions have
+        frame rows are still written here (their frame files are written first, together).
+        `finish` waits for the shards still being written, unless the caller prints its
+        output first (`writes_after_output`).
         """
-        self._pool = pool
+        if pool is None and self._pool is not None:
+            self._submit_queued()
+        self._pool, self._hold = pool, True
+
+    def release_writes(self) -> None:
+        """The workers have no more sessions to parse: hand them the shards held back, and
+        every later one at once."""
+        self._hold = False
+        if self._pool is not None:
+            self._submit_queued()
 
     @property
     def writing(self) -> bool:

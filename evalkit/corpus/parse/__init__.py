@@ -274,6 +274,7 @@ def _run_local(
                 profile,
                 finish,
                 manifests,
+                dispatched=writes.release_writes if writes is not None else None,
             )
             if writes is not None:
                 writes.flush()  # the last rows too, while the workers are there to write them
@@ -301,6 +302,7 @@ def _share(
     profile: Any,
     finish: Finish,
     manifests: bool = True,
+    dispatched: Callable[[], None] | None = None,
 ) -> None:
     """Parse the `pending` chunks (largest first) between `pool`'s workers and this process.
 
@@ -310,7 +312,9 @@ def _share(
     first shard written imports the Parquet library, 0.1–0.2 s), and a worker whose queue ran
     dry in that time would sit idle. Once the queue is empty, this process takes back the chunks
     no worker has started yet and parses them itself, so the deeper queue never leaves it
-    waiting on work it could do.
+    waiting on work it could do. `dispatched()` is called once no chunk is left that is not
+    parsed or being parsed: work the workers should do only once they have no more sessions
+    to parse (writing the store's shards) is given to them then, and never delays a parse.
     """
     from concurrent.futures import FIRST_COMPLETED, wait
 
@@ -336,6 +340,11 @@ def _share(
             )
         collect(block=False)
         idx = pending.pop() if pending else take_back()
+        if idx is None and dispatched is not None:
+            # Every chunk is parsed or being parsed (nothing left to take back): what the
+            # workers are given now comes after all their parsing.
+            dispatched()
+            dispatched = None
         if idx is not None:
             finish(idx, analyse_chunk(root, work_of(idx), frames, profile, manifests))
         elif inflight:
