@@ -218,6 +218,12 @@ def test_shards_wait_until_the_workers_have_nothing_left_to_parse(tmp_path, monk
     assert len(pool.jobs) == 4  # the first two together once a second was held, then one held
     store.write_with(None)  # hands over what is still held
     assert len(pool.jobs) == 5
+    # A failed run drops what is still held: nothing is written after a failure.
+    store.write_with(pool)
+    store.put((ref, *analyse_with_files(str(tmp_path / "c"), ref)) for ref in refs)
+    store.flush()
+    store.write_with(None, drop=True)
+    assert len(pool.jobs) == 5 and not store._queued
 
 
 @pytest.mark.parametrize("start", [True, False])

@@ -4,8 +4,11 @@ Each shard holds one row per analysed session: the session's log, the files its 
 on (`manifest.session_files`) with their state when they were read (size, modification time in
 nanoseconds, inode, status-change time) and the digest of the bytes the parse actually read,
 then the payload columns, derived from `rows.PAYLOAD_FIELDS`. A shard is written for each
-chunk of sessions as it finishes, to a temporary file renamed into place, so an interrupted sweep
-keeps what it parsed and a reader never sees half a shard.
+hundred-odd sessions as they finish, to a temporary file renamed into place, so an interrupted
+sweep keeps what it parsed and a reader never sees half a shard. A parallel sweep's shards are
+written by its parser workers once they have no more sessions to parse (`write_with`), and the
+sweep command prints its output before it waits for them (`writes_after_output`); interrupted,
+it keeps only the shards already written.
 
 A later sweep decides "unchanged" from `os.stat` alone: a session whose files all have the
 recorded state is a hit, and no transcript byte is read. A file modified within two seconds of
@@ -358,34 +361,28 @@ def _arrow(t: Any, values: Sequence[Any]) -> Any:
     """An Arrow array of type `t` from Python values, built from its buffers.
 
     Equivalent to `pa.array(values, t)`, which makes pyarrow import pandas (a quarter of a
-    second a sweep would pay for nothing) to check whether `values` is a pandas object.
+    second a sweep would pay for nothing) to check whether `values` is a pandas object. Each
+    buffer is made by one pass in C where it can be (`accumulate`, `join`, `array`).
     """
     import pyarrow as pa
 
     n = len(values)
-    valid = [v is not None for v in values]
-    validity = None if all(valid) else pa.py_buffer(_bitmap(valid))
-    if pa.types.is_binary(t):
-        offsets, data, size = array(_OFFSET, [0]), [], 0
-        for v in values:
-            if v is not None:
-                data.append(v)
-                size += len(v)
-            offsets.append(size)
-        bufs = [validity, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))]
-        return pa.Array.from_buffers(t, n, bufs)
-    if pa.types.is_list(t):
-        offsets, flat = array(_OFFSET, [0]), []
-        for v in values:
-            if v is not None:
-                flat.extend(v)
-            offsets.append(len(flat))
-        child = _arrow(t.value_type, flat)
+    nulls = None in values
+    validity = pa.py_buffer(_bitmap([v is not None for v in values])) if nulls else None
+    present = [v for v in values if v is not None] if nulls else values
+    if pa.types.is_binary(t) or pa.types.is_list(t):
+        sizes = (0 if v is None else len(v) for v in values) if nulls else map(len, values)
+        offsets = array(_OFFSET, [0])
+        offsets.extend(itertools.accumulate(sizes))
+        if pa.types.is_binary(t):
+            bufs = [validity, pa.py_buffer(offsets), pa.py_buffer(b"".join(present))]
+            return pa.Array.from_buffers(t, n, bufs)
+        child = _arrow(t.value_type, list(_chain(present)))
         return pa.Array.from_buffers(t, n, [validity, pa.py_buffer(offsets)], children=[child])
     if pa.types.is_boolean(t):
         return pa.Array.from_buffers(t, n, [validity, pa.py_buffer(_bitmap(values))])
     code = "q" if pa.types.is_int64(t) else "d"
-    data = array(code, [0 if v is None else v for v in values])
+    data = array(code, [0 if v is None else v for v in values] if nulls else values)
     return pa.Array.from_buffers(t, n, [validity, pa.py_buffer(data)])
 
 
@@ -1148,7 +1145,7 @@ class CorpusStore:
                 return
             self._writes.append(job)
 
-    def write_with(self, pool: Any) -> None:
+    def write_with(self, pool: Any, *, drop: bool = False) -> None:
         """Hand the shards written from now on to `pool`'s workers (a `ProcessPoolExecutor`
         whose workers are parsing this store's sessions), or stop doing so (None: the shards
         still held are handed over first).
@@ -1161,8 +1158,11 @@ class CorpusStore:
         session is parsed would delay the output by half a second. Shards whose sessions have
         frame rows are still written here (their frame files are written first, together).
         `finish` waits for the shards still being written, unless the caller prints its
-        output first (`writes_after_output`).
+        output first (`writes_after_output`). `drop`: the run failed, and the shards still
+        held back are dropped (their sessions are parsed again next time).
         """
+        if drop:
+            self._queued = []
         if pool is None and self._pool is not None:
             self._submit_queued()
         self._pool, self._hold = pool, True

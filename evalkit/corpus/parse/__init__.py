@@ -281,7 +281,7 @@ def _run_local(
             done = True
         finally:
             if writes is not None:
-                writes.write_with(None)
+                writes.write_with(None, drop=not done)
             # Shards still being written are waited for by the store (`CorpusStore.finish`,
             # or after the output is printed); after a failure they are dropped.
             pool.shutdown(
