@@ -206,6 +206,7 @@ def test_shards_wait_until_the_workers_have_nothing_left_to_parse(tmp_path, monk
     assert pool.jobs == []  # held back: the workers are still parsing
     store.release_writes()
     assert len(pool.jobs) == 1 and pool.jobs[0][0] is store_mod.write_pickled_shard
+    assert pool.jobs[0][1][-1] is True  # the workers have nothing left to parse
     # Once released, a shard goes at once; and a store never holds more than HELD_WRITES.
     store.put((ref, *analyse_with_files(str(tmp_path / "c"), ref)) for ref in refs)
     store.flush()
@@ -216,8 +217,9 @@ def test_shards_wait_until_the_workers_have_nothing_left_to_parse(tmp_path, monk
         store.put((ref, *analyse_with_files(str(tmp_path / "c"), ref)) for ref in refs)
         store.flush()
     assert len(pool.jobs) == 4  # the first two together once a second was held, then one held
+    assert [job[1][-1] for job in pool.jobs[2:]] == [False, False]  # given while parsing
     store.write_with(None)  # hands over what is still held
-    assert len(pool.jobs) == 5
+    assert len(pool.jobs) == 5 and pool.jobs[4][1][-1] is True
     # A failed run drops what is still held: nothing is written after a failure.
     store.write_with(pool)
     store.put((ref, *analyse_with_files(str(tmp_path / "c"), ref)) for ref in refs)

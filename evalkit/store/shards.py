@@ -663,21 +663,27 @@ def write_shard(
     return name
 
 
-def write_pickled_shard(directory: str, fingerprint: str, root: str, rows: bytes) -> str | None:
+def write_pickled_shard(
+    directory: str, fingerprint: str, root: str, rows: bytes, last: bool = False
+) -> str | None:
     """`write_shard` of rows pickled by this version's store (`CorpusStore._write_soon`), in a
-    parser worker."""
+    parser worker; `last`: the worker has no more sessions to parse (pyarrow is then imported
+    without numpy, `_pyarrow_without_numpy`)."""
     import pickle
 
-    _pyarrow_without_numpy()
+    if last:
+        _pyarrow_without_numpy()
     return write_shard(directory, fingerprint, root, pickle.loads(rows))
 
 
 def _pyarrow_without_numpy() -> None:
-    """Import pyarrow without numpy in a parser worker that has loaded neither (a sweep's
-    worker, whose only use of pyarrow is writing shards): writing a shard needs only Arrow's buffers and Parquet, which pyarrow (16 and
-    later) gives without numpy, and numpy is about 60% of pyarrow's import (measured: 0.07
-    against 0.17 s of CPU). The shard's bytes are the same. A pyarrow that needs numpy is
-    then imported as usual; numpy stays importable as ever for anything else.
+    """Import pyarrow without numpy in a parser worker that has loaded neither and has no
+    more sessions to parse (its only use of pyarrow is then writing shards).
+
+    Writing a shard needs only Arrow's buffers and Parquet, which pyarrow (16 and later) gives
+    without numpy, and numpy is about 60% of pyarrow's import (measured: 0.07 against 0.17 s
+    of CPU); the shard's bytes are the same. A pyarrow that needs numpy is then imported as
+    usual, and numpy stays importable as ever for anything else.
     """
     if "pyarrow" in sys.modules or "numpy" in sys.modules:
         return
@@ -1136,6 +1142,7 @@ class CorpusStore:
                     self.fingerprint,
                     self.root,
                     rows,
+                    not self._hold,  # the workers have nothing left to parse
                 )
             except RuntimeError:  # the pool is shutting down or broken: written here
                 import pickle
@@ -1164,6 +1171,7 @@ class CorpusStore:
         if drop:
             self._queued = []
         if pool is None and self._pool is not None:
+            self._hold = False  # the parsing is over
             self._submit_queued()
         self._pool, self._hold = pool, True
 

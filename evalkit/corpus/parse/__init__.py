@@ -8,8 +8,10 @@ with one process fewer than `jobs` because this process parses too (it would oth
 idle waiting); sessions are sent as their discovery references (a few hundred bytes) in chunks,
 largest first so no worker is left with a long tail, and each session comes back as its
 compact payload (numbers and paths, never a parsed session). Each finished chunk is stored as
-it arrives. Each worker is kept a few chunks ahead, so that it never waits while this process
-stores results, and the chunks no worker has started are taken back at the end (`_share`).
+it arrives: its rows are gathered, and a sweep's shards are written by the workers once they
+have nothing left to parse (`CorpusStore.write_with`), so this process does no Parquet work.
+Each worker is kept a few chunks ahead, so that it never waits while this process stores
+results, and the chunks no worker has started are taken back at the end (`_share`).
 """
 
 from __future__ import annotations
@@ -309,8 +311,8 @@ def _share(
     The workers take chunks from the front of the queue, this process from the end, and it
     stores the workers' results between two chunks of its own. Each worker is kept
     `_AHEAD_PER_WORKER` chunks ahead: storing a result can hold this process for a while (the
-    first shard written imports the Parquet library, 0.1–0.2 s), and a worker whose queue ran
-    dry in that time would sit idle. Once the queue is empty, this process takes back the chunks
+    loader's frame files: the first imports the Parquet library, 0.1–0.2 s), and a worker
+    whose queue ran dry in that time would sit idle. Once the queue is empty, this process takes back the chunks
     no worker has started yet and parses them itself, so the deeper queue never leaves it
     waiting on work it could do. `dispatched()` is called once no chunk is left that is not
     parsed or being parsed: work the workers should do only once they have no more sessions
