@@ -260,7 +260,9 @@ def main() -> int:
         help="keep N busy processes running meanwhile (a loaded host)",
     )
     args = ap.parse_args()
-    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.load)]
+    # Each busy process ends with this one, however it ends (it spins until its parent is gone).
+    spin = "import os\nparent = os.getppid()\nwhile os.getppid() == parent:\n    pass\n"
+    hogs = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(args.load)]
     try:
         return measure(args)
     finally:
