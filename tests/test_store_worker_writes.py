@@ -151,7 +151,20 @@ def test_outside_a_command_finish_waits_for_the_workers_shards(tmp_path):
         assert not store.writing and len(shards(tmp_path / "cache")) == 1
 
 
-def test_a_failed_command_drops_the_shards_not_yet_started(tmp_path):
+def test_an_error_after_the_parse_still_keeps_the_shards(tmp_path):
+    store, refs = _stored_rows(tmp_path)
+    held = _Held()
+    with pytest.raises(ValueError), writes_after_output():
+        store.write_with(held.pool)
+        store.flush()
+        store.write_with(None)
+        store.finish(refs)
+        held.release()
+        raise ValueError("--arms: no session is in arm x")
+    assert len(shards(tmp_path / "cache")) == 1
+
+
+def test_an_interrupted_command_drops_the_shards_not_yet_started(tmp_path):
     store, refs = _stored_rows(tmp_path)
     held = _Held()
     with pytest.raises(KeyboardInterrupt), writes_after_output():

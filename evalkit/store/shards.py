@@ -608,20 +608,23 @@ def writes_after_output() -> Iterator[None]:
     not waited for when the sweep ends, but when this block does, so a command prints its
     output first, while the workers still write.
 
-    The store is complete once the block is left: a command's process never ends before its
-    shards are written. Left by an error or Ctrl-C, the writes not yet started are dropped (a
-    missing shard is a miss, parsed again next time) and those under way are finished.
+    The store is complete once the block is left, by an error too (a usage error found after
+    the sessions were parsed keeps what was parsed): a command's process never ends before its
+    shards are written. Left by Ctrl-C, the writes not yet started are dropped (a missing
+    shard is a miss, parsed again next time) and those under way are finished.
     """
     global _after_output
     outer, _after_output = _after_output, []
-    failed = True
+    interrupted = False
     try:
         yield
-        failed = False
+    except KeyboardInterrupt:
+        interrupted = True
+        raise
     finally:
         stores, _after_output = _after_output, outer
         for store in stores:
-            store.wait_writes(cancel=failed)
+            store.wait_writes(cancel=interrupted)
 
 
 def write_shard(
