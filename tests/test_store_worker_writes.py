@@ -308,3 +308,49 @@ def test_a_worker_writes_a_shard_with_pyarrow_alone_and_the_same_bytes(tmp_path)
     )
     # The worker never loaded numpy; this process did; the shard's bytes are the same.
     assert got.stdout.split() == ["False", "True", "True"], got.stderr
+
+
+def test_a_serial_command_writes_its_last_shards_after_its_output(tmp_path, monkeypatch):
+    store, refs = _stored_rows(tmp_path)
+    monkeypatch.setattr(store_mod, "HELD_WRITES", 2)
+    with writes_after_output():
+        for _ in range(4):  # four shards: the first two written at once, the last two kept
+            store.put((ref, *analyse_with_files(str(tmp_path / "c"), ref)) for ref in refs)
+            store.flush()
+        assert len(shards(tmp_path / "cache")) == 2
+        store.finish(refs)
+        assert store.writing and len(shards(tmp_path / "cache")) == 2  # the output comes first
+    assert not store.writing and len(shards(tmp_path / "cache")) == 4
+    # Outside a command nothing waits: every shard is written as it is flushed.
+    other = CorpusStore(tmp_path / "cache2", tmp_path / "c")
+    other.put((ref, *analyse_with_files(str(tmp_path / "c"), ref)) for ref in refs)
+    other.flush()
+    assert len(shards(tmp_path / "cache2")) == 1
+
+
+def test_an_interrupted_serial_command_writes_no_held_shard(tmp_path):
+    store, refs = _stored_rows(tmp_path)
+    with pytest.raises(KeyboardInterrupt), writes_after_output():
+        store.flush()
+        store.finish(refs)
+        raise KeyboardInterrupt
+    assert not shards(tmp_path / "cache")
+
+
+def test_the_serial_sweep_command_prints_before_it_writes_its_shards(tmp_path, monkeypatch, capsys):
+    from evalkit.cli import main
+
+    root = corpus(tmp_path / "c")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    printed = []
+    real_write = CorpusStore._write
+
+    def write(self, rows):
+        printed.append(capsys.readouterr().out)  # what was out when the shard was written
+        return real_write(self, rows)
+
+    monkeypatch.setattr(CorpusStore, "_write", write)
+    assert main(["sweep", str(root), "--json", "-j", "1"]) == 0
+    assert printed and json.loads(printed[0])["sessions"]
+    warm = run_sweep(root, cache_dir=tmp_path / "xdg" / "evalkit", jobs=1)
+    assert warm.cache_misses == 0

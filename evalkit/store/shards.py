@@ -6,9 +6,9 @@ nanoseconds, inode, status-change time) and the digest of the bytes the parse ac
 then the payload columns, derived from `rows.PAYLOAD_FIELDS`. A shard is written for each
 hundred-odd sessions as they finish, to a temporary file renamed into place, so an interrupted
 sweep keeps what it parsed and a reader never sees half a shard. A parallel sweep's shards are
-written by its parser workers once they have no more sessions to parse (`write_with`), and the
-sweep command prints its output before it waits for them (`writes_after_output`); interrupted,
-it keeps only the shards already written.
+written by its parser workers once they have no more sessions to parse (`write_with`); the sweep
+command prints its output before it waits for them, and a serial one before it writes its last
+shards (`writes_after_output`). Interrupted, a sweep keeps the shards already written.
 
 A later sweep decides "unchanged" from `os.stat` alone: a session whose files all have the
 recorded state is a hit, and no transcript byte is read. A file modified within two seconds of
@@ -606,7 +606,8 @@ _after_output: list[CorpusStore] | None = None
 def writes_after_output() -> Iterator[None]:
     """Within: a store's shards written by the parser workers (`CorpusStore.write_with`) are
     not waited for when the sweep ends, but when this block does, so a command prints its
-    output first, while the workers still write.
+    output first, while the workers still write; a serial sweep's last shards (at most
+    `HELD_WRITES`) are written here once the block ends, after the output.
 
     The store is complete once the block is left, by an error too (a usage error found after
     the sessions were parsed keeps what was parsed): a command's process never ends before its
@@ -775,6 +776,7 @@ class CorpusStore:
         self._pool: Any = None  # parser workers that write this store's shards (`write_with`)
         self._writes: list[Any] = []  # their shards being written (futures of names)
         self._queued: list[bytes] = []  # shards held back for them, pickled rows
+        self._later: list[list[dict[str, Any]]] = []  # shards to write here after the output
         self._hold = True
         self._refresh: list[dict[str, Any]] = []
         self._pending: list[dict[str, Any]] = []
@@ -1121,10 +1123,16 @@ class CorpusStore:
         return name
 
     def _write_soon(self, rows: list[dict[str, Any]]) -> None:
-        """Write a shard: by a parser worker when the store was given one (`write_with`), else
-        here and now."""
+        """Write a shard: by a parser worker when the store was given one (`write_with`); else
+        here, after the output when the caller prints first (`writes_after_output`: the last
+        `HELD_WRITES` shards of a serial sweep), else now."""
         if self._pool is None:
-            self._write(rows)
+            if _after_output is None:
+                self._write(rows)
+                return
+            self._later.append(rows)
+            if len(self._later) > HELD_WRITES:
+                self._write(self._later.pop(0))
             return
         import pickle
 
@@ -1187,11 +1195,18 @@ class CorpusStore:
 
     @property
     def writing(self) -> bool:
-        """Whether a worker is still writing one of this store's shards (`write_with`)."""
-        return any(not job.done() for job in self._writes)
+        """Whether a shard of this store is still to be written, by a worker (`write_with`) or
+        here after the output (`writes_after_output`)."""
+        return bool(self._later) or any(not job.done() for job in self._writes)
 
     def wait_writes(self, *, cancel: bool = False) -> None:
-        """Wait for the shards handed to workers (`cancel`: drop those not started yet)."""
+        """Write the shards left for after the output, and wait for those handed to workers
+        (`cancel`: drop those not started yet)."""
+        later, self._later = self._later, []
+        for rows in later if not cancel else ():
+            self._write(rows)
+        if not self._writes:
+            return
         from concurrent.futures import CancelledError  # only a run that gave writes to workers
 
         writes, self._writes = self._writes, []
@@ -1218,7 +1233,7 @@ class CorpusStore:
         self._pending.extend(self._refresh)
         self._refresh = []
         self.flush()
-        if self._writes:
+        if self._writes or self._later:
             if _after_output is None:
                 self.wait_writes()
             else:  # the caller prints first, then waits (`writes_after_output`)
