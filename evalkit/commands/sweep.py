@@ -315,15 +315,21 @@ def _run(args) -> int:
             with stored:
                 if len(stored.sizes) == 1 + (args.markdown is not None):
                     return _replay(args, snap, stored)
+    from evalkit.store.shards import writes_after_output
+
     writer = snap.writer() if snap is not None else None
-    try:
-        code = (_run_trials if trials else _sweep)(args, arms, writer)
-        if writer is not None and _same_code():
-            writer.commit()
-        return code
-    finally:
-        if writer is not None:
-            writer.discard()  # a no-op once committed
+    # The output first: the store's last shards are written meanwhile, by the parser workers,
+    # and waited for once it is out (the command still ends only when they are written).
+    with writes_after_output():
+        try:
+            code = (_run_trials if trials else _sweep)(args, arms, writer)
+            if writer is not None and _same_code():
+                writer.commit()
+        finally:
+            if writer is not None:
+                writer.discard()  # a no-op once committed
+        sys.stdout.flush()
+    return code
 
 
 def _sweep(args, arms, writer) -> int:

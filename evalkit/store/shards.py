@@ -4,8 +4,11 @@ Each shard holds one row per analysed session: the session's log, the files its 
 on (`manifest.session_files`) with their state when they were read (size, modification time in
 nanoseconds, inode, status-change time) and the digest of the bytes the parse actually read,
 then the payload columns, derived from `rows.PAYLOAD_FIELDS`. A shard is written for each
-chunk of sessions as it finishes, to a temporary file renamed into place, so an interrupted sweep
-keeps what it parsed and a reader never sees half a shard.
+hundred-odd sessions as they finish, to a temporary file renamed into place, so an interrupted
+sweep keeps what it parsed and a reader never sees half a shard. A parallel sweep's shards are
+written by its parser workers once they have no more sessions to parse (`write_with`); the sweep
+command prints its output before it waits for them, and a serial one before it writes its last
+shards (`writes_after_output`). Interrupted, a sweep keeps the shards already written.
 
 A later sweep decides "unchanged" from `os.stat` alone: a session whose files all have the
 recorded state is a hit, and no transcript byte is read. A file modified within two seconds of
@@ -58,6 +61,7 @@ import operator
 import os
 import re
 import stat
+import sys
 import time
 from array import array
 from collections.abc import Collection, Iterable, Iterator, Sequence
@@ -120,6 +124,9 @@ FLUSH_ROWS = 128  # rows gathered before a shard is written
 # half as many again, but a cold 100x load, which holds the waiting shards' tables, peaks 12 MB
 # higher.)
 FRAME_FILE_SHARDS = 8
+# Shards a store holds back for the parser workers until they are done parsing (`write_with`):
+# about 2,000 sessions' rows, 1.3 KB each pickled.
+HELD_WRITES = 16
 _INDEX_SUFFIX = ".index.json"
 _INDEX_VERSION = 3  # 2: JSON values as themselves; 3: a digest of the document
 
@@ -184,19 +191,37 @@ def _to_index(value: Any, how: str) -> Any:
 
 
 def _index_doc(rows: Sequence[dict[str, Any]], shard: bytes) -> bytes:
-    """The side index of a shard holding `rows` whose bytes are `shard`."""
+    """The side index of a shard holding `rows` whose bytes are `shard`: the JSON text of
+    `{"version", "shard_sha256", "rows", "fast", "columns"}` (`_index_columns` reads it)."""
     columns = {c: [_to_index(r.get(c), how) for r in rows] for c, how in _INDEX_COLUMNS}
-    doc = {
-        "version": _INDEX_VERSION,
-        "shard_sha256": hashlib.sha256(shard).hexdigest(),
-        "rows": len(rows),
-        # orjson reads this document exactly as Python's JSON does (`_fast_decoding`).
-        "fast": _fast_decoding(columns),
-        "columns": columns,
-    }
     # ASCII JSON: a lone surrogate in a path or reason is kept as its escape; Python's JSON
     # keeps ints apart from floats, and NaN and the infinities (allow_nan), as a shard's text.
-    return _frame_index(json.dumps(doc, ensure_ascii=True, separators=(",", ":")).encode())
+    text = json.dumps(columns, ensure_ascii=True, separators=(",", ":"))
+    # orjson reads this document exactly as Python's JSON does (`_reads_fast`).
+    fast = "true" if _reads_fast(columns, text) else "false"
+    digest = hashlib.sha256(shard).hexdigest()
+    # The text `json.dumps` gives the whole document, its columns' text made once.
+    body = (
+        f'{{"version":{_INDEX_VERSION},"shard_sha256":"{digest}","rows":{len(rows)},'
+        f'"fast":{fast},"columns":{text}}}'
+    )
+    return _frame_index(body.encode())
+
+
+def _reads_fast(columns: dict[str, list[Any]], text: str) -> bool:
+    """`_fast_decoding(columns)`, without walking every value in Python: orjson refuses to
+    write an integer outside 64 bits (the one value it reads otherwise than Python's JSON),
+    and a NaN or an infinity shows in `text`, the columns' JSON (the word inside a string
+    only costs the index its fast reading, never a value)."""
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - a dependency; without it, the walk
+        return _fast_decoding(columns)
+    try:
+        orjson.dumps(columns)
+    except TypeError:  # orjson.JSONEncodeError: an integer past 64 bits, or a lone surrogate
+        return _fast_decoding(columns)
+    return "NaN" not in text and "Infinity" not in text
 
 
 def _frame_index(body: bytes) -> bytes:
@@ -336,34 +361,28 @@ def _arrow(t: Any, values: Sequence[Any]) -> Any:
     """An Arrow array of type `t` from Python values, built from its buffers.
 
     Equivalent to `pa.array(values, t)`, which makes pyarrow import pandas (a quarter of a
-    second a sweep would pay for nothing) to check whether `values` is a pandas object.
+    second a sweep would pay for nothing) to check whether `values` is a pandas object. Each
+    buffer is made by one pass in C where it can be (`accumulate`, `join`, `array`).
     """
     import pyarrow as pa
 
     n = len(values)
-    valid = [v is not None for v in values]
-    validity = None if all(valid) else pa.py_buffer(_bitmap(valid))
-    if pa.types.is_binary(t):
-        offsets, data, size = array(_OFFSET, [0]), [], 0
-        for v in values:
-            if v is not None:
-                data.append(v)
-                size += len(v)
-            offsets.append(size)
-        bufs = [validity, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))]
-        return pa.Array.from_buffers(t, n, bufs)
-    if pa.types.is_list(t):
-        offsets, flat = array(_OFFSET, [0]), []
-        for v in values:
-            if v is not None:
-                flat.extend(v)
-            offsets.append(len(flat))
-        child = _arrow(t.value_type, flat)
+    nulls = None in values
+    validity = pa.py_buffer(_bitmap([v is not None for v in values])) if nulls else None
+    present = [v for v in values if v is not None] if nulls else values
+    if pa.types.is_binary(t) or pa.types.is_list(t):
+        sizes = (0 if v is None else len(v) for v in values) if nulls else map(len, values)
+        offsets = array(_OFFSET, [0])
+        offsets.extend(itertools.accumulate(sizes))
+        if pa.types.is_binary(t):
+            bufs = [validity, pa.py_buffer(offsets), pa.py_buffer(b"".join(present))]
+            return pa.Array.from_buffers(t, n, bufs)
+        child = _arrow(t.value_type, list(_chain(present)))
         return pa.Array.from_buffers(t, n, [validity, pa.py_buffer(offsets)], children=[child])
     if pa.types.is_boolean(t):
         return pa.Array.from_buffers(t, n, [validity, pa.py_buffer(_bitmap(values))])
     code = "q" if pa.types.is_int64(t) else "d"
-    data = array(code, [0 if v is None else v for v in values])
+    data = array(code, [0 if v is None else v for v in values] if nulls else values)
     return pa.Array.from_buffers(t, n, [validity, pa.py_buffer(data)])
 
 
@@ -578,6 +597,130 @@ class _Row:
         self.payload = payload
 
 
+# Stores whose shard writes, handed to the parser workers, are waited for when
+# `writes_after_output` ends (None: outside it, `finish` waits for them itself).
+_after_output: list[CorpusStore] | None = None
+
+
+@contextlib.contextmanager
+def writes_after_output() -> Iterator[None]:
+    """Within: a store's shards written by the parser workers (`CorpusStore.write_with`) are
+    not waited for when the sweep ends, but when this block does, so a command prints its
+    output first, while the workers still write; a serial sweep's last shards (at most
+    `HELD_WRITES`) are written here once the block ends, after the output.
+
+    The store is complete once the block is left, by an error too (a usage error found after
+    the sessions were parsed keeps what was parsed): a command's process never ends before its
+    shards are written. Left by Ctrl-C, the writes not yet started are dropped (a missing
+    shard is a miss, parsed again next time) and those under way are finished.
+    """
+    global _after_output
+    outer, _after_output = _after_output, []
+    interrupted = False
+    try:
+        yield
+    except KeyboardInterrupt:
+        interrupted = True
+        raise
+    finally:
+        stores, _after_output = _after_output, outer
+        for store in stores:
+            store.wait_writes(cancel=interrupted)
+
+
+def write_shard(
+    directory: str, fingerprint: str, root: str, rows: list[dict[str, Any]]
+) -> str | None:
+    """Write `rows` (`CorpusStore._row`s) as one shard of the store directory `directory`,
+    then its side index; the shard's name, or None when it could not be written (a read-only
+    or full cache directory only costs speed).
+
+    Run by the store itself or by a parser worker (`CorpusStore.write_with`): all it needs is
+    in its arguments, and every file goes through a temporary file renamed into place, so a
+    write interrupted anywhere leaves nothing a later run trusts.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    where = Path(directory)
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        write_record(where, fingerprint, root)
+        fd, tmp = temp_file(where, ".parquet")
+    except OSError:
+        return None
+    import uuid  # only a sweep that writes needs it
+
+    name = f"shard-{time.time_ns():016x}-{uuid.uuid4().hex}.parquet"
+    try:
+        sink = pa.BufferOutputStream()
+        pq.write_table(_table(rows), sink)
+        data = sink.getvalue().to_pybytes()
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, where / name)
+    except (OSError, pa.ArrowException):
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        return None
+    _write_index(where, os.path.join(where, name), rows, data)
+    return name
+
+
+def write_pickled_shard(
+    directory: str, fingerprint: str, root: str, rows: bytes, last: bool = False
+) -> str | None:
+    """`write_shard` of rows pickled by this version's store (`CorpusStore._write_soon`), in a
+    parser worker; `last`: the worker has no more sessions to parse (pyarrow is then imported
+    without numpy, `_pyarrow_without_numpy`)."""
+    import pickle
+
+    if last:
+        _pyarrow_without_numpy()
+    return write_shard(directory, fingerprint, root, pickle.loads(rows))
+
+
+def _pyarrow_without_numpy() -> None:
+    """Import pyarrow without numpy in a parser worker that has loaded neither and has no
+    more sessions to parse (its only use of pyarrow is then writing shards).
+
+    Writing a shard needs only Arrow's buffers and Parquet, which pyarrow (16 and later) gives
+    without numpy, and numpy is about 60% of pyarrow's import (measured: 0.07 against 0.17 s
+    of CPU); the shard's bytes are the same. A pyarrow that needs numpy is then imported as
+    usual, and numpy stays importable as ever for anything else.
+    """
+    if "pyarrow" in sys.modules or "numpy" in sys.modules:
+        return
+    import multiprocessing
+
+    if multiprocessing.parent_process() is None:
+        return  # not a worker: this process may want numpy's pyarrow later
+    sys.modules["numpy"] = None  # type: ignore[assignment]  # `import numpy` fails meanwhile
+    try:
+        import pyarrow.parquet  # noqa: F401
+    except ImportError:  # an older pyarrow: imported again below, with numpy
+        for name in [n for n in sys.modules if n == "pyarrow" or n.startswith("pyarrow.")]:
+            del sys.modules[name]
+    finally:
+        del sys.modules["numpy"]
+
+
+def _write_index(directory: Path, shard_path: str, rows: list[dict[str, Any]], data: bytes) -> None:
+    # After the shard is in place: a shard without its index (an interrupted write) is
+    # read from the Parquet, and no index is ever left without its shard.
+    try:
+        fd, tmp = temp_file(directory, ".json")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(_index_doc(rows, data))
+        os.replace(tmp, _index_path(shard_path))
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
     """The cyclic garbage collector paused: reading a store (or loading a corpus) makes many
@@ -630,6 +773,11 @@ class CorpusStore:
         self._rows: dict[str, list[_Row]] | None = None
         self._shards: list[str] = []
         self._written: list[str] = []
+        self._pool: Any = None  # parser workers that write this store's shards (`write_with`)
+        self._writes: list[Any] = []  # their shards being written (futures of names)
+        self._queued: list[bytes] = []  # shards held back for them, pickled rows
+        self._later: list[list[dict[str, Any]]] = []  # shards to write here after the output
+        self._hold = True
         self._refresh: list[dict[str, Any]] = []
         self._pending: list[dict[str, Any]] = []
         # Frame rows of pending sessions, (index into `_pending`, log, rows by frame).
@@ -941,7 +1089,7 @@ class CorpusStore:
                 except Exception:  # noqa: BLE001 — a store that cannot be written only costs speed
                     self._unwritten.update((log, got) for _, log, got in framed)
             if batch is None and not self._held:
-                self._write(rows)
+                self._write_soon(rows)
             else:
                 placed = [(i, log) for i, log, _ in framed] if batch is not None else []
                 self._held.append((rows, placed, batch))
@@ -968,49 +1116,109 @@ class CorpusStore:
             self._write(rows)
 
     def _write(self, rows: list[dict[str, Any]]) -> str | None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
         assert self.directory is not None
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            write_record(self.directory, self.fingerprint, self.root)
-            fd, tmp = temp_file(self.directory, ".parquet")
-        except OSError:
-            return None  # a read-only or full cache directory only costs speed
-        import uuid  # only a sweep that writes needs it
-
-        name = f"shard-{time.time_ns():016x}-{uuid.uuid4().hex}.parquet"
-        try:
-            sink = pa.BufferOutputStream()
-            pq.write_table(_table(rows), sink)
-            data = sink.getvalue().to_pybytes()
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, self.directory / name)
-        except (OSError, pa.ArrowException):
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            return None
-        self._written.append(name)
-        self._write_index(os.path.join(self.directory, name), rows, data)
+        name = write_shard(os.fspath(self.directory), self.fingerprint, self.root, rows)
+        if name is not None:
+            self._written.append(name)
         return name
 
-    def _write_index(self, shard_path: str, rows: list[dict[str, Any]], data: bytes) -> None:
-        # After the shard is in place: a shard without its index (an interrupted write) is
-        # read from the Parquet, and no index is ever left without its shard.
-        assert self.directory is not None
-        try:
-            fd, tmp = temp_file(self.directory, ".json")
-        except OSError:
+    def _write_soon(self, rows: list[dict[str, Any]]) -> None:
+        """Write a shard: by a parser worker when the store was given one (`write_with`); else
+        here, after the output when the caller prints first (`writes_after_output`: the last
+        `HELD_WRITES` shards of a serial sweep), else now."""
+        if self._pool is None:
+            if _after_output is None:
+                self._write(rows)
+                return
+            self._later.append(rows)
+            if len(self._later) > HELD_WRITES:
+                self._write(self._later.pop(0))
             return
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(_index_doc(rows, data))
-            os.replace(tmp, _index_path(shard_path))
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+        import pickle
+
+        # Held as one bytes object until the workers are done parsing (`release_writes`), at
+        # most `HELD_WRITES` of them (a large corpus's are then written meanwhile).
+        self._queued.append(pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL))
+        if not self._hold or len(self._queued) > HELD_WRITES:
+            self._submit_queued()
+
+    def _submit_queued(self) -> None:
+        assert self.directory is not None
+        queued, self._queued = self._queued, []
+        for k, rows in enumerate(queued):
+            try:
+                job = self._pool.submit(
+                    write_pickled_shard,
+                    os.fspath(self.directory),
+                    self.fingerprint,
+                    self.root,
+                    rows,
+                    not self._hold,  # the workers have nothing left to parse
+                )
+            except RuntimeError:  # the pool is shutting down or broken: written here
+                import pickle
+
+                for left in queued[k:]:
+                    self._write(pickle.loads(left))
+                return
+            self._writes.append(job)
+
+    def write_with(self, pool: Any, *, drop: bool = False) -> None:
+        """Hand the shards written from now on to `pool`'s workers (a `ProcessPoolExecutor`
+        whose workers are parsing this store's sessions), or stop doing so (None: the shards
+        still held are handed over first).
+
+        The parser workers then do all of a shard's work in parallel — Arrow and Parquet
+        (whose import alone costs this process a quarter of a second), the side index, the
+        files — and this process only gathers the rows. The shards are held back until
+        `release_writes` (the workers have no more sessions to parse), so that writing never
+        delays parsing: on two busy cores, every second a worker spent writing before the last
+        session is parsed would delay the output by half a second. Shards whose sessions have
+        frame rows are still written here (their frame files are written first, together).
+        `finish` waits for the shards still being written, unless the caller prints its
+        output first (`writes_after_output`). `drop`: the run failed, and the shards still
+        held back are dropped (their sessions are parsed again next time).
+        """
+        if drop:
+            self._queued = []
+        if pool is None and self._pool is not None:
+            self._hold = False  # the parsing is over
+            self._submit_queued()
+        self._pool, self._hold = pool, True
+
+    def release_writes(self) -> None:
+        """The workers have no more sessions to parse: hand them the shards held back, and
+        every later one at once."""
+        self._hold = False
+        if self._pool is not None:
+            self._submit_queued()
+
+    @property
+    def writing(self) -> bool:
+        """Whether a shard of this store is still to be written, by a worker (`write_with`) or
+        here after the output (`writes_after_output`)."""
+        return bool(self._later) or any(not job.done() for job in self._writes)
+
+    def wait_writes(self, *, cancel: bool = False) -> None:
+        """Write the shards left for after the output, and wait for those handed to workers
+        (`cancel`: drop those not started yet)."""
+        later, self._later = self._later, []
+        for rows in later if not cancel else ():
+            self._write(rows)
+        if not self._writes:
+            return
+        from concurrent.futures import CancelledError  # only a run that gave writes to workers
+
+        writes, self._writes = self._writes, []
+        for job in writes:
+            if cancel and job.cancel():
+                continue
+            try:
+                name = job.result()
+            except (Exception, CancelledError):  # noqa: BLE001 — a shard not written only costs speed
+                continue
+            if name is not None:
+                self._written.append(name)
 
     def finish(self, live: Iterable[StoredSession]) -> None:
         """After a sweep: write refreshed rows, and merge small shards when there are many.
@@ -1025,6 +1233,11 @@ class CorpusStore:
         self._pending.extend(self._refresh)
         self._refresh = []
         self.flush()
+        if self._writes or self._later:
+            if _after_output is None:
+                self.wait_writes()
+            else:  # the caller prints first, then waits (`writes_after_output`)
+                _after_output.append(self)
         self._prune_frame_files()
         live = live if isinstance(live, Collection) else list(live)
         names = self._shard_names()

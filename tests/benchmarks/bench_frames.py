@@ -39,10 +39,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Collection
 from pathlib import Path
+from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "data" / "corpus"
+KINDS = ("frames", "sweep", "export")
 
 _FRAMES = """
 import sys
@@ -61,24 +64,78 @@ print(len(c.records), c.cache_misses, f"{t:.6f}", ",".join(map(str, digest)))
 """
 
 
-def run(argv: list[str], store: Path) -> tuple[float, float, str]:
-    """Wall seconds, peak resident MB of the command's largest process, and its stdout (the
-    store under `store`: evalkit's cache directory is `$XDG_CACHE_HOME/evalkit`)."""
-    env = {**os.environ, "XDG_CACHE_HOME": str(store)}
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=REPO, env=env
+# `python -m evalkit ARGS` with each process's CPU time told on standard error: every parser
+# worker's as it ends, the main process's own and its workers' together at its exit.
+_EVALKIT = r"""
+import atexit, os, sys
+import multiprocessing.util
+import evalkit.corpus.parse as parse
+
+def tell(what, seconds):
+    os.write(2, f"\nbench-cpu {what} {seconds:.4f}\n".encode())
+
+start = parse._worker_start
+
+def worker_start(parent):
+    start(parent)
+    # Run as the worker ends (multiprocessing's finalizers), after its last task.
+    multiprocessing.util.Finalize(
+        None, lambda: tell("worker", sum(os.times()[:2])), exitpriority=100
     )
-    out = proc.stdout.read() if proc.stdout else b""
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
+
+parse._worker_start = worker_start
+
+def at_exit():  # after the pool's workers were joined (`concurrent.futures` exits first)
+    t = os.times()
+    tell("main", t.user + t.system)
+    tell("children", t.children_user + t.children_system)
+
+atexit.register(at_exit)
+from evalkit.cli import main
+
+sys.argv = ["evalkit", *sys.argv[1:]]
+sys.exit(main())
+"""
+
+
+class Run(NamedTuple):
+    wall: float  # seconds to the command's exit
+    output: float  # seconds to the last byte of its output
+    rss: float  # peak resident MB of its largest process
+    out: str
+    cpu: dict[str, list[float]]  # "main", "worker" (each), "children": CPU seconds
+
+
+def run(argv: list[str], store: Path) -> Run:
+    """One command, timed to its last byte of output and to its exit (the store under `store`:
+    evalkit's cache directory is `$XDG_CACHE_HOME/evalkit`)."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(store)}
+    with tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, cwd=REPO, env=env)
+        assert proc.stdout is not None
+        chunks, last = [], t0
+        while chunk := os.read(proc.stdout.fileno(), 1 << 16):
+            chunks.append(chunk)
+            last = time.perf_counter()
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.stdout.close()
+        err.seek(0)
+        told = err.read().decode("utf-8", "replace")
     if os.waitstatus_to_exitcode(status) not in (0, 1):
         raise SystemExit(f"failed: {' '.join(argv)}")
-    return wall, usage.ru_maxrss / 1024, out.decode("utf-8", "replace")
+    cpu: dict[str, list[float]] = {}
+    for line in told.splitlines():
+        if line.startswith("bench-cpu "):
+            _, what, seconds = line.split()
+            cpu.setdefault(what, []).append(float(seconds))
+    out = b"".join(chunks).decode("utf-8", "replace")
+    return Run(wall, last - t0, usage.ru_maxrss / 1024, out, cpu)
 
 
 def evalkit_cmd(*args: str) -> list[str]:
-    return [sys.executable, "-m", "evalkit", *args]
+    return [sys.executable, "-c", _EVALKIT, *args]
 
 
 def contenders(corpus: Path, jobs: int, tmp: Path) -> dict[str, tuple]:
@@ -122,20 +179,35 @@ def contenders(corpus: Path, jobs: int, tmp: Path) -> dict[str, tuple]:
 
 
 def bench(
-    corpus: Path, rounds: int, jobs: int, tmp: Path
+    corpus: Path,
+    rounds: int,
+    jobs: int,
+    tmp: Path,
+    cpus: dict[str, dict[str, list[float]]],
+    kinds: Collection[str] = KINDS,
 ) -> tuple[int, dict[str, tuple[float, float]]]:
-    """The sessions, and each contender's best time and largest peak memory."""
+    """The sessions, and each contender's best time and largest peak memory (of the `kinds`:
+    frames, sweep, export); `cpus` gets each sweep's CPU seconds by process in its fastest
+    round."""
     todo = contenders(corpus, jobs, tmp)
     # The warm store: filled once by a load (frames) and a sweep, before any round.
-    sessions = int(run(*todo["frames warm"][1:])[2].split()[0])
+    sessions = int(run(*todo["frames warm"][1:]).out.split()[0])
     run(*todo["sweep warm"][1:])
     best: dict[str, tuple[float, float]] = {}
     seen: dict[str, str] = {}
     for _ in range(rounds):
         for name, (prepare, argv, store) in todo.items():
+            if name.split()[0] not in kinds:
+                continue
             prepare()
-            wall, rss, out = run(argv, store)
+            got = run(argv, store)
+            wall, rss, out = got.wall, got.rss, got.out
             kind = name.split()[0]
+            if kind == "sweep":  # also its time to output, and its CPU in the fastest round
+                t, _ = best.get(name + " to output", (math.inf, 0.0))
+                best[name + " to output"] = (min(t, got.output), 0.0)
+                if wall < best.get(name, (math.inf, 0.0))[0]:
+                    cpus[name] = got.cpu
             if kind == "frames":
                 inside = float(out.split()[2])
                 t, r = best.get(name + " in-process", (math.inf, 0.0))
@@ -148,6 +220,16 @@ def bench(
             t, r = best.get(name, (math.inf, 0.0))
             best[name] = (min(t, wall), max(r, rss))
     return sessions, best
+
+
+def cpu_split(cpu: dict[str, list[float]], wall: float) -> str:
+    """The main process's CPU seconds, each worker's, and all of them ÷ the wall time."""
+    if "main" not in cpu:
+        return "not told"
+    workers = cpu.get("worker", [])
+    total = cpu["main"][0] + cpu.get("children", [0.0])[0]
+    each = " + ".join(f"{w:.2f}" for w in sorted(workers, reverse=True)) or "none"
+    return f"main {cpu['main'][0]:.2f} s, workers {each} s, CPU / wall {total / wall:.2f}"
 
 
 def warm_cold(best: dict[str, tuple[float, float]], kind: str) -> str:
@@ -167,11 +249,45 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--corpora", type=Path, help="take the corpus of scale K from DIR/Kx")
+    ap.add_argument(
+        "--only", default=",".join(KINDS), help="time only these kinds of command (comma list)"
+    )
+    ap.add_argument(
+        "--load",
+        type=int,
+        default=0,
+        metavar="N",
+        help="keep N busy processes running meanwhile (a loaded host)",
+    )
     args = ap.parse_args()
+    # Each busy process ends with this one, however it ends (it spins until its parent is gone).
+    spin = "import os\nparent = os.getppid()\nwhile os.getppid() == parent:\n    pass\n"
+    hogs = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(args.load)]
+    try:
+        return measure(args)
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+
+
+def measure(args: argparse.Namespace) -> int:
     scales = [int(s) for s in args.scales.split(",")]
+    kinds = [k.strip() for k in args.only.split(",")]
+    if set(kinds) - set(KINDS):
+        raise SystemExit(f"--only: choose among {', '.join(KINDS)}")
     results: dict[int, tuple[int, dict[str, tuple[float, float]]]] = {}
     with tempfile.TemporaryDirectory(prefix="evalkit-bench-frames-") as tmp_name:
         tmp = Path(tmp_name)
+        # Every command with compiled bytecode, kept apart from the stores: evalkit keeps its
+        # own under the cache directory when Python may not write it (`keep_bytecode`), and a
+        # cold store's directory is emptied before each run, so a cold command would compile
+        # every module again and its figures would count the compiling as the store's cost.
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+        os.environ["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", str(REPO / "evalkit")], check=True
+        )
         bundled_bytes = sum(p.stat().st_size for p in CORPUS.rglob("*") if p.is_file())
         for k in scales:
             corpus = CORPUS
@@ -200,24 +316,35 @@ def main() -> int:
                 )
             work = tmp / f"work-{k}x"
             work.mkdir()
-            n, best = bench(corpus, args.rounds, args.jobs, work)
+            cpus: dict[str, dict[str, list[float]]] = {}
+            n, best = bench(corpus, args.rounds, args.jobs, work, cpus, kinds)
             results[k] = (n, best)
             print(f"{k}x ({n} sessions, jobs {args.jobs}, best of {args.rounds}):")
             for name, (t, rss) in best.items():
                 memory = f"  {rss:7.1f} MB" if rss else ""
                 print(f"  {name:<26} {t:7.2f} s{memory}")
 
-            inside = best["frames warm in-process"][0] / best["frames cold in-process"][0]
-            print(
-                f"  warm / cold: frames {warm_cold(best, 'frames')} (in-process {inside:.3f}), "
-                f"sweep {warm_cold(best, 'sweep')}, export {warm_cold(best, 'export')}"
-            )
+            if set(kinds) == set(KINDS):
+                inside = best["frames warm in-process"][0] / best["frames cold in-process"][0]
+                print(
+                    f"  warm / cold: frames {warm_cold(best, 'frames')} (in-process "
+                    f"{inside:.3f}), sweep {warm_cold(best, 'sweep')}, export "
+                    f"{warm_cold(best, 'export')}"
+                )
+            if "sweep" not in kinds:
+                continue
             cost = best["sweep cold"][0] / best["sweep no store"][0] - 1
-            print(f"  the store's cost of a cold sweep: {cost:+.1%}")
+            shown = best["sweep cold to output"][0] / best["sweep no store to output"][0] - 1
+            print(
+                f"  the store's cost of a cold sweep: {shown:+.1%} to its output, "
+                f"{cost:+.1%} to its exit"
+            )
+            for name in ("sweep cold", "sweep no store"):
+                print(f"  {name + ', CPU:':<26} {cpu_split(cpus.get(name, {}), best[name][0])}")
             if k != 1 and not kept:
                 shutil.rmtree(corpus)
             shutil.rmtree(work)
-    if 1 in results and len(results) > 1:
+    if 1 in results and len(results) > 1 and "frames" in kinds:
         top = max(results)
         for name in ("frames cold", "frames warm"):
             ratio = results[top][1][name][1] / results[1][1][name][1]
@@ -225,7 +352,7 @@ def main() -> int:
     names = ("sweep cold", "sweep warm", "frames cold", "frames warm", "export cold", "export warm")
     for name in names:
         for lo, hi in ((1, 30), (30, 100)):
-            if lo in results and hi in results:
+            if lo in results and hi in results and name.split()[0] in kinds:
                 e = exponent([(results[s][0], results[s][1][name][0]) for s in (lo, hi)])
                 print(f"time exponent {name} {lo}x->{hi}x: {e:.2f}")
     return 0

@@ -183,7 +183,8 @@ for line in sys.stdin:
         proc = subprocess.Popen(job["argv"], stdout=out, stderr=err, cwd=job["cwd"], env=job["env"])
         _, status, usage = os.wait4(proc.pid, 0)
         elapsed = time.perf_counter() - t0
-    print(json.dumps([elapsed, usage.ru_maxrss, os.waitstatus_to_exitcode(status)]), flush=True)
+    cpu = usage.ru_utime + usage.ru_stime  # the command's and its workers' (each waited for)
+    print(json.dumps([elapsed, usage.ru_maxrss, os.waitstatus_to_exitcode(status), cpu]), flush=True)
 """
 
 
@@ -209,9 +210,16 @@ class _Launcher:
             job = {"argv": argv, "env": env, "cwd": str(REPO), "out": out, "err": err}
             cls.proc.stdin.write(json.dumps(job) + "\n")
             cls.proc.stdin.flush()
-            elapsed, maxrss_kb, code = json.loads(cls.proc.stdout.readline())
+            elapsed, maxrss_kb, code, cpu = json.loads(cls.proc.stdout.readline())
+            LAST_CPU[0] = cpu
             with open(out, "rb") as fh_out, open(err, "rb") as fh_err:
                 return elapsed, maxrss_kb, code, fh_out.read(), fh_err.read()
+
+
+LAST_CPU = [0.0]  # CPU seconds of the last command run, with its worker processes'
+# Contenders whose CPU ÷ wall time is printed (of their fastest round): how much of the
+# second core a parallel sweep uses.
+_CPU_OF = ("cold", "parallel", "serial")
 
 
 def run(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, int, str, str]:
@@ -452,16 +460,25 @@ def bench(
     best: dict[str, tuple[float, int]] = {}
     first: str | None = None
     counts: dict[str, list[str]] = {}
+    cpu: dict[str, tuple[float, float]] = {}  # label → (CPU, wall) of its fastest round
     for _ in range(rounds):
         for name_, fn in runs.items():
             got = fn()  # type: ignore[operator]
+            if name_ in _CPU_OF and got[0] < cpu.get(name_, (0.0, math.inf))[1]:
+                cpu[name_] = (LAST_CPU[0], got[0])
             for label, (t, rss, doc, n) in (got if isinstance(got, dict) else {name_: got}).items():
                 _keep(best, counts, label, t, rss, n)
                 if doc is not None:
                     first = doc if first is None else first
                     if doc != first:
                         raise SystemExit(f"{name}: {label} printed different numbers")
-    return _report(name, corpus, rounds, jobs, first, best, counts)
+    result = _report(name, corpus, rounds, jobs, first, best, counts)
+    if cpu:
+        print(
+            "  CPU / wall (the command's and its workers' CPU over its wall time): "
+            + ", ".join(f"{k} {c / w:.2f} ({c:.2f} / {w:.2f} s)" for k, (c, w) in cpu.items())
+        )
+    return result
 
 
 def _keep(best, counts, label, t, rss, n) -> None:

@@ -8,8 +8,10 @@ with one process fewer than `jobs` because this process parses too (it would oth
 idle waiting); sessions are sent as their discovery references (a few hundred bytes) in chunks,
 largest first so no worker is left with a long tail, and each session comes back as its
 compact payload (numbers and paths, never a parsed session). Each finished chunk is stored as
-it arrives. Each worker is kept a few chunks ahead, so that it never waits while this process
-stores results, and the chunks no worker has started are taken back at the end (`_share`).
+it arrives: its rows are gathered, and a sweep's shards are written by the workers once they
+have nothing left to parse (`CorpusStore.write_with`), so this process does no Parquet work.
+Each worker is kept a few chunks ahead, so that it never waits while this process stores
+results, and the chunks no worker has started are taken back at the end (`_share`).
 """
 
 from __future__ import annotations
@@ -218,7 +220,7 @@ def analyse_payloads(
             # though every payload handed to the frames was the same (an open question for
             # the frames' owners).
             manifests = store.enabled or frames
-            _run_local(root, refs, todo, jobs, finish, scheduler, frames, profile, manifests)
+            _run_local(root, refs, todo, jobs, finish, scheduler, frames, profile, manifests, store)
     if finish_store:
         store.finish(refs)
     if progress:
@@ -239,6 +241,7 @@ def _run_local(
     frames: bool,
     profile: Any,
     manifests: bool = True,
+    store: CorpusStore | None = None,
 ) -> None:
     chunks, nbytes = plan_chunks(root, refs, todo, jobs)
     pending = deque(chunks)  # largest first
@@ -256,6 +259,12 @@ def _run_local(
         pool = ProcessPoolExecutor(
             max_workers=workers, initializer=_worker_start, initargs=(os.getpid(),)
         )
+        # The workers also write the shards (a sweep's: the loader's wait for their frame
+        # files, written here), so this process does no Parquet work and never imports pyarrow.
+        writes = store if store is not None and store.enabled and not frames else None
+        if writes is not None:
+            writes.write_with(pool)
+        done = False
         try:
             _share(
                 pool,
@@ -267,9 +276,19 @@ def _run_local(
                 profile,
                 finish,
                 manifests,
+                dispatched=writes.release_writes if writes is not None else None,
             )
+            if writes is not None:
+                writes.flush()  # the last rows too, while the workers are there to write them
+            done = True
         finally:
-            pool.shutdown(cancel_futures=True)
+            if writes is not None:
+                writes.write_with(None, drop=not done)
+            # Shards still being written are waited for by the store (`CorpusStore.finish`,
+            # or after the output is printed); after a failure they are dropped.
+            pool.shutdown(
+                wait=not (done and writes is not None and writes.writing), cancel_futures=not done
+            )
     else:
         for idx in pending:
             finish(idx, analyse_chunk(root, [refs[i] for i in idx], frames, profile, manifests))
@@ -285,16 +304,19 @@ def _share(
     profile: Any,
     finish: Finish,
     manifests: bool = True,
+    dispatched: Callable[[], None] | None = None,
 ) -> None:
     """Parse the `pending` chunks (largest first) between `pool`'s workers and this process.
 
     The workers take chunks from the front of the queue, this process from the end, and it
     stores the workers' results between two chunks of its own. Each worker is kept
     `_AHEAD_PER_WORKER` chunks ahead: storing a result can hold this process for a while (the
-    first shard written imports the Parquet library, 0.1–0.2 s), and a worker whose queue ran
-    dry in that time would sit idle. Once the queue is empty, this process takes back the chunks
+    loader's frame files: the first imports the Parquet library, 0.1–0.2 s), and a worker
+    whose queue ran dry in that time would sit idle. Once the queue is empty, this process takes back the chunks
     no worker has started yet and parses them itself, so the deeper queue never leaves it
-    waiting on work it could do.
+    waiting on work it could do. `dispatched()` is called once no chunk is left that is not
+    parsed or being parsed: work the workers should do only once they have no more sessions
+    to parse (writing the store's shards) is given to them then, and never delays a parse.
     """
     from concurrent.futures import FIRST_COMPLETED, wait
 
@@ -320,6 +342,11 @@ def _share(
             )
         collect(block=False)
         idx = pending.pop() if pending else take_back()
+        if idx is None and dispatched is not None:
+            # Every chunk is parsed or being parsed (nothing left to take back): what the
+            # workers are given now comes after all their parsing.
+            dispatched()
+            dispatched = None
         if idx is not None:
             finish(idx, analyse_chunk(root, work_of(idx), frames, profile, manifests))
         elif inflight:

@@ -1,0 +1,356 @@
+"""A parallel sweep's shards are written by its parser workers, and a command prints its output
+before it waits for the last of them (issue 22: the store never slows a cold run much).
+
+The main process then does no Parquet work (it never imports pyarrow), the store it leaves is
+the one a serial sweep leaves (every session a hit next time, the same output), and a write not
+yet started when the command fails is dropped, never half-kept."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from evalkit.corpus import parse
+from evalkit.corpus.discover import discover
+from evalkit.corpus.records import analyse_with_files
+from evalkit.store import shards as store_mod
+from evalkit.store.shards import CorpusStore, writes_after_output
+from evalkit.tables.sweep import run_sweep
+from tests.sweep_helpers import aged, cited, put
+from tests.test_corpus_store import shards
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def corpus(root, n=12):
+    for i in range(1, n + 1):
+        cited(root, f"cg/ab-r/run-new-{i}.jsonl", 100 * i, 50, calls=1 + i % 3)
+    put(root, "cg/ab-r/run-baseline-1.jsonl", text="null\n")  # a crash is stored too
+    return aged(root)
+
+
+def _written_here(directory, fingerprint, root, rows):
+    """`write_shard`, leaving a note of the process that wrote (the test's own process or a
+    forked worker: both see this module)."""
+    name = _real_write_shard(directory, fingerprint, root, rows)
+    with open(os.path.join(_NOTES, f"{os.getpid()}-{name}"), "w"):
+        pass
+    return name
+
+
+_real_write_shard = store_mod.write_shard
+_NOTES = ""
+
+
+def test_a_parallel_sweep_writes_its_shards_in_its_workers(tmp_path, monkeypatch):
+    root = corpus(tmp_path / "c")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    monkeypatch.setattr(sys.modules[__name__], "_NOTES", str(notes))
+    monkeypatch.setattr(parse, "_MIN_PARALLEL_BYTES", 0)  # the pool even for a tiny corpus
+    monkeypatch.setattr(store_mod, "FLUSH_ROWS", 4)  # several shards
+    monkeypatch.setattr(store_mod, "write_shard", _written_here)
+    cold = run_sweep(root, cache_dir=tmp_path / "cache", jobs=2)
+    written = sorted(p.name for p in notes.iterdir())
+    assert len(written) >= 3
+    # Every shard by a worker, none by this process; each has its side index.
+    assert {n.split("-", 1)[0] for n in written} - {str(os.getpid())}
+    assert not [n for n in written if n.startswith(f"{os.getpid()}-")]
+    names = {p.name for p in shards(tmp_path / "cache")}
+    assert names == {n.split("-", 1)[1] for n in written}
+    for shard in shards(tmp_path / "cache"):
+        assert shard.with_name(shard.name[: -len(".parquet")] + ".index.json").is_file()
+    # The store is complete when `run_sweep` returns: every session a hit, the same records.
+    warm = run_sweep(root, cache_dir=tmp_path / "cache", jobs=1)
+    assert warm.cache_misses == 0 and warm.cache_hits == len(cold.records)
+    assert warm.records == cold.records == run_sweep(root, cache=False, jobs=1).records
+
+
+def test_the_main_process_of_a_parallel_cold_sweep_never_imports_pyarrow(tmp_path):
+    # The bundled corpus is large enough for the pool; the store is an empty one of the test's.
+    code = (
+        "import sys\n"
+        "from evalkit.cli import main\n"
+        "code = main(sys.argv[1:])\n"
+        "print('pyarrow' in sys.modules, file=sys.stderr)\n"
+        "sys.exit(code)\n"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+
+    def sweep(*extra):
+        return subprocess.run(
+            [sys.executable, "-c", code, "sweep", "--json", "-j", "2", *extra],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            env=env,
+            check=True,
+        )
+
+    cold = sweep()
+    assert cold.stderr.rstrip().endswith("False"), cold.stderr
+    store = tmp_path / "xdg" / "evalkit" / "corpus-store-v1"
+    assert list(store.rglob("shard-*.parquet")) and list(store.rglob("shard-*.index.json"))
+    for snapshot in store.rglob("snapshot-*.out"):
+        snapshot.unlink()  # the next sweep reads every session from the shards
+    warm = sweep()
+    assert json.loads(warm.stdout) == json.loads(cold.stdout)
+    assert json.loads(warm.stdout) == json.loads(sweep("--no-cache").stdout)
+
+
+def _stored_rows(tmp_path):
+    root = corpus(tmp_path / "c", n=3)
+    refs = discover(root).sessions
+    store = CorpusStore(tmp_path / "cache", root)
+    store.put((ref, *analyse_with_files(str(root), ref)) for ref in refs)
+    return store, refs
+
+
+class _Held:
+    """A one-thread pool whose thread is kept busy until `release()`: what is submitted
+    meanwhile waits, not started (as a shard behind a worker's last chunks)."""
+
+    def __init__(self):
+        self.gate = threading.Event()
+        self.pool = ThreadPoolExecutor(1)
+        self.pool.submit(self.gate.wait)
+
+    def release(self):
+        self.gate.set()
+        self.pool.shutdown(wait=True)
+
+
+def test_the_output_comes_before_the_last_shards_are_waited_for(tmp_path):
+    store, refs = _stored_rows(tmp_path)
+    held = _Held()
+    with writes_after_output():
+        store.write_with(held.pool)
+        store.flush()
+        store.write_with(None)
+        store.finish(refs)  # does not wait: the caller prints first
+        assert store.writing and not shards(tmp_path / "cache")
+        held.release()  # the worker gets to it meanwhile
+    assert not store.writing and len(shards(tmp_path / "cache")) == 1
+    assert CorpusStore(tmp_path / "cache", tmp_path / "c").lookup(refs[0]) is not None
+
+
+def test_outside_a_command_finish_waits_for_the_workers_shards(tmp_path):
+    store, refs = _stored_rows(tmp_path)
+    with ThreadPoolExecutor(1) as pool:
+        store.write_with(pool)
+        store.flush()
+        store.write_with(None)
+        store.finish(refs)
+        assert not store.writing and len(shards(tmp_path / "cache")) == 1
+
+
+def test_an_error_after_the_parse_still_keeps_the_shards(tmp_path):
+    store, refs = _stored_rows(tmp_path)
+    held = _Held()
+    with pytest.raises(ValueError), writes_after_output():
+        store.write_with(held.pool)
+        store.flush()
+        store.write_with(None)
+        store.finish(refs)
+        held.release()
+        raise ValueError("--arms: no session is in arm x")
+    assert len(shards(tmp_path / "cache")) == 1
+
+
+def test_an_interrupted_command_drops_the_shards_not_yet_started(tmp_path):
+    store, refs = _stored_rows(tmp_path)
+    held = _Held()
+    with pytest.raises(KeyboardInterrupt), writes_after_output():
+        store.write_with(held.pool)
+        store.flush()
+        store.write_with(None)
+        store.finish(refs)
+        raise KeyboardInterrupt
+    held.release()
+    assert not shards(tmp_path / "cache")
+    assert not [p for p in (tmp_path / "cache").rglob("*") if p.name.startswith(".tmp-")]
+
+
+def test_the_sweep_command_prints_before_it_waits_for_the_store(tmp_path, monkeypatch, capsys):
+    from evalkit.cli import main
+
+    root = corpus(tmp_path / "c")
+    monkeypatch.setattr(parse, "_MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    printed = []
+    real_wait = CorpusStore.wait_writes
+
+    def wait_writes(self, **kw):
+        printed.append(capsys.readouterr().out)  # what was out when the wait began
+        return real_wait(self, **kw)
+
+    monkeypatch.setattr(CorpusStore, "wait_writes", wait_writes)
+    assert main(["sweep", str(root), "--json", "-j", "2"]) == 0
+    assert printed and json.loads(printed[0])["sessions"]
+    warm = run_sweep(root, cache_dir=tmp_path / "xdg" / "evalkit", jobs=1)
+    assert warm.cache_misses == 0
+
+
+class _Recording:
+    """A pool that only records what it is given."""
+
+    def __init__(self):
+        self.jobs = []
+
+    def submit(self, fn, *args):
+        from concurrent.futures import Future
+
+        self.jobs.append((fn, args))
+        return Future()
+
+
+def test_shards_wait_until_the_workers_have_nothing_left_to_parse(tmp_path, monkeypatch):
+    store, refs = _stored_rows(tmp_path)
+    pool = _Recording()
+    store.write_with(pool)
+    store.flush()
+    assert pool.jobs == []  # held back: the workers are still parsing
+    store.release_writes()
+    assert len(pool.jobs) == 1 and pool.jobs[0][0] is store_mod.write_pickled_shard
+    assert pool.jobs[0][1][-1] is True  # the workers have nothing left to parse
+    # Once released, a shard goes at once; and a store never holds more than HELD_WRITES.
+    store.put((ref, *analyse_with_files(str(tmp_path / "c"), ref)) for ref in refs)
+    store.flush()
+    assert len(pool.jobs) == 2
+    monkeypatch.setattr(store_mod, "HELD_WRITES", 1)
+    store.write_with(pool)
+    for _ in range(3):
+        store.put((ref, *analyse_with_files(str(tmp_path / "c"), ref)) for ref in refs)
+        store.flush()
+    assert len(pool.jobs) == 4  # the first two together once a second was held, then one held
+    assert [job[1][-1] for job in pool.jobs[2:]] == [False, False]  # given while parsing
+    store.write_with(None)  # hands over what is still held
+    assert len(pool.jobs) == 5 and pool.jobs[4][1][-1] is True
+    # A failed run drops what is still held: nothing is written after a failure.
+    store.write_with(pool)
+    store.put((ref, *analyse_with_files(str(tmp_path / "c"), ref)) for ref in refs)
+    store.flush()
+    store.write_with(None, drop=True)
+    assert len(pool.jobs) == 5 and not store._queued
+
+
+@pytest.mark.parametrize("start", [True, False])
+def test_the_parent_releases_the_shards_once_no_chunk_is_left_to_take_back(
+    tmp_path, monkeypatch, start
+):
+    # start=False: no worker starts anything, so this process takes every chunk back first.
+    from tests.test_corpus_parse import _Pool, _shared_out
+
+    pool = _Pool(start=start)
+    calls = []
+    real_share = parse._share
+
+    def share(*args, **kw):
+        def dispatched():  # every chunk queued for a worker is started or taken back by now
+            calls.append([f for f in pool.futures if not (f.done() or f.running())])
+
+        return real_share(*args, dispatched=dispatched, **kw)
+
+    monkeypatch.setattr(parse, "_share", share)
+    chunks, here, got, expected = _shared_out(tmp_path, monkeypatch, pool)
+    # Released once; or never, when this process parsed the last chunk itself and nothing was
+    # left to wait for (the shards then go when the store stops writing with the pool).
+    assert got == expected and calls == ([[]] if start else [])
+
+
+_WORKER = r"""
+import multiprocessing, pickle, sys
+
+def parquet(rows):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from evalkit.store import shards
+
+    sink = pa.BufferOutputStream()
+    pq.write_table(shards._table(rows), sink)
+    return sink.getvalue().to_pybytes()
+
+def in_worker(rows):
+    from evalkit.store import shards
+
+    shards._pyarrow_without_numpy()
+    return parquet(rows), "numpy" in sys.modules
+
+if __name__ == "__main__":
+    rows = pickle.loads(open(sys.argv[1], "rb").read())
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        there, numpy = pool.apply(in_worker, (rows,))
+    here = parquet(rows)  # this process: pyarrow as usual, with numpy
+    print(numpy, "numpy" in sys.modules, there == here)
+"""
+
+
+def test_a_worker_writes_a_shard_with_pyarrow_alone_and_the_same_bytes(tmp_path):
+    import pickle
+
+    store, _ = _stored_rows(tmp_path)
+    (tmp_path / "rows.pkl").write_bytes(pickle.dumps(store._pending))
+    (tmp_path / "worker.py").write_text(_WORKER)
+    got = subprocess.run(
+        [sys.executable, str(tmp_path / "worker.py"), str(tmp_path / "rows.pkl")],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        check=True,
+    )
+    # The worker never loaded numpy; this process did; the shard's bytes are the same.
+    assert got.stdout.split() == ["False", "True", "True"], got.stderr
+
+
+def test_a_serial_command_writes_its_last_shards_after_its_output(tmp_path, monkeypatch):
+    store, refs = _stored_rows(tmp_path)
+    monkeypatch.setattr(store_mod, "HELD_WRITES", 2)
+    with writes_after_output():
+        for _ in range(4):  # four shards: the first two written at once, the last two kept
+            store.put((ref, *analyse_with_files(str(tmp_path / "c"), ref)) for ref in refs)
+            store.flush()
+        assert len(shards(tmp_path / "cache")) == 2
+        store.finish(refs)
+        assert store.writing and len(shards(tmp_path / "cache")) == 2  # the output comes first
+    assert not store.writing and len(shards(tmp_path / "cache")) == 4
+    # Outside a command nothing waits: every shard is written as it is flushed.
+    other = CorpusStore(tmp_path / "cache2", tmp_path / "c")
+    other.put((ref, *analyse_with_files(str(tmp_path / "c"), ref)) for ref in refs)
+    other.flush()
+    assert len(shards(tmp_path / "cache2")) == 1
+
+
+def test_an_interrupted_serial_command_writes_no_held_shard(tmp_path):
+    store, refs = _stored_rows(tmp_path)
+    with pytest.raises(KeyboardInterrupt), writes_after_output():
+        store.flush()
+        store.finish(refs)
+        raise KeyboardInterrupt
+    assert not shards(tmp_path / "cache")
+
+
+def test_the_serial_sweep_command_prints_before_it_writes_its_shards(tmp_path, monkeypatch, capsys):
+    from evalkit.cli import main
+
+    root = corpus(tmp_path / "c")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    printed = []
+    real_write = CorpusStore._write
+
+    def write(self, rows):
+        printed.append(capsys.readouterr().out)  # what was out when the shard was written
+        return real_write(self, rows)
+
+    monkeypatch.setattr(CorpusStore, "_write", write)
+    assert main(["sweep", str(root), "--json", "-j", "1"]) == 0
+    assert printed and json.loads(printed[0])["sessions"]
+    warm = run_sweep(root, cache_dir=tmp_path / "xdg" / "evalkit", jobs=1)
+    assert warm.cache_misses == 0
