@@ -62,6 +62,37 @@ def test_the_table_is_named_with_its_version_and_pinned_in_pyproject():
     assert tuple(map(int, low.split("."))) <= version < tuple(map(int, high.split(".")))
 
 
+def test_the_tables_version_is_read_from_its_dist_info_as_importlib_metadata_reads_it(
+    tmp_path, monkeypatch
+):
+    """A warm load names the table's version without importing `importlib.metadata`: from the
+    one `.dist-info` beside the package, else as `importlib.metadata` finds it."""
+    from importlib.metadata import version
+
+    import evalkit.metrics.prices as prices_module
+
+    assert prices_module._dist_info_version() == version("genai-prices")
+    site = tmp_path / "site"
+    (site / "genai_prices").mkdir(parents=True)
+    monkeypatch.setattr(prices_module, "_table_dir", lambda: str(site / "genai_prices"))
+    assert prices_module._dist_info_version() is None  # no dist-info: importlib.metadata asked
+    info = site / "genai_prices-9.8.7.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.4\nName: genai-prices\nVersion: 9.8.7\n")
+    assert prices_module._dist_info_version() == "9.8.7"
+    (info / "METADATA").write_text("Name: other-package\nVersion: 9.8.7\n")
+    assert prices_module._dist_info_version() is None  # not the table's: not taken
+    (info / "METADATA").write_text("Name: genai_prices\nVersion: 9.8.7\n")
+    (site / "genai_prices-1.0.0.dist-info").mkdir()
+    assert prices_module._dist_info_version() is None  # two of them: which is installed?
+    prices_module.table_version.cache_clear()
+    try:
+        monkeypatch.setattr(prices_module, "_dist_info_version", lambda: None)
+        assert prices_module.table_version() == f"genai-prices {version('genai-prices')}"
+    finally:
+        prices_module.table_version.cache_clear()
+
+
 def test_five_parts_priced_from_the_tables_own_prices():
     # Anthropic splits cache writes: 5-minute and 1-hour at different rates.
     ledger = ModelLedger(

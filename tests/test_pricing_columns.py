@@ -42,7 +42,7 @@ MODELS = (
     None,
 )
 PROVIDERS = (None, None, None, "anthropic", "openai", "google", "bedrock", "nobody")
-AGENTS = ("claude-code", "claude-code", "codex", "inspect", "atif")
+AGENTS = ("claude-code", "claude-code", "codex", "inspect", "atif", None)
 SOURCES = (None, "last", "sum", "messages", "log")
 DATES = (
     None,
@@ -237,6 +237,39 @@ def test_a_log_twice_is_priced_by_the_rule():
     price_frames(sessions, models)
     pd.testing.assert_frame_equal(want[0], sessions, check_exact=True)
     pd.testing.assert_frame_equal(want[1], models, check_exact=True)
+
+
+def test_a_session_without_an_agent_is_not_claude_code_in_either_path():
+    """An <NA> agent with a ledger that names no provider: neither path raises, and neither
+    takes the ledger for Anthropic's (the columnar path's rule, the per-row oracle's too)."""
+    sessions = build_frame(
+        "sessions",
+        [{"log": "a.jsonl", "agent": None, "started_at": "2026-01-15T08:00:00Z"}],
+    )
+    models = build_frame(
+        "models",
+        [
+            {
+                "log": "a.jsonl",
+                "model": "claude-sonnet-4-5",
+                "source": "last",
+                "input_tokens": 1000.0,
+                "output_tokens": 100.0,
+            }
+        ],
+    )
+    assert sessions["agent"].isna().all()
+    want = (sessions.copy(), models.copy())
+    price_frames_by_row(*want)
+    price_frames(sessions, models)
+    pd.testing.assert_frame_equal(want[0], sessions, check_exact=True)
+    pd.testing.assert_frame_equal(want[1], models, check_exact=True)
+    # Priced as another agent's session is: its ledger's provider not taken for Anthropic.
+    codex = (sessions.assign(agent="codex"), models.copy())
+    codex[0]["agent"] = codex[0]["agent"].astype("string")
+    price_frames_by_row(*codex)
+    pd.testing.assert_frame_equal(codex[1], models, check_exact=True)
+    assert models["priced_cost_usd"].notna().all()
 
 
 def test_the_table_answers_read_back_from_json_price_the_same(monkeypatch):

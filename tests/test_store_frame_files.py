@@ -83,6 +83,31 @@ def test_a_file_is_read_only_when_it_is_exactly_what_its_name_says(tmp_path, mon
     assert read_frame_file(tmp_path, "calls", hex_) is None  # cut short: another digest
 
 
+def test_a_frame_file_read_with_or_without_pyarrow_parquets_wrapper_is_the_same_table(
+    tmp_path, monkeypatch
+):
+    """`parquet_table` reads with the reader `pyarrow.parquet` wraps (no file systems imported);
+    where that reader cannot be used, the wrapper gives the very same table."""
+    import pyarrow._parquet
+
+    written: dict = {}
+    write_frame_files(tmp_path, [(f"s{i}.jsonl", rows(3 + i)) for i in range(4)], written)
+    ((frame, hex_), want), *_ = written.items()
+    data = (tmp_path / frame_files.file_name(frame, hex_)).read_bytes()
+    direct = frame_files.parquet_table(data)
+    assert direct.equals(want) and direct.schema.equals(want.schema)
+
+    class Changed:  # another pyarrow's reader, whose `open` takes other arguments
+        def open(self, *args, unknown_argument):
+            raise AssertionError("not called with these arguments")
+
+    monkeypatch.setattr(pyarrow._parquet, "ParquetReader", Changed)
+    wrapped = frame_files.parquet_table(data)
+    assert wrapped.equals(want) and wrapped.schema.equals(want.schema)
+    with pytest.raises(Exception):  # noqa: B017 — not Parquet: the caller's miss
+        frame_files.parquet_table(b"PAR1 not really")
+
+
 def test_frame_files_no_row_names_are_removed_once_old(tmp_path, monkeypatch):
     root = corpus(tmp_path / "c")
     cache_dir = tmp_path / "cache"

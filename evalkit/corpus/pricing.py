@@ -123,7 +123,8 @@ def _ledger(row: dict[str, Any], agent: Any) -> ModelLedger | None:
     write = _value(row.get("cache_creation_tokens"))
     prompt = None if fresh is None else fresh + (read or 0.0) + (write or 0.0)
     provider = _value(row.get("provider"))
-    if provider is None and agent == "claude-code":
+    # An <NA> agent is not Claude Code, as the columnar path has it (`_price_columns`).
+    if provider is None and _value(agent) == "claude-code":
         provider = "anthropic"
     return ModelLedger(
         model=_value(row.get("model")),

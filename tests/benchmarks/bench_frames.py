@@ -12,8 +12,11 @@ resident memory (the largest process of the command) of:
 
 * frames cold / warm: `load_corpus(DIR)` with every frame taken, on an empty store and again on
   the store it filled (the frames read from the store's frame files); each also as measured
-  inside its process ("in-process": the interpreter started and pandas, pyarrow and evalkit
-  imported before the clock starts), the figure a notebook's user sees;
+  inside its process ("in-process": the interpreter started and pandas, evalkit and the
+  loader's modules, `evalkit.tables.corpus`, imported before the clock starts), the figure a
+  notebook's user sees. What a load imports on its own first use stays inside the clock, as a
+  user's first load pays it: pyarrow's Parquet reader and pandas' Arrow conversion, and the
+  price table when a price is not kept in the store;
 * sweep cold / warm: `evalkit sweep DIR --json` on an empty store and on that store with its
   stored output removed (the sessions read from the store, the tables computed); and with no
   store (`--no-cache`), whose cold sweep's excess is what the store costs a cold sweep;
