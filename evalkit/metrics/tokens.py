@@ -41,7 +41,6 @@ from typing import Any
 
 from evalkit.ecma import js_string
 from evalkit.formats.claude_code.index import SessionIndex, index_events
-from evalkit.formats.claude_code.transcripts import message_key
 from evalkit.formats.common import TokenLedger
 from evalkit.formats.frozen import quick_init
 
@@ -217,13 +216,12 @@ def claude_code_tokens(
             message = view.message
             if type(message) is not dict:
                 continue
-            mid = message.get("id")
-            key = (mid or None) if type(mid) is str else message_key(mid)
+            key = view.key  # `message_key(message.id)`
             if key is None:
                 continue
             if not one_segment:  # the segment holding the event (read for these and results)
                 seg = bisect_right(starts, view.index) - 1
-            if key in seen:
+            if not view.first:  # a request seen before
                 if seen[key] != seg and seen[key] >= 0:
                     repeated += 1
                     seen[key] = -1  # count a repeated message once
