@@ -224,9 +224,8 @@ def parse_session(
     """
     if isinstance(paths, str | os.PathLike):
         paths = [paths]
-    refuse_empty(paths)
     return session_from_transcript(
-        read_transcript(paths),
+        read_transcript(paths, refuse_empty=True),
         log=log,
         window_tokens=window_tokens,
         processed=processed,

@@ -15,10 +15,11 @@ import json
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from stat import S_ISREG
 from typing import Any
 
 from evalkit.ecma import js_json, js_string, js_truthy, pl
-from evalkit.errors import NotATranscript, TranscriptError
+from evalkit.errors import EmptyFile, NotATranscript, TranscriptError
 from evalkit.formats.claude_code import containers
 from evalkit.formats.claude_code.events import at_event
 from evalkit.formats.claude_code.fastjson import NOT_EXACT, fast_loads
@@ -367,11 +368,15 @@ def read_transcript(
     *,
     drop_falsy: bool = False,
     digests: bool = True,
+    refuse_empty: bool = False,
 ) -> Transcript:
     """Read the segment files of one session, in the order given (§1.1).
 
     The caller orders `.tN` segments numerically; `evalkit.tables.sweep` discovery does.
     `digests=False` leaves each segment's `digest` empty (for a caller that stores nothing).
+    `refuse_empty=True` first raises `EmptyFile` for the first segment that is a regular file of
+    zero bytes, before any is read, as `evalkit.errors.refuse_empty` does (from the same look
+    at each file that the reading uses, so each file is looked at once).
     """
     if isinstance(paths, str | os.PathLike):
         paths = [paths]
@@ -382,15 +387,26 @@ def read_transcript(
     accounts: list[SegmentRead] = []
     starts: list[int] = []
     limits = ReadLimits.from_env()
-    total = 0
+    looks: list[os.stat_result | Exception] = []
     for name in names:
-        starts.append(len(events))
         try:
-            st: os.stat_result | None = os.stat(name)
-        except OSError:
-            st = None  # read_segment names the problem
-        else:
+            looks.append(os.stat(name))
+        except (OSError, ValueError) as exc:
+            looks.append(exc)
+    if refuse_empty:
+        for name, st in zip(names, looks, strict=True):
+            if type(st) is os.stat_result and S_ISREG(st.st_mode) and st.st_size == 0:
+                raise EmptyFile(name)
+    total = 0
+    for name, look in zip(names, looks, strict=True):
+        starts.append(len(events))
+        if isinstance(look, ValueError):
+            raise look  # a path `os.stat` refuses (an embedded NUL), as it always raised here
+        st: os.stat_result | None = None
+        if isinstance(look, os.stat_result):
+            st = look
             total += st.st_size
+        # else: read_segment names the problem
         if total > limits.session_bytes:
             raise TranscriptError(name, _OVER_BUDGET)
         seg_events, account = read_segment(
