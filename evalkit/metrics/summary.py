@@ -102,8 +102,11 @@ def tool_call_display(
             object, or a `Read` file_path that is not a string (§9.1 case 6).
     """
     raw_name = block.get("name", _MISSING)
-    name = _concat(raw_name)
-    inp = block.get("input")
+    return _display(raw_name, _concat(raw_name), block.get("input"), path, profile)
+
+
+def _display(raw_name: Any, name: str, inp: Any, path: str, profile: ToolProfile) -> str:
+    """`tool_call_display` from the block's raw name, that name as text, and its raw input."""
     inp = inp if isinstance(inp, dict) else {}
     if raw_name == "Task":
         kind = inp.get("subagent_type")
@@ -328,7 +331,7 @@ def summarize(
                                     (None if raw_name is _MISSING else raw_name) or "", profile
                                 )
                             ),
-                            display=tool_call_display(use.block, path=path, profile=profile),
+                            display=_display(raw_name, name, use.input, path, profile),
                             event=at,
                         )
                     )
