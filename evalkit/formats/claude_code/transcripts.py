@@ -21,6 +21,7 @@ from typing import Any
 from evalkit.ecma import js_json, js_string, js_truthy, pl
 from evalkit.errors import EmptyFile, NotATranscript, TranscriptError
 from evalkit.formats.claude_code import containers
+from evalkit.formats.claude_code.containers import NO_TYPE, READ_TYPES
 from evalkit.formats.claude_code.events import at_event
 from evalkit.formats.claude_code.fastjson import NOT_EXACT, fast_loads
 from evalkit.formats.files import OVER_BUDGET as _OVER_BUDGET
@@ -252,6 +253,10 @@ def read_segment(
     line_bytes = limits.line_bytes
     append = events.append
     lineno = 0
+    # `containers.other_types(events)` and whether `unwrap_all` has anything to look at, counted
+    # as the lines are read instead of in two more walks over the events.
+    others: dict[str, int] = {}
+    maybe_wrapped = False
     for raw in _pieces(data):  # `data.split(b"\n")`, as views of `data`
         lineno += 1
         if not raw:
@@ -264,8 +269,15 @@ def read_segment(
         if type(value) is dict:  # the usual line, as the `isinstance` branch below takes it
             append(value)
             etype = value.get("type")
-            if type(etype) is str and etype in EVENT_TYPES:
-                claude += 1
+            if type(etype) is str:
+                if etype in EVENT_TYPES:
+                    claude += 1
+                if etype not in READ_TYPES:
+                    others[etype] = others.get(etype, 0) + 1
+            else:
+                others[NO_TYPE] = others.get(NO_TYPE, 0) + 1
+            if "raw" in value:
+                maybe_wrapped = True
             continue
         if value is not NOT_EXACT:
             ok = True
@@ -282,15 +294,22 @@ def read_segment(
         elif isinstance(value, dict):
             events.append(value)
             etype = value.get("type")
-            if isinstance(etype, str) and etype in EVENT_TYPES:
-                claude += 1
+            if isinstance(etype, str):
+                if etype in EVENT_TYPES:
+                    claude += 1
+                if etype not in READ_TYPES:
+                    others[etype] = others.get(etype, 0) + 1
+            else:
+                others[NO_TYPE] = others.get(NO_TYPE, 0) + 1
+            if "raw" in value:
+                maybe_wrapped = True
         elif value is None and not drop_falsy:
             raise TranscriptError(
                 path, "line is JSON null (the reference harness crashes here)", lineno
             )
         else:
             non_object += 1
-    wrapped = containers.unwrap_all(events)
+    wrapped = containers.unwrap_all(events) if maybe_wrapped else 0
     account = SegmentRead(
         path=path,
         lines=lineno,
@@ -308,7 +327,8 @@ def read_segment(
         ),
         too_long=too_long,
         wrapped=wrapped,
-        other_types=containers.other_types(events),
+        # Unwrapping replaced events: their types are counted again.
+        other_types=containers.other_types(events) if wrapped else tuple(others.items()),
     )
     return events, account
 
