@@ -137,6 +137,9 @@ class Globs:
         return f"Globs({list(self.globs)!r})"
 
 
+_UNCOMPILED: Any = object()  # a profile's CLI pattern before its first use
+
+
 def _cli_pattern(programs: Sequence[str]) -> re.Pattern[str] | None:
     """§1.11: a program invoked in some command position (after `;`, `&`, `|`, `(`, `&&`, `||`,
     `$(` or a backtick, past `VAR=value` assignments), with any path prefix."""
@@ -187,7 +190,7 @@ class ToolProfile:
     def __post_init__(self) -> None:
         globs = tuple((Globs([g]), f) for g, f in self.file_inputs)
         object.__setattr__(self, "_file_globs", globs)
-        object.__setattr__(self, "_cli", _cli_pattern(self.cli))
+        object.__setattr__(self, "_cli", _UNCOMPILED)  # compiled on first use (`is_cli_call`)
         object.__setattr__(self, "_family_memo", {})  # name → family: a pure function of both
         object.__setattr__(self, "_listed_memo", {})  # init tool list → its tools under test
 
@@ -199,7 +202,7 @@ class ToolProfile:
         other = profile_from_dict(state, source=state.get("source", "preset"))
         for k in other.__dataclass_fields__:
             object.__setattr__(self, k, getattr(other, k))
-        object.__setattr__(self, "_cli", other._cli)  # type: ignore[attr-defined]
+        object.__setattr__(self, "_cli", _UNCOMPILED)
         object.__setattr__(self, "_family_memo", {})
         object.__setattr__(self, "_listed_memo", {})
 
@@ -259,6 +262,11 @@ class ToolProfile:
     def is_cli_call(self, command: str) -> bool:
         """The Bash command runs one of `cli` in some command position (§1.11)."""
         pattern = self._cli  # type: ignore[attr-defined]
+        if pattern is _UNCOMPILED:
+            # Its character classes take milliseconds to compile, and a run that calls no
+            # Bash (or the presets a session does not use) never needs the pattern.
+            pattern = _cli_pattern(self.cli)
+            object.__setattr__(self, "_cli", pattern)
         return pattern is not None and pattern.search(command) is not None
 
     def file_of(self, name: Any, tool_input: Any) -> str | None:
