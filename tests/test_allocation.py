@@ -345,6 +345,10 @@ def test_path_set_agrees_with_same_path_on_random_paths():
     def path() -> str:
         if rng.random() < 0.05:
             return "/" * rng.randint(60, 70) + rng.choice(["a", "x.py", ""])
+        if rng.random() < 0.03:  # past the indexed length
+            return (
+                rng.choice(["", "a/"]) + "b" * rng.randint(4090, 4100) + rng.choice(["", "/x.py"])
+            )
         head = rng.choice(["", "/", "./", "././", "\\"])
         return head + "/".join(rng.choice(parts) for _ in range(rng.randint(0, 5)))
 

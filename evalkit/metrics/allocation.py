@@ -130,9 +130,9 @@ class PathSet:
     `same_path(x, y)` holds when `x == y`, when `y` is what follows some `/` of `x`, or when
     `x` is what follows some `/` of `y`. So each path is normalised once and kept with the
     text after each of its slashes (`tails`): a test is a few set lookups, one per slash of the
-    tested path, not a comparison with every path of the set. A path with more than
-    `_SLASHES_INDEXED` slashes (only hostile logs have them) is compared the plain way, so the
-    tails stay linear in the size of the paths.
+    tested path, not a comparison with every path of the set. A path longer than
+    `_CHARS_INDEXED` or with more than `_SLASHES_INDEXED` slashes (only hostile logs have them)
+    is compared the plain way, so the tails stay small.
     """
 
     __slots__ = ("_exact", "_tails", "_long")
@@ -144,7 +144,7 @@ class PathSet:
         for y in map(norm_path, paths):
             if not y:
                 continue
-            if y.count("/") > _SLASHES_INDEXED:
+            if len(y) > _CHARS_INDEXED or y.count("/") > _SLASHES_INDEXED:
                 long.append((y, "/" + y))
                 continue
             exact.add(y)
@@ -166,7 +166,7 @@ class PathSet:
         if x in exact or x in self._tails:  # x == y, or y ends with "/" + x
             return True
         if exact:
-            if x.count("/") > _SLASHES_INDEXED:
+            if len(x) > _CHARS_INDEXED or x.count("/") > _SLASHES_INDEXED:
                 if any(x.endswith("/" + y) for y in exact):
                     return True
             else:
@@ -183,7 +183,10 @@ class PathSet:
         return False
 
 
-_SLASHES_INDEXED = 64  # a path with more slashes than this is compared, not indexed
+# A path longer than this, or with more slashes, is compared, not indexed: the tails of an
+# indexed path hold at most 64 × 4096 characters.
+_SLASHES_INDEXED = 64
+_CHARS_INDEXED = 4096
 
 
 @quick_init
