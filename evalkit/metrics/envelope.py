@@ -180,28 +180,14 @@ def _split(src: str) -> Envelope:
             offset += chars
         path, header = m.groups()
         # A label needs its `(`: most headers have none, and the search is skipped.
-        symbols = _header_symbols(header) if "(" in header else ()
+        symbols = (
+            tuple([Symbol(n, k) for n, k in _LABEL.findall(header) if k in DEFINING_KINDS])
+            if "(" in header
+            else ()
+        )
         files.append(Section(path, chars, symbols, at, header))
         total += chars
     return Envelope(total, tuple(files))
-
-
-# A header remainder → its defined symbols: a pure function of a short text that repeats across
-# a corpus's responses (the same file shown again), so it is remembered; bounded in entries and
-# in the length of a remembered header, so a hostile log cannot make it grow.
-_SYMBOLS: dict[str, tuple[Symbol, ...]] = {}
-_SYMBOLS_KEPT = 4096
-_SYMBOLS_HEADER = 1024
-
-
-def _header_symbols(header: str) -> tuple[Symbol, ...]:
-    """§2.2 step 5: the `name(kind)` labels of a header remainder with a defining kind."""
-    found = _SYMBOLS.get(header)
-    if found is None:
-        found = tuple([Symbol(n, k) for n, k in _LABEL.findall(header) if k in DEFINING_KINDS])
-        if len(_SYMBOLS) < _SYMBOLS_KEPT and len(header) <= _SYMBOLS_HEADER:
-            _SYMBOLS[header] = found
-    return found
 
 
 def returned_paths(text: str | None) -> list[str]:
