@@ -11,19 +11,11 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import NotATranscript, TranscriptError, refuse_empty, unexpected_error
 from evalkit.formats.claude_code.events import in_segment
 from evalkit.formats.claude_code.index import index_events
-from evalkit.formats.claude_code.interactive import (
-    SubagentTranscript,
-    find_project_log_dir,
-    newest_session_log,
-    read_subagents,
-    tool_counts,
-    usage_totals,
-)
 from evalkit.formats.claude_code.transcripts import (
     EXPLORE,
     SegmentRead,
@@ -37,10 +29,13 @@ from evalkit.metrics.allocation import Allocation, compute_allocation
 from evalkit.metrics.answer import FinalAnswer, final_answer
 from evalkit.metrics.figures import RunFigures
 from evalkit.metrics.occupancy import DEFAULT_WINDOW_TOKENS, Occupancy, compute_occupancy
-from evalkit.metrics.read_allocation import ReadAllocation, compute_read_allocation
 from evalkit.metrics.sufficiency import Sufficiency, classify_sufficiency
 from evalkit.metrics.summary import PROCESSED_RESULT_USAGE, ProcessedDefinition, Summary, summarize
 from evalkit.metrics.tokens import ClaudeCodeTokens, claude_code_tokens
+
+if TYPE_CHECKING:  # imported where they are used: a sweep of headless runs needs neither
+    from evalkit.formats.claude_code.interactive import SubagentTranscript
+    from evalkit.metrics.read_allocation import ReadAllocation
 
 __all__ = [
     "Session",
@@ -180,11 +175,13 @@ def session_from_transcript(
             events, window_tokens=window_tokens, path=path, profile=profile, index=index
         )
         summary = summarize(events, processed=processed, path=path, profile=profile, index=index)
-        reads = (
-            compute_read_allocation(events, answer.text, profile=profile, path=path, index=index)
-            if read_allocation
-            else None
-        )
+        reads = None
+        if read_allocation:
+            from evalkit.metrics.read_allocation import compute_read_allocation
+
+            reads = compute_read_allocation(
+                events, answer.text, profile=profile, path=path, index=index
+            )
     except TranscriptError as exc:
         # Name the segment file that holds the offending event, not the first one.
         raise in_segment(exc, transcript.paths, transcript.segment_starts) from None
@@ -227,9 +224,8 @@ def parse_session(
     """
     if isinstance(paths, str | os.PathLike):
         paths = [paths]
-    refuse_empty(paths)
     return session_from_transcript(
-        read_transcript(paths),
+        read_transcript(paths, refuse_empty=True),
         log=log,
         window_tokens=window_tokens,
         processed=processed,
@@ -327,6 +323,8 @@ def read_interactive_session(
         UsageError: The project directory does not exist.
         TranscriptError: A log holds input the reference crashes on (§9.1).
     """
+    from evalkit.formats.claude_code.interactive import find_project_log_dir, newest_session_log
+
     if log_dir is None:
         log_dir = find_project_log_dir(
             project_dir if project_dir is not None else os.getcwd(), projects_dir
@@ -342,6 +340,8 @@ def read_session_file(path: str, *, log: str | None = None) -> InteractiveSessio
         TranscriptError: The log is missing or unreadable, or holds input the reference crashes
             on (§9.1).
     """
+    from evalkit.formats.claude_code.interactive import read_subagents, tool_counts, usage_totals
+
     refuse_empty([path])
     log_dir, name = os.path.split(path)
     # The reference drops the first `.jsonl`; a `.ndjson` log is named the same way.

@@ -329,3 +329,32 @@ def test_emoji_counts_two_utf16_units():
         "",
     )
     assert cjk.envelope == plain.envelope
+
+
+def test_path_set_agrees_with_same_path_on_random_paths():
+    """`PathSet` indexes the text after each slash; it must answer exactly as comparing the
+    tested path with every path by `same_path` does, leading/trailing/doubled slashes,
+    `./`, backslashes and paths past the indexed slash count included."""
+    import random
+
+    from evalkit.metrics.allocation import PathSet, same_path
+
+    rng = random.Random(26)
+    parts = ["a", "b", "src", "x.py", "", ".", "..", "a.b", "\\", "./"]
+
+    def path() -> str:
+        if rng.random() < 0.05:
+            return "/" * rng.randint(60, 70) + rng.choice(["a", "x.py", ""])
+        if rng.random() < 0.03:  # past the indexed length
+            return (
+                rng.choice(["", "a/"]) + "b" * rng.randint(4090, 4100) + rng.choice(["", "/x.py"])
+            )
+        head = rng.choice(["", "/", "./", "././", "\\"])
+        return head + "/".join(rng.choice(parts) for _ in range(rng.randint(0, 5)))
+
+    for _ in range(3000):
+        cited = [path() for _ in range(rng.randint(0, 6))] + [None] * rng.randint(0, 1)
+        ps = PathSet(cited)
+        for _ in range(4):
+            a = rng.choice([path(), *[c for c in cited if c]])
+            assert ps.has(a) == any(same_path(a, c) for c in cited), (a, cited)

@@ -87,6 +87,39 @@ def test_unknown_event_types_are_counted_per_type_never_malformed(tmp_path):
     assert read_segment(str(weird))[1].other_types == (("(no type)", 2),)
 
 
+def test_event_types_counted_while_reading_are_those_of_the_events_read(tmp_path):
+    """The reader counts the types it does not use as it reads each line; the count must be
+    `other_types` of the events it returns: lines decoded by either decoder (a `-0` or a big
+    integer takes the exact one), wrapped lines (unwrapped, then counted), `raw` keys that
+    are not a wrapper."""
+    from evalkit.formats.claude_code.containers import other_types
+
+    p = tmp_path / "mixed.jsonl"
+    p.write_text(
+        "\n".join(
+            [
+                '{"type": "rate_limit_event"}',
+                '{"type": "x", "n": -0}',
+                '{"type": "y", "n": 123456789012345678901}',
+                '{"no": "type", "n": -0}',
+                '{"type": 3}',
+                '{"type": "x", "raw": "not a wrapper"}',
+                '{"type": "user"}',
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    events, account = read_segment(str(p))
+    assert account.wrapped == 0
+    assert account.other_types == other_types(events)
+    assert account.other_types == (("rate_limit_event", 1), ("x", 2), ("y", 1), ("(no type)", 2))
+    w = write_wrapped(tmp_path / "w.jsonl", run_events())
+    events, account = read_segment(str(w))
+    assert account.wrapped and account.other_types == other_types(events)
+    assert account.other_types == (("rate_limit_event", 2), ("stream_event", 1))
+
+
 def test_jsonl_starting_with_an_array_line_stays_jsonl(tmp_path):
     p = tmp_path / "r.jsonl"
     p.write_bytes(b'[1,2]\n{"type":"x"}\n')

@@ -13,7 +13,7 @@ import random
 
 import pytest
 
-from evalkit.ecma import js_json
+from evalkit.ecma import js_json, utf16_len
 from evalkit.formats.claude_code.fastjson import MAX_FAST_DEPTH, NOT_EXACT, fast_loads
 from evalkit.formats.claude_code.transcripts import parse_line, read_segment
 
@@ -223,6 +223,7 @@ def test_stringify_fires_for_plain_values_and_writes_what_js_json_writes(value, 
     want = js_json(value)
     monkeypatch.setattr(fastjson, "js_json", _refuse)  # the fast path must answer alone
     assert fastjson.stringify(value) == want
+    assert fastjson.stringify_units(value) == utf16_len(want)
 
 
 @pytest.mark.parametrize(
@@ -246,10 +247,12 @@ def test_stringify_falls_back_to_js_json_where_orjson_would_differ(value, monkey
     monkeypatch.setattr(fastjson, "js_json", lambda v: calls.append(v) or real(v))
     assert fastjson.stringify(value) == real(value)
     assert calls == [value]
+    assert fastjson.stringify_units(value) == utf16_len(real(value))
+    assert calls == [value, value]
 
 
 def test_stringify_agrees_with_js_json_on_every_bmp_character():
-    from evalkit.formats.claude_code.fastjson import stringify
+    from evalkit.formats.claude_code.fastjson import stringify, stringify_units
 
     chars = [chr(c) for c in range(0xD800)] + [chr(c) for c in range(0xE000, 0x10000)]
     chars += [chr(c) for c in range(0x10000, 0x110000, 997)]
@@ -257,6 +260,7 @@ def test_stringify_agrees_with_js_json_on_every_bmp_character():
         chunk = chars[k : k + 512]
         value = {"k" + "".join(chunk): ["".join(chunk), "".join(reversed(chunk))]}
         assert stringify(value) == js_json(value)
+        assert stringify_units(value) == utf16_len(js_json(value))
 
 
 def _refuse(value):

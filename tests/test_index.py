@@ -86,3 +86,36 @@ def test_a_null_block_is_kept_as_the_error_and_the_walk_goes_on():
     [result] = index.results
     assert result.text is None and "null element" in result.error.reason
     assert len(index.assistants) == 1
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_each_request_is_counted_at_its_first_event_as_request_count_counts_it(seed):
+    """`Event.first` marks the first assistant event of each request key; their number is the
+    reference's `turns` (`request_count`), on hostile sessions too (ids that are numbers,
+    booleans, objects, empty or absent; messages that are not objects)."""
+    from evalkit.formats.claude_code.transcripts import message_key
+    from evalkit.metrics.occupancy import request_count
+
+    events = _events(hostile_session(random.Random(seed)))
+    ids = [None, "", "m1", "m1", 1, 1.0, True, {"o": 1}, [], 0, "m2"]
+    rng = random.Random(seed)
+    for _ in range(12):  # more assistant events, with the ids the metrics must tell apart
+        message = rng.choice([{"id": rng.choice(ids)}, {}, None, "text", {"id": {"o": 1}}])
+        events.insert(rng.randint(0, len(events)), {"type": "assistant", "message": message})
+    index = index_events(events)
+    firsts = [v for v in index.assistants if v.first]
+    assert len(firsts) == request_count(events)
+    seen = set()
+    for view in index.assistants:
+        message = view.message
+        if type(message) is not dict:
+            assert (view.key, view.first) == (None, False)
+            continue
+        assert view.msg_id is message.get("id")
+        key = message_key(message.get("id"))
+        assert (view.key is None) == (key is None)
+        if type(key) is not object:  # an object or array id is a new identity each time
+            assert view.key == key
+            assert view.first == (key is not None and key not in seen)
+            if key is not None:
+                seen.add(key)

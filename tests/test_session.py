@@ -70,3 +70,30 @@ def test_a_crash_in_the_classifier_names_the_segment_of_the_reaction(tmp_path):
     with pytest.raises(TranscriptError) as info:
         parse_session([first, second])
     assert info.value.path == str(second)
+
+
+def test_an_empty_segment_is_refused_before_any_segment_is_read(tmp_path, monkeypatch):
+    """The empty-file refusal looks at every segment before reading one (so a damaged first
+    segment does not hide an empty second one), and each file is looked at once."""
+    import os
+
+    from evalkit.errors import EmptyFile
+    from evalkit.formats.claude_code import transcripts
+
+    bad = tmp_path / "run.jsonl"
+    bad.write_text("not json\n")
+    empty = tmp_path / "run.t2.jsonl"
+    empty.write_bytes(b"")
+    looked: list[str] = []
+    real_stat = os.stat
+    monkeypatch.setattr(
+        transcripts.os, "stat", lambda p, *a, **k: looked.append(os.fspath(p)) or real_stat(p)
+    )
+    with pytest.raises(EmptyFile) as err:
+        parse_session([bad, empty])
+    assert err.value.path == str(empty)
+    assert looked == [str(bad), str(empty)]
+    # Without the refusal, the damaged first segment is what the reader reports.
+    with pytest.raises(TranscriptError) as err:
+        transcripts.read_transcript([bad, empty])
+    assert err.value.path == str(bad) and not isinstance(err.value, EmptyFile)

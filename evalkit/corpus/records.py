@@ -407,14 +407,12 @@ def _read_claude_code(
     `system/init`, no `result`, `sessionId`/`parentUuid` lines) is interactive, whatever its
     name; a log discovery took for an interactive one stays so (its folder and subagents)."""
     # Imported here so discovery and aggregation load without the parsing stack.
-    from evalkit.errors import refuse_empty
     from evalkit.formats.claude_code.transcripts import read_transcript
     from evalkit.session import is_interactive_log, session_from_transcript
 
     if interactive:
         return None, True
-    refuse_empty(paths)
-    transcript = read_transcript(paths, digests=digests)
+    transcript = read_transcript(paths, digests=digests, refuse_empty=True)
     if len(paths) == 1 and is_interactive_log(transcript.events):
         return None, True
     if profile is not None:

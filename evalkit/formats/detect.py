@@ -24,7 +24,6 @@ import json
 import os
 import re
 import stat
-import zipfile
 import zlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -100,6 +99,8 @@ def _head(path: str) -> bytes:
 
 
 def _is_inspect_zip(path: str) -> bool:
+    import zipfile  # here: only a `.eval` file is opened as a zip archive
+
     try:
         with zipfile.ZipFile(path) as zf:
             names = set(zf.namelist())

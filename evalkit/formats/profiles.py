@@ -70,6 +70,8 @@ CODEGRAPH_EXPLORE = "mcp__codegraph__codegraph_explore"
 BUILTIN_FAMILIES: tuple[str, ...] = ("read", "search", "bash", "other")
 _LABEL = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
 _META = frozenset("*?[")
+_LISTS_KEPT = 256  # `system/init` tool lists whose tools under test a profile remembers,
+_LIST_CHARS = 16384  # each of at most this many characters of names
 _MEMO = 4096  # tool names whose answers a glob set (or a profile's families) remembers
 # Names longer than this are matched every time, not remembered: the memos stay small however
 # long the names a log holds (a real tool name is a few dozen characters).
@@ -135,6 +137,9 @@ class Globs:
         return f"Globs({list(self.globs)!r})"
 
 
+_UNCOMPILED: Any = object()  # a profile's CLI pattern before its first use
+
+
 def _cli_pattern(programs: Sequence[str]) -> re.Pattern[str] | None:
     """§1.11: a program invoked in some command position (after `;`, `&`, `|`, `(`, `&&`, `||`,
     `$(` or a backtick, past `VAR=value` assignments), with any path prefix."""
@@ -185,8 +190,9 @@ class ToolProfile:
     def __post_init__(self) -> None:
         globs = tuple((Globs([g]), f) for g, f in self.file_inputs)
         object.__setattr__(self, "_file_globs", globs)
-        object.__setattr__(self, "_cli", _cli_pattern(self.cli))
+        object.__setattr__(self, "_cli", _UNCOMPILED)  # compiled on first use (`is_cli_call`)
         object.__setattr__(self, "_family_memo", {})  # name → family: a pure function of both
+        object.__setattr__(self, "_listed_memo", {})  # init tool list → its tools under test
 
     # -- pickling: compiled parts are rebuilt --------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
@@ -196,8 +202,9 @@ class ToolProfile:
         other = profile_from_dict(state, source=state.get("source", "preset"))
         for k in other.__dataclass_fields__:
             object.__setattr__(self, k, getattr(other, k))
-        object.__setattr__(self, "_cli", other._cli)  # type: ignore[attr-defined]
+        object.__setattr__(self, "_cli", _UNCOMPILED)
         object.__setattr__(self, "_family_memo", {})
+        object.__setattr__(self, "_listed_memo", {})
 
     # -- the rules -------------------------------------------------------------------------------
     @property
@@ -212,6 +219,20 @@ class ToolProfile:
     def is_tool_under_test(self, name: str) -> bool:
         """The name is one of the tool under test's tools."""
         return self.tools(name)
+
+    def tools_under_test(self, names: tuple[str, ...]) -> tuple[str, ...]:
+        """The names that are the tool under test's, in order (a `system/init` tool list).
+
+        Every result event of a session repeats the same list, so the answer is remembered per
+        list (a bounded number of lists, each of bounded length: hostile logs stay small)."""
+        memo = self._listed_memo  # type: ignore[attr-defined]
+        found = memo.get(names)
+        if found is None:
+            tools = self.tools
+            found = tuple([t for t in names if tools(t)])
+            if len(memo) < _LISTS_KEPT and sum(map(len, names)) <= _LIST_CHARS:
+                memo[names] = found
+        return found
 
     def is_explore(self, name: Any) -> bool:
         """A codegraph-format explore tool (codegraph: the name contains `codegraph_explore`)."""
@@ -241,6 +262,11 @@ class ToolProfile:
     def is_cli_call(self, command: str) -> bool:
         """The Bash command runs one of `cli` in some command position (§1.11)."""
         pattern = self._cli  # type: ignore[attr-defined]
+        if pattern is _UNCOMPILED:
+            # Its character classes take milliseconds to compile, and a run that calls no
+            # Bash (or the presets a session does not use) never needs the pattern.
+            pattern = _cli_pattern(self.cli)
+            object.__setattr__(self, "_cli", pattern)
         return pattern is not None and pattern.search(command) is not None
 
     def file_of(self, name: Any, tool_input: Any) -> str | None:

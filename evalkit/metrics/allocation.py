@@ -125,13 +125,34 @@ def same_as_any(a: str | None, others: Sequence[str | None]) -> bool:
 
 
 class PathSet:
-    """Paths to test many others against with `same_path` (an answer's cited paths): each is
-    normalised once, and its `/`-prefixed form is built once, not once per comparison."""
+    """Paths to test many others against with `same_path` (an answer's cited paths).
 
-    __slots__ = ("_pairs",)
+    `same_path(x, y)` holds when `x == y`, when `y` is what follows some `/` of `x`, or when
+    `x` is what follows some `/` of `y`. So each path is normalised once and kept with the
+    text after each of its slashes (`tails`): a test is a few set lookups, one per slash of the
+    tested path, not a comparison with every path of the set. A path longer than
+    `_CHARS_INDEXED` or with more than `_SLASHES_INDEXED` slashes (only hostile logs have them)
+    is compared the plain way, so the tails stay small.
+    """
+
+    __slots__ = ("_exact", "_tails", "_long")
 
     def __init__(self, paths: Sequence[str | None]) -> None:
-        self._pairs = [(y, "/" + y) for y in map(norm_path, paths) if y]
+        exact: set[str] = set()
+        tails: set[str] = set()
+        long: list[tuple[str, str]] = []
+        for y in map(norm_path, paths):
+            if not y:
+                continue
+            if len(y) > _CHARS_INDEXED or y.count("/") > _SLASHES_INDEXED:
+                long.append((y, "/" + y))
+                continue
+            exact.add(y)
+            i = y.find("/")
+            while i >= 0:
+                tails.add(y[i + 1 :])
+                i = y.find("/", i + 1)
+        self._exact, self._tails, self._long = exact, tails, long
 
     def has(self, a: str | None) -> bool:
         """`any(same_path(a, b) for b in paths)`."""
@@ -141,11 +162,31 @@ class PathSet:
         """`has` for a path already through `norm_path` (which is not idempotent: `././a`)."""
         if not x:
             return False
-        slash_x = "/" + x
-        for y, slash_y in self._pairs:
-            if x == y or x.endswith(slash_y) or y.endswith(slash_x):
-                return True
+        exact = self._exact
+        if x in exact or x in self._tails:  # x == y, or y ends with "/" + x
+            return True
+        if exact:
+            if len(x) > _CHARS_INDEXED or x.count("/") > _SLASHES_INDEXED:
+                if any(x.endswith("/" + y) for y in exact):
+                    return True
+            else:
+                i = x.find("/")
+                while i >= 0:  # x ends with "/" + y
+                    if x[i + 1 :] in exact:
+                        return True
+                    i = x.find("/", i + 1)
+        if self._long:
+            slash_x = "/" + x
+            for y, slash_y in self._long:
+                if x == y or x.endswith(slash_y) or y.endswith(slash_x):
+                    return True
         return False
+
+
+# A path longer than this, or with more slashes, is compared, not indexed: the tails of an
+# indexed path hold at most 64 × 4096 characters.
+_SLASHES_INDEXED = 64
+_CHARS_INDEXED = 4096
 
 
 @quick_init

@@ -36,7 +36,7 @@ from evalkit.ecma import (
 )
 from evalkit.errors import TranscriptError
 from evalkit.formats.claude_code.events import at_event
-from evalkit.formats.claude_code.fastjson import stringify
+from evalkit.formats.claude_code.fastjson import stringify_units
 from evalkit.formats.claude_code.index import SessionIndex, index_events
 from evalkit.formats.claude_code.transcripts import family, message_key, result_text
 from evalkit.formats.frozen import quick_init
@@ -150,8 +150,8 @@ def _block_chars(block: Any, path: str) -> float:
             return _js_length(block.get("thinking"))
         if btype == "tool_use":
             raw = block.get("input")
-            return utf16_len(stringify({} if raw is None else raw)) + _js_length(block.get("name"))
-    return utf16_len(stringify(block))
+            return stringify_units({} if raw is None else raw) + _js_length(block.get("name"))
+    return stringify_units(block)
 
 
 def _timeline(
@@ -160,7 +160,6 @@ def _timeline(
     entries: list[Any] = []
     add = entries.append
     compactions = 0
-    seen: set[Any] = set()
     at = -1
     try:
         for view in index.timeline:  # compactions, and assistant and user events with a message
@@ -172,12 +171,8 @@ def _timeline(
                 continue
             message = view.message
             if etype == "assistant":
-                msg = message if type(message) is dict else {}
-                mid = msg.get("id")
-                key = (mid or None) if type(mid) is str else message_key(mid)
-                if key is not None and key not in seen:
-                    seen.add(key)
-                    add(_Req(_usage_tokens(msg.get("usage"), _CTX_FIELDS, path)))
+                if view.first:  # the first event of a request (`message_key`, §6.2)
+                    add(_Req(_usage_tokens(message.get("usage"), _CTX_FIELDS, path)))
                 content = view.content
                 if type(content) is list:
                     for block in content:

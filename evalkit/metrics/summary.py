@@ -32,7 +32,7 @@ from evalkit.errors import TranscriptError, one_line
 from evalkit.formats.claude_code.events import at_event
 from evalkit.formats.claude_code.fastjson import stringify
 from evalkit.formats.claude_code.index import ABSENT, SessionIndex, index_events
-from evalkit.formats.claude_code.transcripts import family, id_key, message_key
+from evalkit.formats.claude_code.transcripts import family, id_key
 from evalkit.formats.frozen import quick_init
 from evalkit.formats.profiles import CODEGRAPH, ToolProfile
 
@@ -102,8 +102,11 @@ def tool_call_display(
             object, or a `Read` file_path that is not a string (§9.1 case 6).
     """
     raw_name = block.get("name", _MISSING)
-    name = _concat(raw_name)
-    inp = block.get("input")
+    return _display(raw_name, _concat(raw_name), block.get("input"), path, profile)
+
+
+def _display(raw_name: Any, name: str, inp: Any, path: str, profile: ToolProfile) -> str:
+    """`tool_call_display` from the block's raw name, that name as text, and its raw input."""
     inp = inp if isinstance(inp, dict) else {}
     if raw_name == "Task":
         kind = inp.get("subagent_type")
@@ -292,7 +295,7 @@ def summarize(
     cost: float = 0
     processed_results: float = 0
     processed_messages: float = 0
-    seen_ids: set[Any] = set()
+    turns = 0
     at = -1
     try:
         for view in index.views:
@@ -302,10 +305,9 @@ def summarize(
                 message = view.message
                 if type(message) is not dict:
                     continue
-                msg_id = message.get("id")
-                key = (msg_id or None) if type(msg_id) is str else message_key(msg_id)
-                if key is not None and key not in seen_ids:
-                    seen_ids.add(key)
+                msg_id = view.msg_id
+                if view.first:  # the first event of a request: its usage counts once
+                    turns += 1
                     processed_messages = js_add(
                         processed_messages, _usage_sum(message.get("usage"), path, "message usage")
                     )
@@ -329,7 +331,7 @@ def summarize(
                                     (None if raw_name is _MISSING else raw_name) or "", profile
                                 )
                             ),
-                            display=tool_call_display(use.block, path=path, profile=profile),
+                            display=_display(raw_name, name, use.input, path, profile),
                             event=at,
                         )
                     )
@@ -360,8 +362,8 @@ def summarize(
                         path,
                         "system/init tools is not an array (the reference harness crashes here)",
                     )
-                names = [t if type(t) is str else js_string(t) for t in (tools or [])]
-                init_tools = tuple([t for t in names if profile.is_tool_under_test(t)])
+                names = tuple([t if type(t) is str else js_string(t) for t in (tools or [])])
+                init_tools = profile.tools_under_test(names)
     except TranscriptError as exc:
         at_event(exc, at)  # which event, so the session can name its segment file
         raise
@@ -384,7 +386,7 @@ def summarize(
         grep=sum(n for name, n in counts.items() if profile.count_search(name)),
         bash=sum(n for name, n in counts.items() if profile.count_bash(name)),
         cg=sum(n for name, n in counts.items() if profile.is_tool_under_test(name)),
-        turns=len(seen_ids),  # `request_count(events)`: the same distinct assistant ids
+        turns=turns,  # `request_count(events)`: the same distinct assistant ids
         dur=js_div(dur, 1000),
         cost=cost,
         ok=bool(subtypes) and all(s == "success" for s in subtypes),

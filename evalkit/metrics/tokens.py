@@ -41,7 +41,6 @@ from typing import Any
 
 from evalkit.ecma import js_string
 from evalkit.formats.claude_code.index import SessionIndex, index_events
-from evalkit.formats.claude_code.transcripts import message_key
 from evalkit.formats.common import TokenLedger
 from evalkit.formats.frozen import quick_init
 
@@ -217,19 +216,19 @@ def claude_code_tokens(
             message = view.message
             if type(message) is not dict:
                 continue
-            mid = message.get("id")
-            key = (mid or None) if type(mid) is str else message_key(mid)
+            key = view.key  # `message_key(message.id)`
             if key is None:
                 continue
             if not one_segment:  # the segment holding the event (read for these and results)
                 seg = bisect_right(starts, view.index) - 1
-            if key in seen:
+            if not view.first:  # a request seen before
                 if seen[key] != seg and seen[key] >= 0:
                     repeated += 1
                     seen[key] = -1  # count a repeated message once
                 continue
             seen[key] = seg
-            main = js_string(view.thread) == "main"  # `thread_of(event)`
+            parent = view.parent  # `thread_of(event) == "main"`
+            main = parent is None or js_string(parent) == "main"
             if main:
                 main_requests += 1
             else:
@@ -244,18 +243,23 @@ def claude_code_tokens(
             read = usage.get(_READ)
             write = usage.get(_WRITE)
             if type(fresh) is int and type(read) is int and type(write) is int:
-                # The usual usage, three integers (never a bool: `type` is exact): as below.
-                parts = [fresh, read, write]
+                # The usual usage, three integers (never a bool: `type` is exact): the sums
+                # below with `_add` written out (each operand is a number, never None).
                 total = fresh + read + write
+                n = per_model[1]
+                per_model[1] = total if n is None else n + total
+                prompt = total if prompt is None else prompt + total
+                cache_read = read if cache_read is None else cache_read + read
+                cache_write = write if cache_write is None else cache_write + write
             else:
                 parts = [_num(fresh), _num(read), _num(write)]
                 if parts[0] is None and parts[1] is None and parts[2] is None:
                     continue
                 total = sum(p or 0 for p in parts)
-            per_model[1] = _add(per_model[1], total)
-            prompt = _add(prompt, total)
-            cache_read = _add(cache_read, parts[1] or 0)
-            cache_write = _add(cache_write, parts[2] or 0)
+                per_model[1] = _add(per_model[1], total)
+                prompt = _add(prompt, total)
+                cache_read = _add(cache_read, parts[1] or 0)
+                cache_write = _add(cache_write, parts[2] or 0)
             seg_prompt[seg] += total
             if main:
                 main_prompt = _add(main_prompt, total)

@@ -298,6 +298,10 @@ def instruction_report(corpus: Path, label: str) -> None:
     if not shutil.which("valgrind"):
         print("\n(valgrind is not installed: no instruction counts)")
         return
+    # One uncounted run first: the bytecode prefix holds evalkit's modules (`prime_bytecode`)
+    # but not yet the standard library's, which the first counted run would otherwise compile
+    # (about a billion instructions charged to start-up, and a negative discovery stage).
+    run(py(_STAGES, str(corpus), "4"))
     cuts = [instructions(py(_STAGES, str(corpus), str(k))) for k in range(5)]
     whole = instructions(
         [sys.executable, "-m", "evalkit", "sweep", str(corpus), "--json", "--no-cache", "-j", "1"]

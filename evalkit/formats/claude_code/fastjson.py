@@ -33,14 +33,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from evalkit.ecma import js_json
+from evalkit.ecma import js_json, utf16_len
 
 try:  # a dependency; without it every line simply takes the exact path
     import orjson
 except ImportError:  # pragma: no cover - exercised only in a broken install
     orjson = None  # type: ignore[assignment]
 
-__all__ = ["NOT_EXACT", "MAX_FAST_DEPTH", "fast_loads", "stringify"]
+__all__ = ["NOT_EXACT", "MAX_FAST_DEPTH", "fast_loads", "stringify", "stringify_units"]
 
 NOT_EXACT: Any = object()  # "ask parse_line": the sentinel `fast_loads` returns
 MAX_FAST_DEPTH = 200
@@ -158,6 +158,19 @@ def stringify(x: Any) -> str:
         except TypeError:  # orjson.JSONEncodeError: a lone surrogate, too deep, …
             pass
     return js_json(x)
+
+
+def stringify_units(x: Any) -> int:
+    """`utf16_len(stringify(x))`, the UTF-16 length of `JSON.stringify(x)`: when orjson writes
+    the text and it is ASCII (most tool inputs), its byte count, with no text decoded."""
+    if orjson is not None and _plain(x, 0):
+        try:
+            raw = orjson.dumps(x)
+        except TypeError:  # orjson.JSONEncodeError, as in `stringify`
+            pass
+        else:
+            return len(raw) if raw.isascii() else utf16_len(raw.decode("utf-8"))
+    return utf16_len(js_json(x))
 
 
 def _plain(v: Any, depth: int) -> bool:

@@ -31,7 +31,7 @@ from typing import Any
 from evalkit.ecma import js_string, js_truthy, utf16_len
 from evalkit.errors import TranscriptError
 from evalkit.formats.claude_code.events import at_event
-from evalkit.formats.claude_code.transcripts import id_key, result_text
+from evalkit.formats.claude_code.transcripts import id_key, message_key, result_text
 
 __all__ = ["ABSENT", "Use", "Result", "Event", "SessionIndex", "index_events"]
 
@@ -146,6 +146,10 @@ class Event:
         results: A user event's tool_result blocks, in order.
         null: The error for the first null block of an array content, else None (§9.1 case 2).
         null_pos: Its position in the content (-1 without one).
+        msg_id: An assistant event's raw `message.id` (None when absent or not an object).
+        key: Its request key (`message_key`, §1.11, §6.2): None for no request.
+        first: This is the first assistant event with that key, the one whose usage counts
+            (a message is written once per content block, each with the same id and usage).
     """
 
     index: int
@@ -159,6 +163,9 @@ class Event:
     results: list[Result] | tuple[()] = ()
     null: TranscriptError | None = None
     null_pos: int = -1
+    msg_id: Any = None
+    key: Any = None
+    first: bool = False
 
     @property
     def thread(self) -> Any:
@@ -205,6 +212,7 @@ def index_events(events: Sequence[dict[str, Any]], *, path: str = "(transcript)"
     views, assistants, timeline = index.views, index.assistants, index.timeline
     uses, results = index.uses, index.results
     by_id: dict[Any, Use] = {}
+    requests: set[Any] = set()  # the request keys seen so far
     plain = True
     error: TranscriptError | None = None
     for i, event in enumerate(events):
@@ -219,6 +227,12 @@ def index_events(events: Sequence[dict[str, Any]], *, path: str = "(transcript)"
                 timeline.append(view)
             if etype == "assistant":
                 assistants.append(view)
+                if is_dict:
+                    mid = view.msg_id = message.get("id")
+                    key = view.key = (mid or None) if type(mid) is str else message_key(mid)
+                    if key is not None and key not in requests:
+                        requests.add(key)
+                        view.first = True
             if type(content) is not list:
                 continue
             pos = -1

@@ -15,11 +15,13 @@ import json
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from stat import S_ISREG
 from typing import Any
 
 from evalkit.ecma import js_json, js_string, js_truthy, pl
-from evalkit.errors import NotATranscript, TranscriptError
+from evalkit.errors import EmptyFile, NotATranscript, TranscriptError
 from evalkit.formats.claude_code import containers
+from evalkit.formats.claude_code.containers import NO_TYPE, READ_TYPES
 from evalkit.formats.claude_code.events import at_event
 from evalkit.formats.claude_code.fastjson import NOT_EXACT, fast_loads
 from evalkit.formats.files import OVER_BUDGET as _OVER_BUDGET
@@ -251,6 +253,10 @@ def read_segment(
     line_bytes = limits.line_bytes
     append = events.append
     lineno = 0
+    # `containers.other_types(events)` and whether `unwrap_all` has anything to look at, counted
+    # as the lines are read instead of in two more walks over the events.
+    others: dict[str, int] = {}
+    maybe_wrapped = False
     for raw in _pieces(data):  # `data.split(b"\n")`, as views of `data`
         lineno += 1
         if not raw:
@@ -263,8 +269,15 @@ def read_segment(
         if type(value) is dict:  # the usual line, as the `isinstance` branch below takes it
             append(value)
             etype = value.get("type")
-            if type(etype) is str and etype in EVENT_TYPES:
-                claude += 1
+            if type(etype) is str:
+                if etype in EVENT_TYPES:
+                    claude += 1
+                if etype not in READ_TYPES:
+                    others[etype] = others.get(etype, 0) + 1
+            else:
+                others[NO_TYPE] = others.get(NO_TYPE, 0) + 1
+            if "raw" in value:
+                maybe_wrapped = True
             continue
         if value is not NOT_EXACT:
             ok = True
@@ -281,15 +294,22 @@ def read_segment(
         elif isinstance(value, dict):
             events.append(value)
             etype = value.get("type")
-            if isinstance(etype, str) and etype in EVENT_TYPES:
-                claude += 1
+            if isinstance(etype, str):
+                if etype in EVENT_TYPES:
+                    claude += 1
+                if etype not in READ_TYPES:
+                    others[etype] = others.get(etype, 0) + 1
+            else:
+                others[NO_TYPE] = others.get(NO_TYPE, 0) + 1
+            if "raw" in value:
+                maybe_wrapped = True
         elif value is None and not drop_falsy:
             raise TranscriptError(
                 path, "line is JSON null (the reference harness crashes here)", lineno
             )
         else:
             non_object += 1
-    wrapped = containers.unwrap_all(events)
+    wrapped = containers.unwrap_all(events) if maybe_wrapped else 0
     account = SegmentRead(
         path=path,
         lines=lineno,
@@ -307,7 +327,8 @@ def read_segment(
         ),
         too_long=too_long,
         wrapped=wrapped,
-        other_types=containers.other_types(events),
+        # Unwrapping replaced events: their types are counted again.
+        other_types=containers.other_types(events) if wrapped else tuple(others.items()),
     )
     return events, account
 
@@ -367,11 +388,15 @@ def read_transcript(
     *,
     drop_falsy: bool = False,
     digests: bool = True,
+    refuse_empty: bool = False,
 ) -> Transcript:
     """Read the segment files of one session, in the order given (§1.1).
 
     The caller orders `.tN` segments numerically; `evalkit.tables.sweep` discovery does.
     `digests=False` leaves each segment's `digest` empty (for a caller that stores nothing).
+    `refuse_empty=True` first raises `EmptyFile` for the first segment that is a regular file of
+    zero bytes, before any is read, as `evalkit.errors.refuse_empty` does (from the same look
+    at each file that the reading uses, so each file is looked at once).
     """
     if isinstance(paths, str | os.PathLike):
         paths = [paths]
@@ -382,15 +407,26 @@ def read_transcript(
     accounts: list[SegmentRead] = []
     starts: list[int] = []
     limits = ReadLimits.from_env()
-    total = 0
+    looks: list[os.stat_result | Exception] = []
     for name in names:
-        starts.append(len(events))
         try:
-            st: os.stat_result | None = os.stat(name)
-        except OSError:
-            st = None  # read_segment names the problem
-        else:
+            looks.append(os.stat(name))
+        except (OSError, ValueError) as exc:
+            looks.append(exc)
+    if refuse_empty:
+        for name, st in zip(names, looks, strict=True):
+            if type(st) is os.stat_result and S_ISREG(st.st_mode) and st.st_size == 0:
+                raise EmptyFile(name)
+    total = 0
+    for name, look in zip(names, looks, strict=True):
+        starts.append(len(events))
+        if isinstance(look, ValueError):
+            raise look  # a path `os.stat` refuses (an embedded NUL), as it always raised here
+        st: os.stat_result | None = None
+        if isinstance(look, os.stat_result):
+            st = look
             total += st.st_size
+        # else: read_segment names the problem
         if total > limits.session_bytes:
             raise TranscriptError(name, _OVER_BUDGET)
         seg_events, account = read_segment(
