@@ -558,7 +558,7 @@ def main() -> int:
         print("--reference given but node is not on PATH: the reference loop is skipped")
     elif not args.reference:
         print("(no --reference: the reference loop is not measured; its stand-in is the JSON")
-        print(" floor — the reference's one-process loop costs about 5x it on this machine)")
+        print(" floor; where it was measured, the reference's one-process loop cost 3.0-3.3x it)")
     results = []
     _Launcher.start()  # while this process is small (see `_LAUNCHER`)
     with tempfile.TemporaryDirectory(prefix="evalkit-bench-") as tmp_name:
