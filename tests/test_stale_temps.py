@@ -17,8 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-from evalkit.store import shards as store_mod
 from evalkit.store.admin import prune_cache
+from evalkit.store.temps import temp_file
 from evalkit.sweep import run_sweep
 from tests.sweep_helpers import cited
 
@@ -129,7 +129,7 @@ def test_prune_removes_a_temp_file_a_killed_writer_left_minutes_ago(tmp_path):
 
 
 def test_evalkits_own_temp_files_are_locked_while_written(tmp_path):
-    fd, name = store_mod.temp_file(tmp_path, ".out")
+    fd, name = temp_file(tmp_path, ".out")
     try:
         other = os.open(name, os.O_RDONLY)
         try:

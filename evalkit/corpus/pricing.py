@@ -180,9 +180,6 @@ def price_frames_by_row(
     The rule the columnar `price_frames` must give cell by cell (a property test compares
     them), and what it falls back to for a sessions frame that holds a log twice.
     """
-    import pandas as pd
-
-    from evalkit.store.columns import columns_of
 
     by_log: dict[Any, list[int]] = {}
     # Only the ledger's columns: turning every column into Python objects is most of the time.
@@ -220,12 +217,8 @@ def price_frames_by_row(
             out_models["price_date"][i] = d["price_date"]
             out_models["priced_lower_bound"][i] = m.lower_bound if m.cost_usd is not None else None
             out_models["price_notes"][i] = d["price_notes"]
-    dtypes = {c.name: c.dtype for c in columns_of("sessions")}
-    for name, values in out_sessions.items():
-        sessions[name] = pd.array(_clean(values, dtypes[name]), dtype=dtypes[name])
-    dtypes = {c.name: c.dtype for c in columns_of("models")}
-    for name, values in out_models.items():
-        models[name] = pd.array(_clean(values, dtypes[name]), dtype=dtypes[name])
+    _assign(sessions, "sessions", out_sessions)
+    _assign(models, "models", out_models)
 
 
 def priced_frame(name: str, rows: dict[str, list[dict[str, Any]]], prices: Any = None):
@@ -244,12 +237,6 @@ def priced_frame(name: str, rows: dict[str, list[dict[str, Any]]], prices: Any =
     }
     price_frames(frames["sessions"], frames["models"], resolve_prices(prices))
     return frames[name]
-
-
-def _clean(values: list[Any], dtype: str) -> list[Any]:
-    if dtype == "Float64":
-        return [None if v is None or v != v else float(v) for v in values]
-    return values
 
 
 # --- columnar pricing ---------------------------------------------------------------------------

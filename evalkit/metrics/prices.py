@@ -121,20 +121,17 @@ def _dist_info_version() -> str | None:
     """The `Version` of the one `.dist-info` beside the price table's package (what
     `importlib.metadata.version` reads, without importing it and the e-mail parser: a warm
     load's tenth of its time), or None when there is not exactly one of its name there."""
-    import re
-
     where = _table_dir()
     if where is None:
         return None
-    wanted = re.sub(r"[-_.]+", "-", PRICE_TABLE).lower()
+    wanted = _project_name(PRICE_TABLE)
     try:
         site = os.path.dirname(where)
         infos = [
             e
             for e in os.listdir(site)
             if e.endswith(".dist-info")
-            and re.sub(r"[-_.]+", "-", e.removesuffix(".dist-info").partition("-")[0]).lower()
-            == wanted
+            and _project_name(e.removesuffix(".dist-info").partition("-")[0]) == wanted
         ]
         if len(infos) != 1:
             return None
@@ -149,8 +146,16 @@ def _dist_info_version() -> str | None:
         key, sep, value = line.partition(":")
         if sep and key in ("Name", "Version"):
             fields.setdefault(key, value.strip())
-    name = re.sub(r"[-_.]+", "-", fields.get("Name", "")).lower()
-    return (fields.get("Version") or None) if name == wanted else None
+    found = _project_name(fields.get("Name", "")) == wanted
+    return (fields.get("Version") or None) if found else None
+
+
+def _project_name(name: str) -> str:
+    """A distribution's name as packaging compares names (PEP 503: runs of `-_.` as one `-`,
+    lower case)."""
+    import re
+
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 # --- what is priced -------------------------------------------------------------------------

@@ -41,7 +41,7 @@ from evalkit.store.columns import (
     name_text,
     stored_text,
 )
-from evalkit.store.temps import temp_file
+from evalkit.store.temps import replace_file
 
 __all__ = [
     "FRAME_FILE",
@@ -166,19 +166,7 @@ def _put(directory: str | os.PathLike[str], name: str, data: bytes) -> bool:
     with contextlib.suppress(OSError):
         if stat.S_ISREG(os.lstat(target).st_mode) and os.lstat(target).st_size == len(data):
             return True
-    try:
-        fd, tmp = temp_file(directory, ".parquet")  # locked while written
-    except OSError:
-        return False
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, target)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        return False
-    return True
+    return replace_file(directory, target, data, ".parquet")
 
 
 def read_frame_file(directory: str | os.PathLike[str], frame: str, hex_: str) -> Any:

@@ -13,7 +13,6 @@ User prices (`--prices FILE.toml`) are never kept: they are read from their file
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -21,7 +20,7 @@ import re
 from typing import Any
 
 from evalkit.metrics.prices import Rates, rates_from_json, rates_to_json, table_identity
-from evalkit.store.temps import temp_file
+from evalkit.store.temps import replace_file
 
 __all__ = ["PRICES_FILE", "PriceMemo"]
 
@@ -67,19 +66,7 @@ class PriceMemo(dict[str, "Rates | str"]):
             keys[key] = at[id(value)]
         doc = {"version": _VERSION, "table": table_identity(), "rates": rates, "keys": keys}
         data = json.dumps(doc, ensure_ascii=True, separators=(",", ":")).encode()
-        name = None
-        try:
-            fd, name = temp_file(directory, ".json")
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(name, self._path)
-            name = None
-        except OSError:
-            pass
-        finally:
-            if name is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(name)
+        replace_file(directory, self._path, data, ".json")
         self._read = len(self)
 
 

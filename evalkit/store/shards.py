@@ -94,7 +94,7 @@ from evalkit.store.manifest import (
     session_files,
 )
 from evalkit.store.rows import CALL_FIELDS, PAYLOAD_FIELDS, STATUSES, PayloadField
-from evalkit.store.temps import remove_stale_temps, temp_file
+from evalkit.store.temps import remove_stale_temps, replace_file
 
 __all__ = [
     "CorpusStore",
@@ -645,25 +645,23 @@ def write_shard(
     where = Path(directory)
     try:
         where.mkdir(parents=True, exist_ok=True)
-        write_record(where, fingerprint, root)
-        fd, tmp = temp_file(where, ".parquet")
     except OSError:
         return None
-    import uuid  # only a sweep that writes needs it
-
-    name = f"shard-{time.time_ns():016x}-{uuid.uuid4().hex}.parquet"
+    write_record(where, fingerprint, root)
     try:
         sink = pa.BufferOutputStream()
         pq.write_table(_table(rows), sink)
         data = sink.getvalue().to_pybytes()
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, where / name)
-    except (OSError, pa.ArrowException):
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+    except pa.ArrowException:
         return None
-    _write_index(where, os.path.join(where, name), rows, data)
+    import uuid  # only a sweep that writes needs it
+
+    name = f"shard-{time.time_ns():016x}-{uuid.uuid4().hex}.parquet"
+    if not replace_file(where, where / name, data, ".parquet"):
+        return None
+    # After the shard is in place: a shard without its index (an interrupted write) is read
+    # from the Parquet, and no index is ever left without its shard.
+    replace_file(where, _index_path(os.path.join(where, name)), _index_doc(rows, data), ".json")
     return name
 
 
@@ -703,22 +701,6 @@ def _pyarrow_without_numpy() -> None:
             del sys.modules[name]
     finally:
         del sys.modules["numpy"]
-
-
-def _write_index(directory: Path, shard_path: str, rows: list[dict[str, Any]], data: bytes) -> None:
-    # After the shard is in place: a shard without its index (an interrupted write) is
-    # read from the Parquet, and no index is ever left without its shard.
-    try:
-        fd, tmp = temp_file(directory, ".json")
-    except OSError:
-        return
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(_index_doc(rows, data))
-        os.replace(tmp, _index_path(shard_path))
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
 
 
 @contextlib.contextmanager
@@ -1369,14 +1351,5 @@ def write_record(directory: Path, fingerprint: str, root: str) -> None:
         "corpus_resolved": os.path.realpath(root),
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    try:
-        fd, tmp = temp_file(directory, ".json")
-    except OSError:
-        return
-    try:
-        with os.fdopen(fd, "w", encoding="ascii") as fh:
-            json.dump(doc, fh, ensure_ascii=True, indent=1)  # a lone surrogate kept as its escape
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+    # ASCII: a lone surrogate is kept as its escape.
+    replace_file(directory, path, json.dumps(doc, ensure_ascii=True, indent=1).encode(), ".json")

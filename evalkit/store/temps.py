@@ -2,8 +2,8 @@
 
 Every file evalkit writes in a store directory is first written to a temporary file (`.tmp-` and
 8 characters, then its suffix) renamed into place, so a reader never sees half a file. The
-shards, their side indexes, the frame files, the record and the snapshots all make theirs with
-`temp_file`; `evalkit cache prune` and every sweep remove what interrupted writers left
+shards, their side indexes, the frame files, the record and the price table's answers are written
+whole by `replace_file`, the snapshots streamed into a `temp_file`; `evalkit cache prune` and every sweep remove what interrupted writers left
 (`remove_stale_temps`).
 """
 
@@ -18,7 +18,14 @@ import time
 
 from evalkit.store.keys import RACY_NS
 
-__all__ = ["TEMP_AGE_NS", "TEMP_FILE", "remove_stale_temps", "stale_temp", "temp_file"]
+__all__ = [
+    "TEMP_AGE_NS",
+    "TEMP_FILE",
+    "remove_stale_temps",
+    "replace_file",
+    "stale_temp",
+    "temp_file",
+]
 
 TEMP_FILE = re.compile(r"^\.tmp-[a-z0-9_]{8}\.(?:parquet|json|out)\Z")
 
@@ -51,6 +58,27 @@ def temp_file(directory: str | os.PathLike[str], suffix: str) -> tuple[int, str]
         with contextlib.suppress(OSError):  # a file system without locks: the age rule then
             _fcntl.flock(fd, _fcntl.LOCK_EX)  # a cleaner holds it a moment at most
     return fd, name
+
+
+def replace_file(
+    directory: str | os.PathLike[str], target: str | os.PathLike[str], data: bytes, suffix: str
+) -> bool:
+    """Write `data` as `target` (in `directory`) through a `temp_file` renamed into place, so a
+    reader never sees half of it; whether it was written (a read-only or full directory only
+    costs speed: nothing is left behind)."""
+    try:
+        fd, tmp = temp_file(directory, suffix)
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, target)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        return False
+    return True
 
 
 def stale_temp(dir_fd: int, name: str, now_ns: int, *, unlink: bool = False) -> bool:
