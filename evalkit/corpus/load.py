@@ -338,11 +338,18 @@ def _tool_names(tables: dict[str, Any]) -> list[list[str]]:
         return []
     # Whole columns at once: each session's distinct names (all `choose_profile` reads), and
     # an empty list for a session whose calls have no name (it still counts as a session).
+    import numpy as np
+    import pandas as pd
+
     named = calls[["log", "name"]].dropna().drop_duplicates()
-    by_log: dict[str, list[str]] = {}
-    for log, name in zip(named["log"].tolist(), named["name"].tolist(), strict=True):
-        by_log.setdefault(log, []).append(name)
-    return [*by_log.values()] + [[]] * (calls["log"].nunique() - len(by_log))
+    # Grouped by log without a Python step per call: each log's names in the order they come,
+    # the logs in the order they first come.
+    codes, logs = pd.factorize(named["log"])
+    order = np.argsort(codes, kind="stable")
+    names = named["name"].to_numpy(object)[order].tolist()
+    ends = np.cumsum(np.bincount(codes, minlength=len(logs))).tolist()
+    by_log = [names[a:b] for a, b in zip([0, *ends], ends, strict=False)]
+    return by_log + [[]] * (calls["log"].nunique() - len(by_log))
 
 
 # The collector paused: a load makes many objects and keeps nearly all of them (records,

@@ -266,8 +266,9 @@ def assemble(
     import pyarrow.compute as pc
 
     schema = _schema(frame)
-    # Every file once, end to end (no copy), and each session's rows as positions in it.
-    hexes = sorted(h for h in {ref[0] for _, ref in entries} if h in tables)
+    # Every file once, end to end (no copy), in the order the entries first name them (rows
+    # wanted in file order then need no gather), and each session's rows as positions in it.
+    hexes = [h for h in dict.fromkeys(ref[0] for _, ref in entries) if h in tables]
     base, offset = {}, 0
     for h in hexes:
         base[h] = offset
@@ -280,6 +281,11 @@ def assemble(
     if bad:
         return None, bad
     whole = pa.concat_tables([tables[h] for h in hexes]) if hexes else schema.empty_table()
+    # The identity values some stored row gave itself (its `__own` bits): a stored identity
+    # column no row owns is never read (discovery's replaces it), so it is not gathered.
+    owned = int(np.bitwise_or.reduce(whole.column(_OWN).to_numpy())) if whole.num_rows else 0
+    wanted = [c.name for c in columns_of(frame) if c.name not in _BIT or owned & _BIT[c.name]]
+    whole = whole.select([_LOG, _OWN, *wanted])
     counts = np.fromiter((ref[2] for _, ref in entries), np.int64, len(entries))
     starts = np.fromiter((base[ref[0]] + ref[1] for _, ref in entries), np.int64, len(entries))
     ends = np.cumsum(counts)
@@ -290,9 +296,16 @@ def assemble(
     else:
         rows = whole.take(pa.array(positions))
     del whole
-    # Each row must be its session's: the log it carries against the log of its entry.
+    # Discovery's identity columns, row by row; one no session has a value of is all nulls.
+    n = rows.num_rows
+    blank = {
+        name
+        for name in _IDENTITY_NAMES
+        if name != "log" and idents.column(name).null_count == idents.num_rows
+    }
     at = pa.array(np.repeat(np.fromiter((i for i, _ in entries), np.int64, len(entries)), counts))
-    ident = idents.take(at)
+    ident = idents.select([name for name in _IDENTITY_NAMES if name not in blank]).take(at)
+    # Each row must be its session's: the log it carries against the log of its entry.
     wrong = pc.not_equal(rows.column(_LOG), ident.column("log"))
     wrong = wrong.to_numpy(zero_copy_only=False)
     if wrong.any():
@@ -301,11 +314,17 @@ def assemble(
     own = rows.column(_OWN).to_numpy()
     columns = []
     for c in columns_of(frame):
-        if c.name in _BIT:
-            mine = pa.array((own & _BIT[c.name]) != 0, pa.bool_())
-            column = pc.if_else(mine, rows.column(c.name), ident.column(c.name))
-        else:
+        if c.name not in _BIT:
             column = rows.column(c.name)
+            columns.append(column)
+            continue
+        if c.name in blank:
+            column = pa.nulls(n, idents.schema.field(c.name).type)
+        else:
+            column = ident.column(c.name)
+        if owned & _BIT[c.name]:
+            mine = pa.array((own & _BIT[c.name]) != 0, pa.bool_())
+            column = pc.if_else(mine, rows.column(c.name), column)
         columns.append(column)
     out = pa.table(columns, schema=pa.schema(arrow_schema(frame)))
     # Only `out` holds the rows now: each column's Arrow memory goes as it becomes pandas.
