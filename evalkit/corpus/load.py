@@ -526,6 +526,7 @@ def _add_stored(
                     refused.add(file_name(frame, hex_))
                 else:
                     tables[hex_] = table
+                table = None  # only `tables` holds it: `assemble` lets it go
         df, lost = assemble(frame, tables, items, idents)
         del tables
         if lost:  # those sessions leave every frame: every frame assembled again without them

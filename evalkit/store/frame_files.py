@@ -265,8 +265,8 @@ def assemble(
     Args:
         frame: The frame's name.
         tables: Verified tables by file hex (`read_frame_file`); a missing hex is a bad file.
-            Emptied once the frame's rows are taken from them (their memory let go before the
-            frame is made, so it is never held twice), unless a position is returned.
+            Emptied once the frame's rows are gathered from them (their memory let go before
+            the frame is made, so it is never held twice).
         entries: Each session's row in `idents` and its `[hex, first row, rows]` for this
             frame, in the order its rows are wanted.
         idents: The sessions' identity columns (`identity_table`).
@@ -313,6 +313,7 @@ def assemble(
     else:
         rows = pc.take(whole, pa.array(positions), memory_pool=pool)
     del whole
+    tables.clear()  # the files' tables go once their rows are gathered: never held twice
     # Discovery's identity columns, row by row; one no session has a value of is all nulls.
     n = rows.num_rows
     blank = {
@@ -347,7 +348,6 @@ def assemble(
     out = pa.table(columns, schema=pa.schema(arrow_schema(frame)))
     # Only `out` holds the rows now: each column's Arrow memory goes as it becomes pandas.
     del rows, ident, columns, column
-    tables.clear()
     return to_pandas(out, self_destruct=True, memory_pool=pool), []
 
 
