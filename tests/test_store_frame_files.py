@@ -13,6 +13,7 @@ import evalkit
 from evalkit.corpus.frames import FRAME_NAMES
 from evalkit.store import frame_files
 from evalkit.store import shards as store_mod
+from evalkit.store.columns import columns_of
 from evalkit.store.frame_files import assemble, identity_table, read_frame_file, write_frame_files
 from tests.sweep_helpers import aged, cited, put
 
@@ -61,6 +62,38 @@ def test_rows_that_are_not_the_sessions_are_refused(tmp_path):
     assert df is None and lost == [0]
     df, lost = assemble("calls", {}, [(0, [hex_, 0, 2])], idents)  # a file not read
     assert df is None and lost == [0]
+
+
+def test_rows_are_gathered_in_the_order_asked_with_each_sessions_identity(tmp_path):
+    # Three sessions in one file, asked for in another order (a gather), and asked for in file
+    # order (none): the same rows either way, each with its session's identity; an identity
+    # column no session has a value of comes back empty with its dtype.
+    refs = write_frame_files(tmp_path, [(f"{x}.jsonl", rows(k + 1)) for k, x in enumerate("abc")])
+    hex_ = refs["a.jsonl"]["calls"][0]
+    idents = identity_table([{"log": f"{x}.jsonl", "arm": x} for x in "cab"])
+    wanted = [(1, refs["a.jsonl"]["calls"]), (0, refs["c.jsonl"]["calls"])]
+    table = read_frame_file(tmp_path, "calls", hex_)
+    df, lost = assemble("calls", {hex_: table}, wanted, idents)
+    assert lost == []
+    assert df["log"].tolist() == ["a.jsonl"] + ["c.jsonl"] * 3
+    assert df["arm"].tolist() == ["a", "c", "c", "c"] and df["call"].tolist() == [1, 1, 2, 3]
+    assert df["task"].isna().all() and str(df["task"].dtype) == "string"
+    in_order = [(1, refs["a.jsonl"]["calls"]), (2, refs["b.jsonl"]["calls"])]
+    in_order.append((0, refs["c.jsonl"]["calls"]))
+    df, lost = assemble("calls", {hex_: table}, in_order, idents)
+    assert lost == [] and df["arm"].tolist() == ["a", "b", "b", "c", "c", "c"]
+    df, lost = assemble("calls", {hex_: table}, [], idents)  # no session: the empty frame
+    assert lost == [] and len(df) == 0 and list(df.columns) == [c.name for c in columns_of("calls")]
+
+
+def test_an_entry_past_any_file_is_refused_however_large(tmp_path):
+    refs = write_frame_files(tmp_path, [("a.jsonl", rows(2))])
+    hex_, _, _ = refs["a.jsonl"]["calls"]
+    table = read_frame_file(tmp_path, "calls", hex_)
+    idents = identity_table([ident("a.jsonl"), ident("b.jsonl")])
+    huge = [(0, [hex_, 0, 1]), (1, [hex_, 2**70, 1])]
+    df, lost = assemble("calls", {hex_: table}, huge, idents)
+    assert df is None and lost == [1]
 
 
 def test_a_file_is_read_only_when_it_is_exactly_what_its_name_says(tmp_path, monkeypatch):

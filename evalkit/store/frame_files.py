@@ -281,19 +281,29 @@ def assemble(
 
     schema = _schema(frame)
     # Every file once, end to end (no copy), in the order the entries first name them (rows
-    # wanted in file order then need no gather), and each session's rows as positions in it.
-    hexes = [h for h in dict.fromkeys(ref[0] for _, ref in entries) if h in tables]
-    base, offset = {}, 0
-    for h in hexes:
-        base[h] = offset
-        offset += tables[h].num_rows
-    bad = [
-        k
-        for k, (_, (h, start, n)) in enumerate(entries)
-        if h not in base or start + n > tables[h].num_rows
-    ]
+    # wanted in file order then need no gather), and each session's rows as positions in it:
+    # the entries taken apart once, their figures as arrays (no Python step per session after).
+    m = len(entries)
+    owners, refs = zip(*entries, strict=True) if m else ((), ())
+    named, firsts, sizes = zip(*refs, strict=True) if m else ((), (), ())
+    code = {h: k for k, h in enumerate(dict.fromkeys(named))}
+    hexes = [h for h in code if h in tables]
+    held = np.array([tables[h].num_rows if h in tables else -1 for h in code], np.int64)
+    offsets = np.cumsum(np.maximum(held, 0)) - np.maximum(held, 0)
+    which = np.fromiter(map(code.__getitem__, named), np.int64, m)
+    try:
+        counts = np.array(sizes, np.int64).reshape(m)
+        starts = np.array(firsts, np.int64).reshape(m)
+        bad = np.flatnonzero((held[which] < 0) | (starts + counts > held[which])).tolist()
+    except OverflowError:  # a figure past any file's rows (a damaged row): told one by one
+        bad = [
+            k
+            for k, (h, first, size) in enumerate(zip(named, firsts, sizes, strict=True))
+            if h not in tables or first + size > tables[h].num_rows
+        ]
     if bad:
         return None, bad
+    starts += offsets[which]
     pool = memory_pool()
     parts = [tables[h] for h in hexes]
     whole = pa.concat_tables(parts, memory_pool=pool) if parts else schema.empty_table()
@@ -303,8 +313,6 @@ def assemble(
     owned = int(np.bitwise_or.reduce(whole.column(_OWN).to_numpy())) if whole.num_rows else 0
     wanted = [c.name for c in columns_of(frame) if c.name not in _BIT or owned & _BIT[c.name]]
     whole = whole.select([_LOG, _OWN, *wanted])
-    counts = np.fromiter((ref[2] for _, ref in entries), np.int64, len(entries))
-    starts = np.fromiter((base[ref[0]] + ref[1] for _, ref in entries), np.int64, len(entries))
     ends = np.cumsum(counts)
     positions = np.arange(int(ends[-1]) if len(entries) else 0, dtype=np.int64)
     positions += np.repeat(starts - (ends - counts), counts)
@@ -321,14 +329,14 @@ def assemble(
         for name in _IDENTITY_NAMES
         if name != "log" and idents.column(name).null_count == idents.num_rows
     }
-    at = pa.array(np.repeat(np.fromiter((i for i, _ in entries), np.int64, len(entries)), counts))
+    at = pa.array(np.repeat(np.array(owners, np.int64).reshape(m), counts))
     ident = idents.select([name for name in _IDENTITY_NAMES if name not in blank])
     ident = pc.take(ident, at, memory_pool=pool)
     # Each row must be its session's: the log it carries against the log of its entry.
     wrong = pc.not_equal(rows.column(_LOG), ident.column("log"), memory_pool=pool)
     wrong = wrong.to_numpy(zero_copy_only=False)
     if wrong.any():
-        owner = np.repeat(np.arange(len(entries)), counts)
+        owner = np.repeat(np.arange(m), counts)
         return None, sorted(set(owner[wrong].tolist()))
     own = rows.column(_OWN).to_numpy()
     columns = []
