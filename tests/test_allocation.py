@@ -151,6 +151,37 @@ def test_symbol_on_two_files_credits_both():
     assert [f.via for f in a.files] == ["symbol", "symbol"]
 
 
+def test_a_path_takes_the_first_cited_symbol_in_answer_order_that_may_credit_it():
+    # `handle` is on three files (credits none); `route` on two; `serve` on one. The answer
+    # names them in that order, so one.js and two.js get `route`, and three.js `serve`.
+    a = alloc(
+        [
+            ("a/one.js", "handle(function), route(function)", 3000),
+            ("a/two.js", "handle(function), route(function), serve(function)", 3000),
+            ("a/three.js", "handle(function), serve(function)", 3000),
+            ("a/four.js", "other(function)", 3000),
+        ],
+        "`handle` calls `route`, then `serve`.",
+    )
+    assert {f.path: (f.via, f.symbol) for f in a.files} == {
+        "a/one.js": ("symbol", "route"),
+        "a/two.js": ("symbol", "route"),
+        "a/three.js": ("symbol", "serve"),
+        "a/four.js": (None, None),
+    }
+
+
+def test_a_cited_path_beats_a_cited_symbol():
+    a = alloc(
+        [("a/one.js", "route(function)", 3000), ("a/two.js", "route(function)", 3000)],
+        "`route` lives in a/two.js.",
+    )
+    assert {f.path: (f.via, f.symbol) for f in a.files} == {
+        "a/one.js": ("symbol", "route"),
+        "a/two.js": ("path", None),
+    }
+
+
 def test_58_an_unquoted_symbol_in_prose_does_not_count():
     a = alloc(
         [("lib/response.js", "sendResponse(function)", 4000), ("lib/view.js", "View(class)", 4000)],

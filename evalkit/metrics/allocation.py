@@ -306,24 +306,29 @@ def compute_allocation(explore_texts: Sequence[str], answer_text: str | None) ->
                 owners = weak if sym.kind in _WEAK_KINDS else strong
                 owners.setdefault(sym.name, {}).setdefault(s.path)
 
-    def owners_of(name: str) -> dict[str, None]:
-        return strong.get(name) or weak.get(name) or {}
+    # The symbol channel's verdict of each path, read off once: the first cited symbol, in the
+    # answer's order, whose owners (its definitions, else its weak bindings) are fewer than
+    # `SYMBOL_AMBIGUITY_LIMIT` and include the path.
+    by_symbol: dict[str, str] = {}
+    for name in cites.symbols:
+        owners = strong.get(name) or weak.get(name)
+        if owners and len(owners) < SYMBOL_AMBIGUITY_LIMIT:
+            for owner in owners:
+                by_symbol.setdefault(owner, name)
 
     verdicts: dict[str, tuple[Via | None, str | None]] = {}
     cited = PathSet(cites.paths)  # normalised once, not once per path
 
     def verdict(path: str) -> tuple[Via | None, str | None]:
-        if path not in verdicts:
-            if cited.has(path):
-                verdicts[path] = ("path", None)
+        found = verdicts.get(path)
+        if found is None:
+            if cited.has(path):  # the path channel first (§3.2 step 5)
+                found = ("path", None)
             else:
-                verdicts[path] = (None, None)
-                for name in cites.symbols:
-                    owners = owners_of(name)
-                    if owners and len(owners) < SYMBOL_AMBIGUITY_LIMIT and path in owners:
-                        verdicts[path] = ("symbol", name)
-                        break
-        return verdicts[path]
+                name = by_symbol.get(path)
+                found = (None, None) if name is None else ("symbol", name)
+            verdicts[path] = found
+        return found
 
     call_results = []
     pooled: dict[str, list] = {}

@@ -317,23 +317,16 @@ def summarize(
                 for use in view.uses:
                     raw_name = use.name
                     name = raw_name if type(raw_name) is str else _concat(raw_name)
+                    fam = (
+                        profile.family(raw_name)  # what `family` does for a name
+                        if type(raw_name) is str and raw_name
+                        else family((None if raw_name is _MISSING else raw_name) or "", profile)
+                    )
+                    display = _display(raw_name, name, use.input, path, profile)
+                    # In field order (index, id, thread, message id, name, family, display,
+                    # event): a positional call, one per tool call of the corpus.
                     calls.append(
-                        ToolCall(
-                            index=len(calls) + 1,
-                            tool_use_id=use.id,
-                            thread=thread,
-                            message_id=msg_id,
-                            name=name,
-                            family=(
-                                profile.family(raw_name)  # what `family` does for a name
-                                if type(raw_name) is str and raw_name
-                                else family(
-                                    (None if raw_name is _MISSING else raw_name) or "", profile
-                                )
-                            ),
-                            display=_display(raw_name, name, use.input, path, profile),
-                            event=at,
-                        )
+                        ToolCall(len(calls) + 1, use.id, thread, msg_id, name, fam, display, at)
                     )
                     counts[name] = counts.get(name, 0) + 1
                     if raw_name == "Bash":
