@@ -637,6 +637,15 @@ class _Row:
         self.payload = payload
 
 
+def holds_shards(directory: str | os.PathLike[str]) -> bool:
+    """Whether a store directory holds a file named as a shard (unread: a damaged one counts)."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return False
+    return any(map(_SHARD.match, names))
+
+
 # Stores whose shard writes, handed to the parser workers, are waited for when
 # `writes_after_output` ends (None: outside it, `finish` waits for them itself).
 _after_output: list[CorpusStore] | None = None

@@ -16,11 +16,12 @@ results, and the chunks no worker has started are taken back at the end (`_share
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -29,7 +30,14 @@ from evalkit.corpus.records import Analysed, SessionRecord, analyse_chunk, recor
 from evalkit.store.manifest import session_files
 from evalkit.store.shards import CorpusStore
 
-__all__ = ["analyse_sessions", "analyse_payloads", "analyse_chunk", "plan_chunks", "Progress"]
+__all__ = [
+    "analyse_sessions",
+    "analyse_payloads",
+    "analyse_chunk",
+    "plan_chunks",
+    "Progress",
+    "workers_ahead",
+]
 
 # Below this much work (sessions, bytes) a process pool costs more than it saves.
 _MIN_PARALLEL = 4
@@ -111,6 +119,55 @@ def _watch_parent(parent: int) -> None:
     while os.getppid() == parent:
         time.sleep(_PARENT_CHECK_S)
     os._exit(1)
+
+
+# The parser workers started ahead of the sweep (`workers_ahead`): (pool, workers), taken over
+# by the next local parse that starts that many workers (`_pool`).
+_ahead: tuple[Any, int] | None = None
+
+
+@contextlib.contextmanager
+def workers_ahead(jobs: int) -> Iterator[Any]:
+    """The parser workers of a parse about to come (`jobs` processes, this one included),
+    started now, so that they start while this process still discovers the sessions; the
+    pool is yielded, to give a worker a task before the parse (the sweep's snapshot walks the
+    tree there). The next local parse with `jobs` takes the pool over, and ends it as its own;
+    one left untaken (nothing to parse, or too little for the pool) is ended with the block.
+
+    The parsing stack is imported first (each parse needs it; forked workers inherit it
+    instead of importing it each), so this is for a run that parses: a store that holds
+    nothing, or none."""
+    global _ahead
+    from concurrent.futures import ProcessPoolExecutor
+
+    import evalkit.session  # noqa: F401
+
+    outer = _ahead
+    pool = ProcessPoolExecutor(
+        max_workers=jobs - 1, initializer=_worker_start, initargs=(os.getpid(),)
+    )
+    _ahead = (pool, jobs - 1)
+    try:
+        pool.submit(os.getpid)  # the workers start at the first task
+        yield pool
+    finally:
+        left, _ahead = _ahead, outer
+        if left is not None and left[0] is pool:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _pool(workers: int) -> Any:
+    """A pool of `workers` parser workers: the one started ahead (`workers_ahead`), else one
+    started now."""
+    global _ahead
+    if _ahead is not None and _ahead[1] == workers:
+        pool, _ahead = _ahead[0], None
+        return pool
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(
+        max_workers=workers, initializer=_worker_start, initargs=(os.getpid(),)
+    )
 
 
 def _size(root: str, ref: SessionRef) -> int:
@@ -252,13 +309,9 @@ def _run_local(
         # Imported here: a sweep that parses nothing (warm) does not pay for multiprocessing.
         # This process parses too, so it imports the parsing stack anyway: before the workers
         # start, so that forked workers inherit it instead of importing it each.
-        from concurrent.futures import ProcessPoolExecutor
-
         import evalkit.session  # noqa: F401
 
-        pool = ProcessPoolExecutor(
-            max_workers=workers, initializer=_worker_start, initargs=(os.getpid(),)
-        )
+        pool = _pool(workers)
         # The workers also write the shards (a sweep's: the loader's wait for their frame
         # files, written here), so this process does no Parquet work and never imports pyarrow.
         writes = store if store is not None and store.enabled and not frames else None
