@@ -241,7 +241,7 @@ class Snapshot:
         if fd is None:
             return None
         try:
-            self.tree
+            _ = self.tree
         except Exception:  # noqa: BLE001 — the walk failed (its worker died): no snapshot
             os.close(fd)
             return None
