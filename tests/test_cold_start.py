@@ -205,3 +205,19 @@ def test_the_index_of_json_texts_is_the_index_of_their_values(tmp_path):
     }
     expected = json.dumps(columns, ensure_ascii=True, separators=(",", ":")).encode()
     assert body.endswith(b'"columns":' + expected + b"}")
+
+
+def test_run_sweep_starts_its_workers_ahead_when_it_will_parse_every_session(
+    tmp_path, pool_for_any_size, ahead
+):
+    root = corpus(tmp_path / "c")
+    cold = sweep_mod.run_sweep(root, cache_dir=tmp_path / "cache", jobs=2)
+    assert ahead == [2]
+    warm = sweep_mod.run_sweep(root, cache_dir=tmp_path / "cache", jobs=2)
+    assert ahead == [2] and warm.cache_misses == 0  # read from the store: no worker
+    serial = sweep_mod.run_sweep(root, cache=False, jobs=1)
+    assert ahead == [2]
+    parallel = sweep_mod.run_sweep(root, cache=False, jobs=2)
+    assert ahead == [2, 2]
+    assert cold.records == warm.records == serial.records == parallel.records
+    assert parse._ahead is None  # every pool taken over or ended

@@ -37,6 +37,7 @@ __all__ = [
     "plan_chunks",
     "Progress",
     "workers_ahead",
+    "started_ahead",
 ]
 
 # Below this much work (sessions, bytes) a process pool costs more than it saves.
@@ -154,6 +155,11 @@ def workers_ahead(jobs: int) -> Iterator[Any]:
         left, _ahead = _ahead, outer
         if left is not None and left[0] is pool:
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+def started_ahead() -> bool:
+    """Whether parser workers started ahead (`workers_ahead`) wait for a parse to take them."""
+    return _ahead is not None
 
 
 def _pool(workers: int) -> Any:
