@@ -334,8 +334,10 @@ def _workers_ahead(args, trials: bool, snap) -> int | None:
     nor this command's stored output. Anything else (a warm store, a trial sweep, `-j 1`,
     Dask) starts as before: a sweep that parses nothing pays for no worker."""
     jobs = args.jobs or os.cpu_count() or 1
-    if trials or args.engine != "local" or jobs < 2 or args.dir is None:
+    if trials or args.engine != "local" or jobs < 2:
         return None
+    if args.dir is not None and not os.path.isdir(args.dir):
+        return None  # the sweep says what is wrong with it
     if not args.no_cache:
         if snap is None or snap.exists():
             return None

@@ -5,7 +5,9 @@ output never depends on scheduling. A progress bar goes to stderr only when stde
 
 Parallelism pays only when the work is worth a worker: the pool is started once per sweep,
 with one process fewer than `jobs` because this process parses too (it would otherwise sit
-idle waiting); sessions are sent as their discovery references (a few hundred bytes) in chunks,
+idle waiting). A sweep that will parse every session starts it before discovery
+(`workers_ahead`), so the workers start meanwhile (and the sweep command's first walks the
+tree for the output snapshot); sessions are sent as their discovery references (a few hundred bytes) in chunks,
 largest first so no worker is left with a long tail, and each session comes back as its
 compact payload (numbers and paths, never a parsed session). Each finished chunk is stored as
 it arrives: its rows are gathered, and a sweep's shards are written by the workers once they
