@@ -221,3 +221,47 @@ def test_run_sweep_starts_its_workers_ahead_when_it_will_parse_every_session(
     assert ahead == [2, 2]
     assert cold.records == warm.records == serial.records == parallel.records
     assert parse._ahead is None  # every pool taken over or ended
+
+
+class _Pool:
+    def __init__(self):
+        self.shut = []
+
+    def shutdown(self, **kw):
+        self.shut.append(kw)
+
+
+@pytest.mark.parametrize("cancel", [False, True])
+def test_the_pool_writing_the_shards_is_ended_once_they_are_written(tmp_path, cancel):
+    # Ended (its threads joined, its pipes closed) before the command exits: Python 3.11's exit
+    # otherwise woke a pool closing its pipe meanwhile, and printed a traceback.
+    store = store_mod.CorpusStore(tmp_path / "cache", tmp_path)
+    pool = _Pool()
+    store.end_after_writes(pool)
+    store.wait_writes(cancel=cancel)
+    assert pool.shut == [{"wait": True, "cancel_futures": cancel}]
+    store.wait_writes()
+    assert len(pool.shut) == 1  # once
+
+
+def test_a_parallel_cold_command_prints_nothing_on_stderr_and_leaves_no_worker(tmp_path):
+    import subprocess
+    import sys
+
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    code = (
+        "import sys, multiprocessing\n"
+        "from evalkit.cli import main\n"
+        "code = main(sys.argv[1:])\n"
+        "print(len(multiprocessing.active_children()), file=sys.stderr)\n"
+        "sys.exit(code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, "sweep", "--json", "-j", "2"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    assert done.stderr.strip().splitlines()[-1] == "0"  # every worker ended before the exit
+    assert json.loads(done.stdout)["sessions"] > 0

@@ -805,6 +805,7 @@ class CorpusStore:
         self._shards: list[str] = []
         self._written: list[str] = []
         self._pool: Any = None  # parser workers that write this store's shards (`write_with`)
+        self._end: Any = None  # their pool, ended once the shards are written (`wait_writes`)
         self._writes: list[Any] = []  # their shards being written (futures of names)
         self._queued: list[bytes] = []  # shards held back for them, pickled rows
         self._later: list[list[dict[str, Any]]] = []  # shards to write here after the output
@@ -1231,9 +1232,25 @@ class CorpusStore:
         here after the output (`writes_after_output`)."""
         return bool(self._later) or any(not job.done() for job in self._writes)
 
+    def end_after_writes(self, pool: Any) -> None:
+        """Shut `pool` (whose workers write this store's shards) down once they are written
+        (`wait_writes`), and not before: the parse is over, the writes are not."""
+        self._end = pool
+
     def wait_writes(self, *, cancel: bool = False) -> None:
         """Write the shards left for after the output, and wait for those handed to workers
-        (`cancel`: drop those not started yet)."""
+        (`cancel`: drop those not started yet); then end their pool (`end_after_writes`)."""
+        try:
+            self._wait_writes(cancel)
+        finally:
+            pool, self._end = self._end, None
+            if pool is not None:
+                # Waited for, its threads and pipes closed, before this process exits:
+                # Python 3.11's exit wakes every pool still running, and one closing its pipe
+                # meanwhile printed a traceback (`_python_exit`: Bad file descriptor).
+                pool.shutdown(wait=True, cancel_futures=cancel)
+
+    def _wait_writes(self, cancel: bool) -> None:
         later, self._later = self._later, []
         for rows in later if not cancel else ():
             self._write(rows)

@@ -346,10 +346,12 @@ def _run_local(
             if writes is not None:
                 writes.write_with(None, drop=not done)
             # Shards still being written are waited for by the store (`CorpusStore.finish`,
-            # or after the output is printed); after a failure they are dropped.
-            pool.shutdown(
-                wait=not (done and writes is not None and writes.writing), cancel_futures=not done
-            )
+            # or after the output is printed), which then ends the pool; after a failure they
+            # are dropped.
+            if done and writes is not None and writes.writing:
+                writes.end_after_writes(pool)
+            else:
+                pool.shutdown(wait=True, cancel_futures=not done)
     else:
         for idx in pending:
             finish(idx, analyse_chunk(root, [refs[i] for i in idx], frames, profile, manifests))
