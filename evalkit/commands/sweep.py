@@ -236,8 +236,9 @@ def _trial_mode(args) -> bool:
     )
 
 
-def _run_trials(args, arms, writer) -> int:
-    """The trial sweep, printed; what is printed also goes to `writer` (see `_sweep`)."""
+def _run_trials(args, arms, make_writer) -> int:
+    """The trial sweep, printed; what is printed also goes to the snapshot's writer (see
+    `_sweep`)."""
     from evalkit.outputs.trials_text import (
         render_trials_json,
         render_trials_markdown,
@@ -261,6 +262,7 @@ def _run_trials(args, arms, writer) -> int:
         include_failed=args.include_failed,
         prices=args.prices,
     )
+    writer = make_writer()
     out = sys.stdout if writer is None else _Tee(sys.stdout, writer)
     if args.markdown is not None:
         _markdown(args.markdown, render_trials_markdown(result), writer)
@@ -309,6 +311,45 @@ def _run(args) -> int:
         if not math.isfinite(args.pass_threshold):
             raise UsageError(f"--pass-threshold must be a number, got {args.pass_threshold}")
     snap = _snapshot(args, arms, trials)
+    jobs = _workers_ahead(args, trials, snap)
+    if jobs is None:
+        if snap is not None:
+            snap.walk()
+        return _swept(args, arms, trials, snap)
+    from evalkit.corpus.parse import workers_ahead
+
+    # Every session will be parsed: the parser workers start now, and the first walks the tree
+    # for the snapshot while this process discovers the sessions (issue 26).
+    with workers_ahead(jobs) as pool:
+        if snap is not None:
+            snap.walk(pool)
+        return _swept(args, arms, trials, snap)
+
+
+def _workers_ahead(args, trials: bool, snap) -> int | None:
+    """The parser processes to start before the sweep discovers its sessions, or None.
+
+    Only for a local parallel sweep that will parse every session (its parse needs the
+    workers and the parsing stack anyway): `--no-cache`, or a store holding neither a shard
+    nor this command's stored output. Anything else (a warm store, a trial sweep, `-j 1`,
+    Dask) starts as before: a sweep that parses nothing pays for no worker."""
+    jobs = args.jobs or os.cpu_count() or 1
+    if trials or args.engine != "local" or jobs < 2:
+        return None
+    if args.dir is not None and not os.path.isdir(args.dir):
+        return None  # the sweep says what is wrong with it
+    if not args.no_cache:
+        if snap is None or snap.exists():
+            return None
+        from evalkit.store.shards import holds_shards
+
+        if holds_shards(snap.path.parent):
+            return None
+    return jobs
+
+
+def _swept(args, arms, trials: bool, snap) -> int:
+    """The sweep (or the trial sweep) printed, or its stored output printed again."""
     if snap is not None and not args.verify:
         stored = snap.read()
         if stored is not None:
@@ -317,24 +358,32 @@ def _run(args) -> int:
                     return _replay(args, snap, stored)
     from evalkit.store.shards import writes_after_output
 
-    writer = snap.writer() if snap is not None else None
+    made: list = []  # the snapshot's writer, made once the sweep is done (`writer`)
+
+    def writer():
+        """The writer of the snapshot (None: none is written), made on first use: after the
+        sweep, whose tree walk may still be running in a parser worker."""
+        if not made:
+            made.append(snap.writer() if snap is not None else None)
+        return made[0]
+
     # The output first: the store's last shards are written meanwhile, by the parser workers,
     # and waited for once it is out (the command still ends only when they are written).
     with writes_after_output():
         try:
             code = (_run_trials if trials else _sweep)(args, arms, writer)
-            if writer is not None and _same_code():
-                writer.commit()
+            if writer() is not None and _same_code():
+                writer().commit()
         finally:
-            if writer is not None:
-                writer.discard()  # a no-op once committed
+            if made and made[0] is not None:
+                made[0].discard()  # a no-op once committed
         sys.stdout.flush()
     return code
 
 
-def _sweep(args, arms, writer) -> int:
-    """Run the sweep and print it; what is printed also goes to `writer`, a snapshot being
-    written (None: none)."""
+def _sweep(args, arms, make_writer) -> int:
+    """Run the sweep and print it; what is printed also goes to `make_writer()`, a snapshot
+    being written (None: none), asked for once the sweep is done."""
     from evalkit.outputs.sweep_text import (
         needs_generic,
         render_json,
@@ -372,6 +421,7 @@ def _sweep(args, arms, writer) -> int:
                 f"--arms: no session is in arm {', '.join(missing)}; arms found: "
                 + (", ".join(present) if present else "none (no file name gives an arm)")
             )
+    writer = make_writer()
     out = sys.stdout if writer is None else _Tee(sys.stdout, writer)
     if args.markdown is not None:
         _markdown(args.markdown, render_markdown(result, tail=args.tail), writer)
@@ -513,7 +563,8 @@ def _snapshot(args, arms, trials: bool):
             return None
     fingerprint = sweep_fingerprint(fmt) + limits_suffix()
     store = store_directory(args.cache_dir or default_cache_dir(), fingerprint, root)
-    return Snapshot(store, root, options, inputs, fingerprint)
+    # Walked by the caller (`_run`): here, or by a parser worker started ahead.
+    return Snapshot(store, root, options, inputs, fingerprint, later=True)
 
 
 def _same_code() -> bool:

@@ -192,23 +192,56 @@ def _to_index(value: Any, how: str) -> Any:
 
 def _index_doc(rows: Sequence[dict[str, Any]], shard: bytes) -> bytes:
     """The side index of a shard holding `rows` whose bytes are `shard`: the JSON text of
-    `{"version", "shard_sha256", "rows", "fast", "columns"}` (`_index_columns` reads it)."""
-    columns = {c: [_to_index(r.get(c), how) for r in rows] for c, how in _INDEX_COLUMNS}
-    # ASCII JSON: a lone surrogate in a path or reason is kept as its escape; Python's JSON
-    # keeps ints apart from floats, and NaN and the infinities (allow_nan), as a shard's text.
-    text = json.dumps(columns, ensure_ascii=True, separators=(",", ":"))
-    # orjson reads this document exactly as Python's JSON does (`_reads_fast`).
-    fast = "true" if _reads_fast(columns, text) else "false"
+    `{"version", "shard_sha256", "rows", "fast", "columns"}` (`_index_columns` reads it).
+
+    A JSON payload column ("j") is the rows' JSON texts put between brackets as they are (no
+    value is decoded and encoded again: that was half of writing a shard); the other columns
+    are encoded here, as `json.dumps` encodes them."""
+    parts = []
+    fast = True
+    for c, how in _INDEX_COLUMNS:
+        if how == "j":
+            texts = [_NULL if r.get(c) is None else r[c] for r in rows]
+            column = b"[" + b",".join(texts) + b"]"
+            fast = fast and _reads_fast_text(column)
+        else:
+            values = [_to_index(r.get(c), how) for r in rows]
+            # ASCII JSON: a lone surrogate in a path or reason is kept as its escape; Python's
+            # JSON keeps ints apart from floats, and NaN and the infinities (allow_nan).
+            text = _INDEX_JSON(values)
+            fast = fast and _reads_fast(values, text)
+            column = text.encode()
+        parts.append(b'"' + c.encode() + b'":' + column)
     digest = hashlib.sha256(shard).hexdigest()
-    # The text `json.dumps` gives the whole document, its columns' text made once.
+    # orjson reads this document exactly as Python's JSON does (`fast`).
     body = (
         f'{{"version":{_INDEX_VERSION},"shard_sha256":"{digest}","rows":{len(rows)},'
-        f'"fast":{fast},"columns":{text}}}'
-    )
-    return _frame_index(body.encode())
+        f'"fast":{"true" if fast else "false"},"columns":{{'
+    ).encode()
+    return _frame_index(body + b",".join(parts) + b"}}")
 
 
-def _reads_fast(columns: dict[str, list[Any]], text: str) -> bool:
+_NULL = b"null"
+_INDEX_JSON = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
+# A run of digits long enough to be an integer orjson may read as a float (past 64 bits).
+_LONG_DIGITS = re.compile(rb"-?[0-9]{19,}")
+_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_LONG_RUN = b"0" * 19
+
+
+def _reads_fast_text(text: bytes) -> bool:
+    """Whether orjson reads the JSON `text` (of values `json.dumps` wrote) as Python's JSON
+    does: no NaN or infinity, and no integer outside 64 bits (any digit run of 19 or more that
+    is one counts, inside a string too: that only costs the index its fast reading). A lone
+    surrogate's escape orjson refuses to read, so the reader then takes Python's JSON."""
+    if b"NaN" in text or b"Infinity" in text:
+        return False
+    if _LONG_RUN not in text.translate(_AS_ZERO):  # a substring search, not a regex scan
+        return True
+    return all(_I64_MIN <= int(m) < _U64_END for m in _LONG_DIGITS.findall(text))
+
+
+def _reads_fast(columns: Any, text: str) -> bool:
     """`_fast_decoding(columns)`, without walking every value in Python: orjson refuses to
     write an integer outside 64 bits (the one value it reads otherwise than Python's JSON),
     and a NaN or an infinity shows in `text`, the columns' JSON (the word inside a string
@@ -400,7 +433,7 @@ def _encode(value: Any, kind: str) -> Any:
     if kind == "json":
         # Python's JSON keeps what a payload holds: ints apart from floats, NaN and infinities,
         # and lone surrogates (escaped), which Arrow strings and orjson cannot carry.
-        return json.dumps(value, ensure_ascii=True, allow_nan=True, separators=(",", ":")).encode()
+        return _PAYLOAD_JSON(value).encode()
     if kind in ("str", "str?"):
         return _b(value)
     if kind == "str-list":
@@ -409,6 +442,13 @@ def _encode(value: Any, kind: str) -> Any:
         return [list(c) for c in value]
     return value
 
+
+# `json.dumps(value, ensure_ascii=True, allow_nan=True, separators=(",", ":"))` made once:
+# `json.dumps` with options builds an encoder at every call (a sweep encodes ~20 values a row).
+_PAYLOAD_JSON = json.JSONEncoder(ensure_ascii=True, allow_nan=True, separators=(",", ":")).encode
+
+# A row's payload columns: (column, payload field, its default, its kind).
+_ROW_FIELDS = tuple(("p_" + f.name, f.name, f.default, f.kind) for f in PAYLOAD_FIELDS)
 
 _NONE = type(None)
 _BAD = object()  # stands for a stored value that cannot be what this version writes
@@ -597,6 +637,15 @@ class _Row:
         self.payload = payload
 
 
+def holds_shards(directory: str | os.PathLike[str]) -> bool:
+    """Whether a store directory holds a file named as a shard (unread: a damaged one counts)."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return False
+    return any(map(_SHARD.match, names))
+
+
 # Stores whose shard writes, handed to the parser workers, are waited for when
 # `writes_after_output` ends (None: outside it, `finish` waits for them itself).
 _after_output: list[CorpusStore] | None = None
@@ -756,6 +805,7 @@ class CorpusStore:
         self._shards: list[str] = []
         self._written: list[str] = []
         self._pool: Any = None  # parser workers that write this store's shards (`write_with`)
+        self._end: Any = None  # their pool, ended once the shards are written (`wait_writes`)
         self._writes: list[Any] = []  # their shards being written (futures of names)
         self._queued: list[bytes] = []  # shards held back for them, pickled rows
         self._later: list[list[dict[str, Any]]] = []  # shards to write here after the output
@@ -1029,8 +1079,9 @@ class CorpusStore:
             "digests": [d.encode() for d in m.digests],
             "racy": m.racy,
         }
-        for f in PAYLOAD_FIELDS:
-            row["p_" + f.name] = _encode(payload.get(f.name, f.default), f.kind)
+        get = payload.get
+        for column, name, default, kind in _ROW_FIELDS:
+            row[column] = _encode(get(name, default), kind)
         return row
 
     def put(
@@ -1181,9 +1232,25 @@ class CorpusStore:
         here after the output (`writes_after_output`)."""
         return bool(self._later) or any(not job.done() for job in self._writes)
 
+    def end_after_writes(self, pool: Any) -> None:
+        """Shut `pool` (whose workers write this store's shards) down once they are written
+        (`wait_writes`), and not before: the parse is over, the writes are not."""
+        self._end = pool
+
     def wait_writes(self, *, cancel: bool = False) -> None:
         """Write the shards left for after the output, and wait for those handed to workers
-        (`cancel`: drop those not started yet)."""
+        (`cancel`: drop those not started yet); then end their pool (`end_after_writes`)."""
+        try:
+            self._wait_writes(cancel)
+        finally:
+            pool, self._end = self._end, None
+            if pool is not None:
+                # Waited for, its threads and pipes closed, before this process exits:
+                # Python 3.11's exit wakes every pool still running, and one closing its pipe
+                # meanwhile printed a traceback (`_python_exit`: Bad file descriptor).
+                pool.shutdown(wait=True, cancel_futures=cancel)
+
+    def _wait_writes(self, cancel: bool) -> None:
         later, self._later = self._later, []
         for rows in later if not cancel else ():
             self._write(rows)

@@ -168,6 +168,11 @@ class Snapshot:
         inputs: `(path, file_state(path))` of each file outside the tree whose content is in
             `options` (a trial sweep's profile and outcomes files), the state taken first.
         fingerprint: The store directory's fingerprint, for its record (`store.json`).
+        later: Leave the walk to `walk`, for a caller that has it made elsewhere (by a parser
+            worker, while this process discovers the sessions). The walk must be started
+            before the sweep reads a file; it may end later: `started_ns` is taken here, and
+            an entry changed after it makes the snapshot `recent` (not written), so a file
+            read before the walk reached it is never keyed by a state it did not have.
     """
 
     def __init__(
@@ -177,6 +182,8 @@ class Snapshot:
         options: dict[str, Any],
         inputs: Sequence[tuple[str | os.PathLike[str], tuple[int, ...] | None]] = (),
         fingerprint: str | None = None,
+        *,
+        later: bool = False,
     ) -> None:
         self.options = {**options, "python": sys.version}
         self.root = root
@@ -188,7 +195,40 @@ class Snapshot:
         # before that content was read: the sweep reads them again later, so they must keep
         # that state until the snapshot is written (`unchanged`).
         self.inputs = list(inputs)
-        self.tree = tree_state(root)
+        self._tree: TreeState | None = None
+        self._job: Any = None  # the walk given to an executor
+        if not later:
+            self.walk()
+
+    def walk(self, executor: Any = None) -> None:
+        """Walk the tree now, or start the walk in `executor` (a `concurrent.futures`
+        executor) and go on; `tree` waits for it."""
+        if self._tree is not None or self._job is not None:
+            return
+        if executor is None:
+            self._tree = tree_state(self.root)
+        else:
+            self._job = executor.submit(tree_state, self.root)
+
+    @property
+    def tree(self) -> TreeState:
+        """The state of the tree (see `walk`). Raises what the walk in an executor raised
+        (a worker that died): the caller then writes no snapshot."""
+        if self._tree is None:
+            if self._job is None:
+                self.walk()
+            else:
+                self._tree = self._job.result()
+                self._job = None
+        assert self._tree is not None
+        return self._tree
+
+    def exists(self) -> bool:
+        """Whether a file is there under this snapshot's name (its content unchecked: `read`)."""
+        try:
+            return stat.S_ISREG(os.lstat(self.path).st_mode)
+        except OSError:
+            return False
 
     # --- reading -------------------------------------------------------------------------------
 
@@ -199,6 +239,11 @@ class Snapshot:
         """
         fd = _open_regular(self.path)
         if fd is None:
+            return None
+        try:
+            _ = self.tree
+        except Exception:  # noqa: BLE001 — the walk failed (its worker died): no snapshot
+            os.close(fd)
             return None
         stored = None
         try:
@@ -261,7 +306,10 @@ class Snapshot:
     def writer(self) -> _Writer | None:
         """A writer of this snapshot, or None when none may or can be written (a recent change,
         no usable store directory)."""
-        if self.recent:
+        try:
+            if self.recent:
+                return None
+        except Exception:  # noqa: BLE001 — the walk failed (its worker died): no snapshot
             return None
         return _Writer(self)
 

@@ -248,6 +248,23 @@ def load_session(
     return read_ref(root, refs[0])
 
 
+def _workers_ahead(store: CorpusStore, jobs: int | None, engine: str):
+    """The parser workers started before discovery (`evalkit.corpus.parse.workers_ahead`) when
+    every session will be parsed (no store, or one holding no shard) by local processes, so
+    that they start while this process discovers the sessions; else nothing."""
+    import contextlib
+
+    from evalkit.corpus import parse
+    from evalkit.store.shards import holds_shards
+
+    jobs = jobs or os.cpu_count() or 1
+    if engine != "local" or jobs < 2 or parse.started_ahead():
+        return contextlib.nullcontext()
+    if store.directory is not None and holds_shards(store.directory):
+        return contextlib.nullcontext()
+    return parse.workers_ahead(jobs)
+
+
 def run_sweep(
     root: str | os.PathLike[str] | None = None,
     *,
@@ -300,7 +317,6 @@ def run_sweep(
             )
     root = Path(root)
     fmt = check_format(format)
-    found = force_format(discover(root), fmt)
     # A forced reader gives other payloads for the same files: a store of its own.
     store = CorpusStore(
         (cache_dir or default_cache_dir()) if cache else None,
@@ -308,18 +324,20 @@ def run_sweep(
         verify=verify,
         fingerprint=sweep_fingerprint(fmt),
     )
-    bar = None if progress is False else Progress(len(found.sessions), enabled=progress)
-    records = tuple(
-        analyse_sessions(
-            root,
-            found.sessions,
-            cache=store,
-            jobs=jobs,
-            progress=bar,
-            engine=engine,
-            scheduler=scheduler,
+    with _workers_ahead(store, jobs, engine):
+        found = force_format(discover(root), fmt)
+        bar = None if progress is False else Progress(len(found.sessions), enabled=progress)
+        records = tuple(
+            analyse_sessions(
+                root,
+                found.sessions,
+                cache=store,
+                jobs=jobs,
+                progress=bar,
+                engine=engine,
+                scheduler=scheduler,
+            )
         )
-    )
     arm_labels, rows = arm_table(records, arms, exclude=exclude)
     return SweepResult(
         root=root,

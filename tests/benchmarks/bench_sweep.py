@@ -509,6 +509,133 @@ def _report(name, corpus, rounds, jobs, first, best, counts):
     return {k: v[0] for k, v in best.items()}, {k: v[1] for k, v in best.items()}, n_sessions
 
 
+# `--timeline`: a command run with its stages noted as they start and end, in every process (the
+# parser workers are forked, so they run the same wrappers): wall time since the command was
+# started and the process's CPU at each note. Only what a stage's function is named, nothing
+# of what it does, is wrapped; a name this evalkit lacks is left out of the timeline.
+_TIMELINE = r"""
+import atexit, importlib, multiprocessing.util, os, sys, time
+T0, LOG = float(sys.argv[1]), sys.argv[2]
+
+def note(what):
+    t = os.times()
+    with open(LOG, "a") as f:
+        f.write(f"{time.time() - T0:.4f} {os.getpid()} {t.user + t.system:.3f} {what}\n")
+
+note("start")
+import evalkit.cli
+note("imports")
+
+def wrap(owner, name, label):
+    real = getattr(owner, name, None)
+    if real is None:
+        return
+    def wrapped(*a, **k):
+        note("> " + label)
+        try:
+            return real(*a, **k)
+        finally:
+            note("< " + label)
+    # Pickled by name (a task sent to a worker): the wrapper is found where the function was.
+    wrapped.__module__ = getattr(owner, "__module__", None) or owner.__name__
+    if isinstance(owner, type):
+        wrapped.__qualname__ = owner.__qualname__ + "." + name
+    else:
+        wrapped.__module__, wrapped.__qualname__ = owner.__name__, name
+    setattr(owner, name, wrapped)
+
+for mod, name, label in [
+    ("evalkit.tables.sweep", "discover", "discover"),
+    ("evalkit.corpus.parse", "plan_chunks", "plan"),
+    ("evalkit.corpus.parse", "analyse_chunk", "parse"),
+    ("evalkit.store.shards", "write_pickled_shard", "write"),
+    ("evalkit.store.snapshot", "tree_state", "walk"),
+]:
+    wrap(importlib.import_module(mod), name, label)
+shards = importlib.import_module("evalkit.store.shards")
+wrap(shards.CorpusStore, "put", "store rows")
+wrap(shards.CorpusStore, "wait_writes", "wait writes")
+parse = importlib.import_module("evalkit.corpus.parse")
+real_start = parse._worker_start
+
+def worker_start(parent):
+    note("worker")
+    real_start(parent)
+    multiprocessing.util.Finalize(None, note, args=("exit",), exitpriority=-100)
+
+parse._worker_start = worker_start
+
+class First:
+    def __init__(self, out):
+        self.out, self.seen = out, False
+    def write(self, text):
+        if not self.seen:
+            self.seen = True
+            note("output")
+        return self.out.write(text)
+    def __getattr__(self, name):
+        return getattr(self.out, name)
+
+sys.stdout = First(sys.stdout)
+atexit.register(note, "exit")
+sys.exit(evalkit.cli.main(sys.argv[3:]))
+"""
+
+
+def timeline(corpus: Path, jobs: int, tmp: Path) -> None:
+    """Where a cold sweep's time goes, process by process: `evalkit sweep DIR --json` on an
+    empty store and with `--no-cache`, each run once with its stages noted (`_TIMELINE`)."""
+    print(f"\ntimeline of a cold sweep of {corpus.name} ({jobs} processes; seconds since start)")
+    cpu_of = {}
+    for label, extra in (
+        ("store", ["--cache-dir", str(tmp / "timeline-store")]),
+        ("no store", ["--no-cache"]),
+    ):
+        log = tmp / f"timeline-{label.replace(' ', '-')}.log"
+        log.unlink(missing_ok=True)
+        shutil.rmtree(tmp / "timeline-store", ignore_errors=True)
+        argv = py(
+            _TIMELINE,
+            str(time.time()),
+            str(log),
+            "sweep",
+            str(corpus),
+            "--json",
+            "-j",
+            str(jobs),
+            *extra,
+        )
+        run(argv)
+        notes = [line.split(" ", 3) for line in log.read_text().splitlines()]
+        pids = list(dict.fromkeys(n[1] for n in notes))
+        print(f"  {label}:")
+        total = 0.0
+        for k, pid in enumerate(pids):
+            mine = [(float(t), float(c), w) for t, p, c, w in notes if p == pid]
+            spans: dict[str, list[float]] = {}
+            opened: dict[str, float] = {}
+            marks = {}
+            for t, _, w in mine:
+                if w.startswith("> "):
+                    opened[w[2:]] = t
+                elif w.startswith("< ") and w[2:] in opened:
+                    spans.setdefault(w[2:], []).append(opened.pop(w[2:]))
+                    spans[w[2:]].append(t)
+                else:
+                    marks.setdefault(w, t)
+            cpu = max(c for _, c, _ in mine)
+            total += cpu
+            parts = [f"{w} {t:.3f}" for w, t in marks.items()]
+            for w, ts in spans.items():
+                busy = sum(b - a for a, b in zip(ts[::2], ts[1::2], strict=True))
+                parts.append(f"{w} {ts[0]:.3f}-{ts[-1]:.3f} ({len(ts) // 2}x, {busy:.3f} s)")
+            who = "main" if k == 0 else f"worker {k}"
+            print(f"    {who:<9} CPU {cpu:.3f} s: " + ", ".join(parts))
+        cpu_of[label] = total
+        print(f"    CPU of every process: {total:.3f} s")
+    print(f"  the store's CPU: {cpu_of['store'] - cpu_of['no store']:+.3f} s")
+
+
 def ratio(a: float | None, b: float | None) -> str:
     return f"{a / b:6.2f}" if a and b else "     -"
 
@@ -549,6 +676,14 @@ def main() -> int:
         metavar="K=DIR",
         help="use DIR (already generated with --scale K) instead of generating it",
     )
+    ap.add_argument(
+        "--timeline",
+        type=int,
+        metavar="K",
+        action="append",
+        default=[],
+        help="also show where a cold sweep's time goes at scale K, process by process",
+    )
     args = ap.parse_args()
     if not CORPUS.is_dir():
         print("data/corpus is missing: generate the bundled corpus first", file=sys.stderr)
@@ -587,6 +722,8 @@ def main() -> int:
             results.append((k, n, times, rss))
             if k in args.callgrind:
                 instruction_report(corpus, f"{k}x")
+            if k in args.timeline:
+                timeline(corpus, args.jobs, tmp)
             if k != 1 and str(k) not in given:
                 shutil.rmtree(corpus, ignore_errors=True)
 

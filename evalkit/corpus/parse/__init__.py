@@ -5,7 +5,9 @@ output never depends on scheduling. A progress bar goes to stderr only when stde
 
 Parallelism pays only when the work is worth a worker: the pool is started once per sweep,
 with one process fewer than `jobs` because this process parses too (it would otherwise sit
-idle waiting); sessions are sent as their discovery references (a few hundred bytes) in chunks,
+idle waiting). A sweep that will parse every session starts it before discovery
+(`workers_ahead`), so the workers start meanwhile (and the sweep command's first walks the
+tree for the output snapshot); sessions are sent as their discovery references (a few hundred bytes) in chunks,
 largest first so no worker is left with a long tail, and each session comes back as its
 compact payload (numbers and paths, never a parsed session). Each finished chunk is stored as
 it arrives: its rows are gathered, and a sweep's shards are written by the workers once they
@@ -16,11 +18,12 @@ results, and the chunks no worker has started are taken back at the end (`_share
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -29,7 +32,15 @@ from evalkit.corpus.records import Analysed, SessionRecord, analyse_chunk, recor
 from evalkit.store.manifest import session_files
 from evalkit.store.shards import CorpusStore
 
-__all__ = ["analyse_sessions", "analyse_payloads", "analyse_chunk", "plan_chunks", "Progress"]
+__all__ = [
+    "analyse_sessions",
+    "analyse_payloads",
+    "analyse_chunk",
+    "plan_chunks",
+    "Progress",
+    "workers_ahead",
+    "started_ahead",
+]
 
 # Below this much work (sessions, bytes) a process pool costs more than it saves.
 _MIN_PARALLEL = 4
@@ -111,6 +122,60 @@ def _watch_parent(parent: int) -> None:
     while os.getppid() == parent:
         time.sleep(_PARENT_CHECK_S)
     os._exit(1)
+
+
+# The parser workers started ahead of the sweep (`workers_ahead`): (pool, workers), taken over
+# by the next local parse that starts that many workers (`_pool`).
+_ahead: tuple[Any, int] | None = None
+
+
+@contextlib.contextmanager
+def workers_ahead(jobs: int) -> Iterator[Any]:
+    """The parser workers of a parse about to come (`jobs` processes, this one included),
+    started now, so that they start while this process still discovers the sessions; the
+    pool is yielded, to give a worker a task before the parse (the sweep's snapshot walks the
+    tree there). The next local parse with `jobs` takes the pool over, and ends it as its own;
+    one left untaken (nothing to parse, or too little for the pool) is ended with the block.
+
+    The parsing stack is imported first (each parse needs it; forked workers inherit it
+    instead of importing it each), so this is for a run that parses: a store that holds
+    nothing, or none."""
+    global _ahead
+    from concurrent.futures import ProcessPoolExecutor
+
+    import evalkit.session  # noqa: F401
+
+    outer = _ahead
+    pool = ProcessPoolExecutor(
+        max_workers=jobs - 1, initializer=_worker_start, initargs=(os.getpid(),)
+    )
+    _ahead = (pool, jobs - 1)
+    try:
+        pool.submit(os.getpid)  # the workers start at the first task
+        yield pool
+    finally:
+        left, _ahead = _ahead, outer
+        if left is not None and left[0] is pool:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def started_ahead() -> bool:
+    """Whether parser workers started ahead (`workers_ahead`) wait for a parse to take them."""
+    return _ahead is not None
+
+
+def _pool(workers: int) -> Any:
+    """A pool of `workers` parser workers: the one started ahead (`workers_ahead`), else one
+    started now."""
+    global _ahead
+    if _ahead is not None and _ahead[1] == workers:
+        pool, _ahead = _ahead[0], None
+        return pool
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(
+        max_workers=workers, initializer=_worker_start, initargs=(os.getpid(),)
+    )
 
 
 def _size(root: str, ref: SessionRef) -> int:
@@ -252,13 +317,9 @@ def _run_local(
         # Imported here: a sweep that parses nothing (warm) does not pay for multiprocessing.
         # This process parses too, so it imports the parsing stack anyway: before the workers
         # start, so that forked workers inherit it instead of importing it each.
-        from concurrent.futures import ProcessPoolExecutor
-
         import evalkit.session  # noqa: F401
 
-        pool = ProcessPoolExecutor(
-            max_workers=workers, initializer=_worker_start, initargs=(os.getpid(),)
-        )
+        pool = _pool(workers)
         # The workers also write the shards (a sweep's: the loader's wait for their frame
         # files, written here), so this process does no Parquet work and never imports pyarrow.
         writes = store if store is not None and store.enabled and not frames else None
@@ -285,10 +346,12 @@ def _run_local(
             if writes is not None:
                 writes.write_with(None, drop=not done)
             # Shards still being written are waited for by the store (`CorpusStore.finish`,
-            # or after the output is printed); after a failure they are dropped.
-            pool.shutdown(
-                wait=not (done and writes is not None and writes.writing), cancel_futures=not done
-            )
+            # or after the output is printed), which then ends the pool; after a failure they
+            # are dropped.
+            if done and writes is not None and writes.writing:
+                writes.end_after_writes(pool)
+            else:
+                pool.shutdown(wait=True, cancel_futures=not done)
     else:
         for idx in pending:
             finish(idx, analyse_chunk(root, [refs[i] for i in idx], frames, profile, manifests))
