@@ -49,3 +49,18 @@ def aged(root, seconds=60):
             st = path.stat()
             os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - seconds * 10**9))
     return root
+
+
+def stored_row(ledger: bytes) -> dict:
+    """One row as the store writes it (a parsed session of one file), its ledger column given
+    as JSON text: for tests of the side index."""
+    return {
+        "session": b"a.jsonl",
+        "files": [b"a.jsonl"],
+        "states": [[1, 2, 3, 4]],
+        "digests": [b"0" * 64],
+        "racy": False,
+        "p_status": b"parsed",
+        "p_damage": b"[]",
+        "p_ledger": ledger,
+    }

@@ -16,7 +16,7 @@ from evalkit.corpus import parse
 from evalkit.store import shards as store_mod
 from evalkit.store import snapshot as snapshot_mod
 from evalkit.tables import sweep as sweep_mod
-from tests.sweep_helpers import aged, cited, put
+from tests.sweep_helpers import aged, cited, put, stored_row
 
 _NOTES = ""
 _real_tree_state = snapshot_mod.tree_state
@@ -152,16 +152,7 @@ def test_a_snapshot_walked_later_has_the_state_of_one_walked_at_once(tmp_path):
 
 
 def _index(columns_json):
-    row = {
-        "session": b"a.jsonl",
-        "files": [b"a.jsonl"],
-        "states": [[1, 2, 3, 4]],
-        "digests": [b"0" * 64],
-        "racy": False,
-        "p_status": b"parsed",
-        "p_damage": b"[]",
-        "p_ledger": columns_json,
-    }
+    row = stored_row(columns_json)
     data = store_mod._index_doc([row], b"shard bytes")
     return json.loads(data)["index"]["fast"], store_mod._index_columns(data, b"shard bytes")
 

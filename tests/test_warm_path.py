@@ -30,7 +30,7 @@ from evalkit.outputs.sweep_text import to_json_dict
 from evalkit.store import rows as records_mod
 from evalkit.store import shards as store_mod
 from evalkit.tables.sweep import run_sweep
-from tests.sweep_helpers import cited, put
+from tests.sweep_helpers import cited, put, stored_row
 
 NODE = shutil.which("node")
 
@@ -286,18 +286,7 @@ def _assert_the_shard_serves(root, cache_dir, cold, monkeypatch):
 
 
 def test_an_integer_past_64_bits_in_a_stored_value_is_read_exactly():
-    rows = [
-        {
-            "session": b"a.jsonl",
-            "files": [b"a.jsonl"],
-            "states": [[1, 2, 3, 4]],
-            "digests": [b"0" * 64],
-            "racy": False,
-            "p_status": b"parsed",
-            "p_damage": b"[]",
-            "p_ledger": json.dumps([2**70, -(2**64)]).encode(),
-        }
-    ]
+    rows = [stored_row(json.dumps([2**70, -(2**64)]).encode())]
     data = store_mod._index_doc(rows, b"shard bytes")
     assert json.loads(data)["index"]["fast"] is False  # orjson would read 2**70 as a float
     columns = store_mod._index_columns(data, b"shard bytes")
