@@ -333,19 +333,13 @@ def _workers_ahead(args, trials: bool, snap) -> int | None:
     workers and the parsing stack anyway): `--no-cache`, or a store holding neither a shard
     nor this command's stored output. Anything else (a warm store, a trial sweep, `-j 1`,
     Dask) starts as before: a sweep that parses nothing pays for no worker."""
-    jobs = args.jobs or os.cpu_count() or 1
-    if trials or args.engine != "local" or jobs < 2:
+    if trials or (args.dir is not None and not os.path.isdir(args.dir)):
+        return None  # a trial sweep starts as before; a missing directory: the sweep says so
+    if not args.no_cache and (snap is None or snap.exists()):
         return None
-    if args.dir is not None and not os.path.isdir(args.dir):
-        return None  # the sweep says what is wrong with it
-    if not args.no_cache:
-        if snap is None or snap.exists():
-            return None
-        from evalkit.store.shards import holds_shards
+    from evalkit.corpus.parse import jobs_ahead
 
-        if holds_shards(snap.path.parent):
-            return None
-    return jobs
+    return jobs_ahead(args.jobs, args.engine, None if args.no_cache else snap.path.parent)
 
 
 def _swept(args, arms, trials: bool, snap) -> int:

@@ -250,19 +250,14 @@ def load_session(
 
 def _workers_ahead(store: CorpusStore, jobs: int | None, engine: str):
     """The parser workers started before discovery (`evalkit.corpus.parse.workers_ahead`) when
-    every session will be parsed (no store, or one holding no shard) by local processes, so
+    every session will be parsed (`parse.jobs_ahead`) and no command started them already, so
     that they start while this process discovers the sessions; else nothing."""
     import contextlib
 
     from evalkit.corpus import parse
-    from evalkit.store.shards import holds_shards
 
-    jobs = jobs or os.cpu_count() or 1
-    if engine != "local" or jobs < 2 or parse.started_ahead():
-        return contextlib.nullcontext()
-    if store.directory is not None and holds_shards(store.directory):
-        return contextlib.nullcontext()
-    return parse.workers_ahead(jobs)
+    ahead = None if parse.started_ahead() else parse.jobs_ahead(jobs, engine, store.directory)
+    return contextlib.nullcontext() if ahead is None else parse.workers_ahead(ahead)
 
 
 def run_sweep(

@@ -30,7 +30,7 @@ from typing import Any, TextIO
 from evalkit.corpus.discover import SessionRef
 from evalkit.corpus.records import Analysed, SessionRecord, analyse_chunk, record_from_payload
 from evalkit.store.manifest import session_files
-from evalkit.store.shards import CorpusStore
+from evalkit.store.shards import CorpusStore, holds_shards
 
 __all__ = [
     "analyse_sessions",
@@ -40,6 +40,7 @@ __all__ = [
     "Progress",
     "workers_ahead",
     "started_ahead",
+    "jobs_ahead",
 ]
 
 # Below this much work (sessions, bytes) a process pool costs more than it saves.
@@ -157,6 +158,18 @@ def workers_ahead(jobs: int) -> Iterator[Any]:
         left, _ahead = _ahead, outer
         if left is not None and left[0] is pool:
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+def jobs_ahead(jobs: int | None, engine: str, store: str | os.PathLike[str] | None) -> int | None:
+    """The processes of a parse worth starting before discovery (`workers_ahead`), or None: a
+    local parse over more than one process that will parse every session, its store directory
+    `store` holding no shard (None: no store)."""
+    jobs = jobs or os.cpu_count() or 1
+    if engine != "local" or jobs < 2:
+        return None
+    if store is not None and holds_shards(store):
+        return None
+    return jobs
 
 
 def started_ahead() -> bool:
