@@ -292,6 +292,39 @@ def test_many_shards_are_merged_and_rows_of_removed_sessions_dropped(tmp_path, m
     assert (again.cache_hits, again.cache_misses) == (3, 0)
 
 
+def test_a_merge_drops_the_rows_of_a_session_whose_files_changed(tmp_path, monkeypatch):
+    # A session that gains a segment gets a new row; its old row (the old file list) can never
+    # be a hit again. Were it kept through merges, such rows would pile up until every run
+    # merged the store again.
+    root = aged(corpus(tmp_path / "c"))
+    cache_dir = tmp_path / "cache"
+    monkeypatch.setattr(store_mod, "FLUSH_ROWS", 1)
+    monkeypatch.setattr(store_mod, "_ROWS_PER_SHARD", 1)
+    monkeypatch.setattr(store_mod, "_MERGE_AT", 1)
+    run_sweep(root, cache_dir=cache_dir, jobs=1)
+    for k in (2, 3):  # the session gains a second segment, then a third
+        segment = root / f"cg22/ab-express/run-baseline-1.t{k}.jsonl"
+        cited(root, str(segment.relative_to(root)), 500, 500)
+        os.utime(segment, ns=(0, segment.stat().st_mtime_ns - 60 * 10**9))  # not racy
+        assert run_sweep(root, cache_dir=cache_dir, jobs=1).cache_misses == 1
+
+    import pyarrow.parquet as pq
+
+    def stored():
+        return sorted(
+            (row["session"], len(row["files"]))
+            for shard in shards(cache_dir)
+            for row in pq.read_table(shard, columns=["session", "files"]).to_pylist()
+        )
+
+    assert len(stored()) == 4  # one row for each session, its current one
+    assert (b"cg22/ab-express/run-baseline-1.jsonl", 3) in stored()
+    names = shards(cache_dir)
+    again = run_sweep(root, cache_dir=cache_dir, jobs=1)
+    assert (again.cache_hits, again.cache_misses) == (4, 0)
+    assert shards(cache_dir) == names  # settled: nothing merged or written again
+
+
 def test_warm_frames_of_load_corpus_come_from_the_store_without_reading(tmp_path, monkeypatch):
     import evalkit
     from evalkit.formats.claude_code import transcripts

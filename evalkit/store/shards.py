@@ -1293,7 +1293,10 @@ class CorpusStore:
         if len(names) <= _MERGE_AT + len(live) // _ROWS_PER_SHARD:
             return
         assert self.directory is not None
-        keep = {ref.log for ref in live}
+        # Each session still in the corpus keeps only a row of its current file list: a row of
+        # another list can never be a hit, and kept through merges such rows would pile up
+        # until every run merged the store again.
+        keep = {_b(ref.log): [_b(f) for f in session_files(ref)] for ref in live}
         small = []
         for name in names:
             with contextlib.suppress(OSError):
@@ -1301,15 +1304,15 @@ class CorpusStore:
                     small.append(name)
         # Oldest first, in groups of at most _ROWS_PER_SHARD rows: memory stays bounded by a
         # group, whatever the size of the store.
-        merged: dict[tuple[bytes, tuple[bytes, ...]], dict[str, Any]] = {}
+        merged: dict[bytes, dict[str, Any]] = {}
         sources: list[str] = []
         for i, name in enumerate(small):
             rows = self._read_rows(name)
             if rows is not None:
                 sources.append(name)
                 for row in rows:
-                    if _s(row["session"]) in keep:
-                        merged[(row["session"], tuple(row["files"]))] = row  # later shards win
+                    if keep.get(row["session"]) == row["files"]:
+                        merged[row["session"]] = row  # later shards win
             if len(merged) >= _ROWS_PER_SHARD or (i == len(small) - 1 and len(sources) > 1):
                 if merged and self._write(list(merged.values())) is None:
                     return  # could not write: keep the sources
