@@ -22,6 +22,7 @@ from typing import Any
 from evalkit.ecma import pl
 from evalkit.formats.files import ReadLimits, read_file_bytes
 from evalkit.formats.frozen import quick_init
+from evalkit.formats.ledger import TokenLedger
 from evalkit.formats.stack import fixed_stack
 
 __all__ = [
@@ -46,46 +47,6 @@ __all__ = [
 
 # The `agent` identity column's values, one per agent (not per file format).
 AGENTS = ("claude-code", "codex", "inspect")
-
-
-@quick_init
-@dataclass(frozen=True)
-class TokenLedger:
-    """A session's tokens, in one meaning for every agent.
-
-    Each agent counts tokens differently (Claude Code reports cache reads and writes beside
-    `input_tokens`; Codex counts cached tokens inside `input_tokens` and reasoning inside
-    `output_tokens`; Inspect changed its rule in 0.3.184), so each reader fills this ledger by its
-    own format's rule (agent-formats §1.9, §2.4, §3.9, §5.3) and every table reads the ledger.
-    `None` means the format does not carry the figure: never 0.
-
-    Attributes:
-        prompt_tokens: Every input token of every request, cached or not (Claude Code: input +
-            cache read + cache creation per unique message id; Codex: `input_tokens`).
-        cache_read_tokens: The part of `prompt_tokens` read from a prompt cache.
-        cache_write_tokens: The part of `prompt_tokens` written to a prompt cache.
-        uncached_prompt_tokens: `prompt_tokens - cache_read_tokens`.
-        output_tokens: Every generated token, reasoning included.
-        reasoning_tokens: The part of `output_tokens` spent on reasoning.
-    """
-
-    prompt_tokens: float | None = None
-    cache_read_tokens: float | None = None
-    cache_write_tokens: float | None = None
-    uncached_prompt_tokens: float | None = None
-    output_tokens: float | None = None
-    reasoning_tokens: float | None = None
-
-    def to_dict(self) -> dict[str, float | None]:
-        """The six columns, in ledger order."""
-        return {
-            "prompt_tokens": self.prompt_tokens,
-            "cache_read_tokens": self.cache_read_tokens,
-            "cache_write_tokens": self.cache_write_tokens,
-            "uncached_prompt_tokens": self.uncached_prompt_tokens,
-            "output_tokens": self.output_tokens,
-            "reasoning_tokens": self.reasoning_tokens,
-        }
 
 
 @dataclass(frozen=True)

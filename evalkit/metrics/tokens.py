@@ -25,8 +25,9 @@ Claude Code (`claude_code_tokens`, agent-formats §5.3, reference-metrics §1.11
   (`cost_sum`) and the last value (`cost_last`) are kept.
 * Reasoning tokens are not reported separately (they are inside `outputTokens`): `None`.
 
-`TokenLedger` itself is declared in `evalkit.formats.common`, because the Codex and Inspect
-readers (in the formats layer, left of this one) fill it; it is re-exported here.
+`TokenLedger` itself is declared in `evalkit.formats.ledger` (re-exported by
+`evalkit.formats.common`), because the Codex and Inspect readers (in the formats layer, left of
+this one) fill it; it is re-exported here.
 
 These are evalkit's own figures: they never change a reference number (`Summary.cost`,
 `Summary.processed` keep the reference's sums).
@@ -41,8 +42,8 @@ from typing import Any
 
 from evalkit.ecma import js_string
 from evalkit.formats.claude_code.index import SessionIndex, index_events
-from evalkit.formats.common import TokenLedger
 from evalkit.formats.frozen import quick_init
+from evalkit.formats.ledger import TokenLedger
 
 __all__ = ["TokenLedger", "ModelUsage", "ClaudeCodeTokens", "claude_code_tokens"]
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from evalkit.metrics.costs import COST_COLUMNS, MODEL_COST_COLUMNS
+from evalkit.metrics.cost_columns import COST_COLUMNS, MODEL_COST_COLUMNS
 from evalkit.metrics.occupancy import FAMILIES
 from evalkit.metrics.sufficiency import BUCKETS
 

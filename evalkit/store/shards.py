@@ -71,13 +71,6 @@ from typing import Any
 
 import evalkit
 from evalkit.formats.files import read_at_most
-from evalkit.store.frame_files import (
-    FRAME_FILE,
-    file_name,
-    frame_tables,
-    referenced,
-    write_frame_tables,
-)
 from evalkit.store.keys import (
     RACY_NS,
     STORE_SUBDIR,
@@ -95,6 +88,9 @@ from evalkit.store.manifest import (
 )
 from evalkit.store.rows import CALL_FIELDS, PAYLOAD_FIELDS, STATUSES, PayloadField
 from evalkit.store.temps import remove_stale_temps, replace_file
+
+# `evalkit.store.frame_files` (and the column declarations it reads) is imported by the methods
+# that read or write frame files: a sweep that stores no frames never builds those declarations.
 
 __all__ = [
     "CorpusStore",
@@ -849,6 +845,8 @@ class CorpusStore:
         From its side index when that is an index of exactly the shard's bytes and every row
         passes; else from the Parquet itself.
         """
+        from evalkit.store.frame_files import referenced
+
         assert self.directory is not None
         path = os.path.join(self.directory, name)
         data = _read_bounded(path)
@@ -1014,6 +1012,8 @@ class CorpusStore:
     def _framed(self, payload: dict[str, Any]) -> bool:
         """Whether a payload has every frame row its session gives (none for a crash or a
         skipped file), in frame files not found damaged."""
+        from evalkit.store.frame_files import file_name
+
         if payload["status"] in ("crash", "skipped") or "rows_error" in payload:
             return True
         where = payload.get("frames")
@@ -1112,6 +1112,8 @@ class CorpusStore:
         `hold`: their frame files are then written first (a shard never names a frame
         file not yet there), then the shards, in the order they were flushed.
         """
+        from evalkit.store.frame_files import frame_tables
+
         if self._pending:
             rows, self._pending = self._pending, []
             framed, self._pending_frames = self._pending_frames, []
@@ -1133,6 +1135,8 @@ class CorpusStore:
     def _write_held(self) -> None:
         """Write the frame files of the held shards' sessions, then the shards (their rows
         name the files only when every file was written; else they are stored without)."""
+        from evalkit.store.frame_files import referenced, write_frame_tables
+
         assert self.directory is not None
         held, self._held, self._held_shards = self._held, [], 0
         batches = [batch for _, _, batch in held if batch is not None]
@@ -1324,6 +1328,8 @@ class CorpusStore:
         """Remove the frame files no stored row names any more, once every shard was read
         (a file younger than `FRAME_FILE_GRACE_NS` may belong to a shard another process is
         writing, and stays)."""
+        from evalkit.store.frame_files import FRAME_FILE
+
         if not self._read_all or self.directory is None:
             return
         now = time.time_ns()
