@@ -159,3 +159,18 @@ def test_a_plan_still_raises_what_the_load_would(tmp_path):
         load_corpus_frames(root, cache_dir=cache, jobs=1, strict=True)
     with pytest.raises(load_mod.UsageError, match="jobs"):
         load_corpus_frames(root, cache_dir=cache, jobs=0)
+
+
+def test_a_planned_corpus_makes_its_records_when_asked_and_sweeps_the_same(tmp_path, monkeypatch):
+    import evalkit
+
+    root, cache = corpus(tmp_path / "c"), tmp_path / "cache"
+    evalkit.load_corpus(root, cache_dir=cache, jobs=1)
+    want = evalkit.load_corpus(root, cache_dir=cache, jobs=1)
+    spy = Spy(monkeypatch)
+    got = evalkit.load_corpus(root, cache_dir=cache, jobs=1)
+    assert spy.planned == 1 and type(got) is type(want)
+    assert "records" not in got.__dict__  # not made yet
+    assert repr(got) == repr(want)
+    assert got.sweep() == want.sweep()
+    same(got, want)

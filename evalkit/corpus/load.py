@@ -13,6 +13,10 @@ the one place rows become a frame) `LOAD_BATCH` sessions at a time as the payloa
 payload let go once its rows are taken (and stored as frame files for the next load). The
 pieces are joined in discovery order (`_FrameParts`).
 
+A load whose every row came from the store leaves a plan beside it (`_write_plan`): the next
+load with the same options of the same unchanged tree walks the tree once and builds the frames
+from the frame files the plan names, without discovering or looking up a session again.
+
 Every file of the tree is accounted for (`accounting()`), and a session that cannot be read is
 reported in `errors` (or raised with `strict=True`) while the rest still loads.
 """
