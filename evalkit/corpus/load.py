@@ -24,7 +24,6 @@ reported in `errors` (or raised with `strict=True`) while the rest still loads.
 from __future__ import annotations
 
 import dataclasses
-import io
 import os
 import re
 from dataclasses import dataclass, field
@@ -501,20 +500,23 @@ def _write_plan(snap: Any, corpus: LoadedCorpus, got: dict[str, Any]) -> None:
         "profile_choice": corpus.profile_choice,
         "layout_choice": corpus.layout_choice,
     }
-    parts = []
     try:
-        # The discovery and the records, a part of their own: read only when asked for.
+        # The discovery and the records, a part of their own: read only when asked for. Each
+        # pickled straight into the file, a frame at a time (no second copy of it in memory).
         for value in (plan, (corpus.discovery, corpus.records)):
-            sink = io.BytesIO()
-            _plan_pickler()(sink, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
-            parts.append(sink.getvalue())
+            _plan_pickler()(_Sink(writer), protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+            writer.end_part()
     except Exception:  # noqa: BLE001 — a value that cannot be kept: no plan, the load stands
         writer.discard()
         return
-    for data in parts:
-        writer.write_bytes(data)
-        writer.end_part()
     writer.commit()
+
+
+class _Sink:
+    """A binary file whose writes go to the current part of a snapshot writer."""
+
+    def __init__(self, writer: Any) -> None:
+        self.write = writer.write_bytes
 
 
 @gc_paused()

@@ -355,9 +355,9 @@ class _Writer:
         self._current += len(data)
         self._raw(data)
 
-    def write_bytes(self, data: bytes) -> None:
-        """Add `data` to the current part."""
-        self._current += len(data)
+    def write_bytes(self, data: bytes | memoryview) -> None:
+        """Add `data` (any contiguous buffer) to the current part."""
+        self._current += memoryview(data).nbytes
         self._raw(data)
 
     def end_part(self) -> None:
