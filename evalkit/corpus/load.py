@@ -13,6 +13,10 @@ the one place rows become a frame) `LOAD_BATCH` sessions at a time as the payloa
 payload let go once its rows are taken (and stored as frame files for the next load). The
 pieces are joined in discovery order (`_FrameParts`).
 
+A load whose every row came from the store leaves a plan beside it (`_write_plan`): the next
+load with the same options of the same unchanged tree walks the tree once and builds the frames
+from the frame files the plan names, without discovering or looking up a session again.
+
 Every file of the tree is accounted for (`accounting()`), and a session that cannot be read is
 reported in `errors` (or raised with `strict=True`) while the rest still loads.
 """
@@ -45,7 +49,14 @@ from evalkit.formats.detect import check_format
 from evalkit.formats.profiles import CODEGRAPH, ProfileChoice, choose_profile, load_profile
 from evalkit.owned_folder import OwnedFolder
 from evalkit.store.columns import build_frame, dictionary_json, name_text
-from evalkit.store.frame_files import assemble, file_name, identity_table, read_frame_file
+from evalkit.store.frame_files import (
+    assemble,
+    assemble_planned,
+    entry_arrays,
+    file_name,
+    identity_table,
+    read_frame_file,
+)
 from evalkit.store.keys import store_fingerprint
 from evalkit.store.price_memo import PriceMemo
 from evalkit.store.shards import CorpusStore, default_cache_dir, gc_paused
@@ -112,6 +123,27 @@ class LoadedCorpus:
             f"<{type(self).__name__} {self.root.name}/: {len(self.records)} sessions, "
             f"{len(self.errors)} unreadable, {skipped} files skipped>"
         )
+
+    def __getattr__(self, name: str) -> Any:
+        # A corpus loaded by its plan makes its discovery and records (one Python object per
+        # session and file) only when they are first asked for (see `_from_plan`).
+        later = self.__dict__.get("_later")
+        if later is None or name not in ("discovery", "records"):
+            raise AttributeError(name)
+        import pickle
+
+        discovery, records = pickle.loads(later)
+        object.__setattr__(self, "discovery", discovery)
+        object.__setattr__(self, "records", records)
+        del self.__dict__["_later"]
+        return self.__dict__[name]
+
+    def retyped(self, cls: type[LoadedCorpus]) -> Any:
+        """This corpus as an instance of `cls`, a subclass adding no field (nothing is
+        copied, and what is made when first asked for stays so)."""
+        other = object.__new__(cls)
+        other.__dict__.update(self.__dict__)
+        return other
 
     @cached_property
     def _refs(self) -> dict[str, SessionRef]:
@@ -297,6 +329,13 @@ def load_corpus_frames(
         UsageError: `path` is not a directory, `layout`, `format` or `outcomes` is unusable.
         CorpusError: `strict=True` and a session could not be read.
     """
+    plan = _plan_snapshot(
+        path, layout, profile, jobs, cache, cache_dir, verify, engine, format, keep_runs
+    )
+    if plan is not None:
+        planned = _from_plan(plan, path, strict, outcomes, pass_threshold, resolve_prices(prices))
+        if planned is not None:
+            return planned
     layout_choice = None
     if layout is None and os.path.isdir(path):
         layout_choice = detect_layout(path)  # a harbor tree is read as one (issue 23)
@@ -316,19 +355,25 @@ def load_corpus_frames(
         keep_runs=keep_runs,
         prices=resolve_prices(prices),
     )
+    capture: dict[str, Any] = {}  # what the last load read from the store, for its plan
     if profile is None:
         # No profile given: read with the default, then choose one from the tools the sessions
         # call; a corpus whose tool under test is not codegraph is read again with its profile.
         # (With `keep_runs` the default is read as the codegraph profile: its runs are kept.)
         first = CODEGRAPH if keep_runs else None
-        corpus = _load_frames(path, layout=layout, profile=first, **args)
+        corpus = _load_frames(path, layout=layout, profile=first, capture=capture, **args)
         choice = choose_profile(_tool_names(corpus.tables))
         if choice.profile != CODEGRAPH:
-            corpus = _load_frames(path, layout=layout, profile=choice.profile, **args)
+            corpus = _load_frames(
+                path, layout=layout, profile=choice.profile, capture=capture, **args
+            )
     else:
-        corpus = _load_frames(path, layout=layout, profile=profile, **args)
+        corpus = _load_frames(path, layout=layout, profile=profile, capture=capture, **args)
         choice = ProfileChoice(load_profile(profile), "given", detected=False)
-    return dataclasses.replace(corpus, profile_choice=choice, layout_choice=layout_choice)
+    corpus = dataclasses.replace(corpus, profile_choice=choice, layout_choice=layout_choice)
+    if plan is not None and capture.get("whole"):
+        _write_plan(plan, corpus, capture)
+    return corpus
 
 
 def _tool_names(tables: dict[str, Any]) -> list[list[str]]:
@@ -350,6 +395,195 @@ def _tool_names(tables: dict[str, Any]) -> list[list[str]]:
     ends = np.cumsum(np.bincount(codes, minlength=len(logs))).tolist()
     by_log = [names[a:b] for a, b in zip([0, *ends], ends, strict=False)]
     return by_log + [[]] * (calls["log"].nunique() - len(by_log))
+
+
+# --- the load plan ------------------------------------------------------------------------------
+#
+# A warm load of an unchanged corpus reads every row from the store's frame files; what it
+# does besides (discovery, looking up and decoding each session's stored record, choosing the
+# layout and the profile) gives the same answer again. A load whose every session came from
+# the store writes that answer as a *plan*, beside the store (`plan-<32 hex>.out`, a
+# `Snapshot` keyed by the state of the whole tree and every option that changes the result):
+# the discovery, the records, the errors, the runs, the choices, and per frame which rows of
+# which frame files make it (`entry_arrays`). The next identical load walks the tree once and,
+# when the state is the recorded one, builds the frames from those files with no Python step
+# per session, then joins the outcomes and prices the sessions as every load does (never
+# stored). The frame rows stay in the store's files only: each file is checked against its
+# digest when read (`read_frame_file`), and a file pruned, replaced or damaged makes the plan
+# unusable, never a wrong row: the load then runs as without a plan. `verify=True` and
+# `cache=False` never read or write one.
+
+PLAN_VERSION = 1
+
+
+def _plan_snapshot(path, layout, profile, jobs, cache, cache_dir, verify, engine, fmt, keep_runs):
+    """The plan `load_corpus_frames` with these options would read or write, or None when it
+    takes none (no store, `verify`, options a plain load would refuse, a layout object)."""
+    if not cache or verify or not isinstance(layout, str | None) or not os.path.isdir(path):
+        return None
+    if (jobs is not None and jobs < 1) or engine not in ("local", "dask"):
+        return None  # the load itself says what is wrong
+    if layout is not None and layout not in LAYOUTS and layout != "harbor" and "{" not in layout:
+        return None
+    from evalkit.store.snapshot import Snapshot
+
+    try:
+        fmt = check_format(fmt)
+        given = load_profile(profile) if profile is not None else None
+    except EvalkitError:
+        return None
+    # Beside the store of the load's first reading (the default profile's, or the one given).
+    first = given if given is not None else (CODEGRAPH if keep_runs else None)
+    store = CorpusStore(
+        cache_dir or default_cache_dir(),
+        Path(path),
+        fingerprint=store_fingerprint(fmt, first.fingerprint() if first else None),
+        frames=True,
+    )
+    options = {
+        "plan": PLAN_VERSION,
+        "root": os.fspath(path),
+        "resolved": os.path.realpath(path),
+        "layout": layout,
+        "profile": given.fingerprint() if given is not None else None,
+        "format": fmt,
+        "keep_runs": keep_runs,
+    }
+    return Snapshot(store.directory, os.fspath(path), options, kind="plan")  # type: ignore[arg-type]
+
+
+def _rebuild(cls: type, values: tuple[Any, ...]) -> Any:
+    """A frozen dataclass with slots made from its fields' values (`_plan_pickler`)."""
+    obj = object.__new__(cls)
+    for name, value in zip(cls.__slots__, values, strict=True):
+        object.__setattr__(obj, name, value)
+    return obj
+
+
+def _plan_pickler():
+    import pickle
+
+    class PlanPickler(pickle.Pickler):
+        """Pickles a dataclass with slots (a discovery's refs and entries, the records) as its
+        values in slot order: read back without `dataclasses`' per-object step (`fields()`
+        each time), a third of reading a 10x plan."""
+
+        def reducer_override(self, obj: Any) -> Any:
+            cls = type(obj)
+            slots = cls.__dict__.get("__slots__")
+            if slots is None or "__dataclass_fields__" not in cls.__dict__:
+                return NotImplemented
+            if any(k in slots for k in ("__dict__", "__weakref__")):
+                return NotImplemented
+            return _rebuild, (cls, tuple(getattr(obj, k) for k in slots))
+
+    return PlanPickler
+
+
+def _write_plan(snap: Any, corpus: LoadedCorpus, got: dict[str, Any]) -> None:
+    """Write the plan of a finished load (`got`: what it read from the store)."""
+    import pickle
+
+    writer = snap.writer()
+    if writer is None:
+        return
+    plan = {
+        "version": PLAN_VERSION,
+        "store": got["store"],
+        "wanted": got["wanted"],
+        "idents": got.get("idents"),
+        "frames": got.get("frames", {}),
+        "errors": corpus.errors,
+        "cache_hits": corpus.cache_hits,
+        "cache_misses": corpus.cache_misses,
+        "runs": corpus.runs,
+        "profile_choice": corpus.profile_choice,
+        "layout_choice": corpus.layout_choice,
+    }
+    try:
+        # The discovery and the records, a part of their own: read only when asked for. Each
+        # pickled straight into the file, a frame at a time (no second copy of it in memory).
+        for value in (plan, (corpus.discovery, corpus.records)):
+            pickler = _plan_pickler()(_Sink(writer), protocol=pickle.HIGHEST_PROTOCOL)
+            pickler.fast = True  # no memo of every object pickled (a 100x load's peak memory)
+            pickler.dump(value)
+            writer.end_part()
+    except Exception:  # noqa: BLE001 — a value that cannot be kept: no plan, the load stands
+        writer.discard()
+        return
+    writer.commit()
+
+
+class _Sink:
+    """A binary file whose writes go to the current part of a snapshot writer."""
+
+    def __init__(self, writer: Any) -> None:
+        self.write = writer.write_bytes
+
+
+@gc_paused()
+def _from_plan(snap, path, strict, outcomes, pass_threshold, prices) -> LoadedCorpus | None:
+    """The load its plan gives (see above), or None when there is no usable plan."""
+    import pickle
+
+    stored = snap.read()
+    if stored is None:
+        return None
+    with stored:
+        if len(stored.sizes) != 2:
+            return None
+        data, later = stored.data(0), stored.data(1)
+    try:
+        plan = pickle.loads(data)
+        if plan.get("version") != PLAN_VERSION:
+            return None
+    except Exception:  # noqa: BLE001 — a plan that cannot be read is no plan
+        return None
+    del data
+    directory = plan["store"]
+    tables: dict[str, pd.DataFrame] = {}
+    for name in FRAME_NAMES:
+        planned = plan["frames"].get(name)
+        if planned is None:
+            tables[name] = build_frame(name, [])
+            continue
+        files: dict[str, Any] = {}
+        for hex_ in planned.hexes:
+            table = read_frame_file(directory, name, hex_)
+            if table is None:  # pruned, replaced or damaged: the load runs without its plan
+                return None
+            files[hex_] = table
+            table = None
+        df, lost = assemble_planned(name, files, planned, plan["idents"])
+        del files
+        if df is None or lost:
+            return None
+        tables[name] = df
+    root = Path(path)
+    errors = plan["errors"]
+    if strict and errors:
+        raise CorpusError(
+            f"{errors[0]} ({len(errors)} unreadable in {root.name}/; strict=False loads "
+            "the rest and lists them in errors)"
+        )
+    join = _finish(root, plan["wanted"], directory, tables, outcomes, pass_threshold, prices)
+    corpus = LoadedCorpus(
+        root=root,
+        discovery=None,  # type: ignore[arg-type]
+        records=(),
+        errors=errors,
+        tables=tables,
+        cache_hits=plan["cache_hits"],
+        cache_misses=plan["cache_misses"],
+        outcomes=join,
+        runs=plan["runs"],
+        profile_choice=plan["profile_choice"],
+        layout_choice=plan["layout_choice"],
+    )
+    # Its discovery and records are made from the plan when first asked for (`__getattr__`).
+    del corpus.__dict__["discovery"], corpus.__dict__["records"]
+    corpus.__dict__["_later"] = later
+    return corpus
 
 
 # The collector paused: a load makes many objects and keeps nearly all of them (records,
@@ -374,13 +608,22 @@ def _load_frames(
     pass_threshold: float,
     keep_runs: bool,
     prices: Any = None,
+    capture: dict[str, Any] | None = None,
 ) -> LoadedCorpus:
     loader = _Loader(path, layout, profile, jobs, cache, cache_dir, verify, engine, format)
     found = loader.found
     bar = None if progress is False else Progress(len(loader.wanted), enabled=progress)
     runs: dict[str, dict[str, Any]] | None = {} if keep_runs else None
-    records, parts, again = _gather(loader, found.sessions, jobs, bar, scheduler, runs)
+    got: dict[str, Any] = {}
+    records, parts, again = _gather(loader, found.sessions, jobs, bar, scheduler, runs, got)
     loader.store.finish(loader.wanted)
+    if capture is not None:
+        capture.clear()
+        # A plan only of a load whose every row came from the store's frame files, read once.
+        whole = loader.store.misses == 0 and again == 0 and not parts.built
+        if whole and loader.store.directory is not None and got.get("reads", 0) <= 1:
+            capture.update(got, whole=True, store=os.fspath(loader.store.directory))
+            capture["wanted"] = loader.wanted
     errors = parts.errors()
     if strict and errors:
         raise CorpusError(
@@ -388,14 +631,9 @@ def _load_frames(
             "the rest and lists them in errors)"
         )
     tables = parts.frames()
-    join = _join(loader, tables, outcomes, pass_threshold)
-    # The priced cost, never stored (issue 27): a trial's result.json may add the recorded cost,
-    # the date and the model a transcript lacks.
-    with_trial_results(tables["sessions"], tables["models"], join.results)
-    # The table's answers kept in the store: a warm load then never imports the table.
-    memo = PriceMemo(loader.store.directory)
-    price_frames(tables["sessions"], tables["models"], prices, memo=memo)
-    memo.save()
+    join = _finish(
+        loader.root, loader.wanted, loader.store.directory, tables, outcomes, pass_threshold, prices
+    )
     return LoadedCorpus(
         root=loader.root,
         discovery=found,
@@ -409,18 +647,42 @@ def _load_frames(
     )
 
 
+def _finish(
+    root: Path,
+    wanted: list[SessionRef],
+    store_dir: Any,
+    tables: dict[str, pd.DataFrame],
+    outcomes: Any,
+    threshold: float,
+    prices: Any,
+) -> OutcomeJoin:
+    """What every load adds to its frames, never stored: the outcomes joined, the sessions
+    priced. Returns the outcome join."""
+    join = _join(root, wanted, tables, outcomes, threshold)
+    # The priced cost, never stored (issue 27): a trial's result.json may add the recorded cost,
+    # the date and the model a transcript lacks.
+    with_trial_results(tables["sessions"], tables["models"], join.results)
+    # The table's answers kept in the store: a warm load then never imports the table.
+    memo = PriceMemo(store_dir)
+    price_frames(tables["sessions"], tables["models"], prices, memo=memo)
+    memo.save()
+    return join
+
+
 def _join(
-    loader: _Loader, tables: dict[str, pd.DataFrame], csv_path: Any, threshold: float
+    root: Path,
+    wanted: list[SessionRef],
+    tables: dict[str, pd.DataFrame],
+    csv_path: Any,
+    threshold: float,
 ) -> OutcomeJoin:
     """Join the outcomes into the sessions frame (`evalkit.corpus.outcomes.with_outcomes`)."""
     sessions = tables["sessions"]
-    files = {ref.log for ref in loader.wanted}
+    files = {ref.log for ref in wanted}
     samples: list[str] = []
     if csv_path is not None:  # a CSV may name an Inspect sample by its own log
         samples = [log for log in sessions["log"].tolist() if "#" in log and log not in files]
-    join = join_outcomes(
-        loader.root, loader.wanted, csv_path=csv_path, threshold=threshold, logs=samples
-    )
+    join = join_outcomes(root, wanted, csv_path=csv_path, threshold=threshold, logs=samples)
     with_outcomes(sessions, join)
     # An Inspect score that is a number and no pass/fail: passed by the pass threshold, as a
     # harbor reward or a CSV reward is (`evalkit.corpus.outcomes`).
@@ -435,7 +697,7 @@ def _join(
 
 
 def _gather(
-    loader: _Loader, refs: list[SessionRef], jobs, bar, scheduler, runs=None
+    loader: _Loader, refs: list[SessionRef], jobs, bar, scheduler, runs=None, got=None
 ) -> tuple[list[SessionRecord | None], _FrameParts, int]:
     """Every session of `refs`: its record, and its rows of every frame (from the store's
     frame files, or parsed), in a `_FrameParts`; and how many stored sessions had to be
@@ -483,7 +745,7 @@ def _gather(
                 else:  # could not be written: built from the rows themselves
                     parts.add(i, ref, {"status": "parsed", "rows": rows})
             fresh = []
-        redo = _add_stored(store, stored, parts)
+        redo = _add_stored(store, stored, parts, got)
         stored = []
         if not redo:
             break
@@ -499,6 +761,7 @@ def _add_stored(
     store: CorpusStore,
     stored: list[tuple[int, SessionRef, dict[str, list[Any]]]],
     parts: _FrameParts,
+    got: dict[str, Any] | None = None,
 ) -> list[SessionRef]:
     """Add the stored sessions' rows of every frame to `parts`, read from the store's frame
     files; the sessions whose files were missing or damaged are returned (and those files
@@ -534,6 +797,10 @@ def _add_stored(
             pieces, frames = {}, iter(FRAME_NAMES)
             continue
         pieces[frame] = (df, items)
+    if got is not None:  # what a plan of this load keeps (`_write_plan`)
+        got["reads"] = got.get("reads", 0) + 1
+        got["idents"] = idents
+        got["frames"] = {f: entry_arrays(items) for f, (df, items) in pieces.items() if len(df)}
     for frame, (df, items) in pieces.items():
         if len(df):
             at = np.repeat(
@@ -570,6 +837,7 @@ class _FrameParts:
         self._gathered = 0
         self._last = -1
         self._in_order = True  # sessions added in discovery order (no reordering needed)
+        self.built = False  # some rows were built here (not read from the store's files)
 
     def add(self, i: int, ref: SessionRef, payload: dict[str, Any]) -> None:
         """Session `i` of the discovery: its frame rows (with its identity columns), or its
@@ -598,6 +866,7 @@ class _FrameParts:
     def _flush(self) -> None:
         for name in FRAME_NAMES:
             if self._rows[name]:
+                self.built = True
                 self._pieces[name].append((build_frame(name, self._rows[name]), self._at[name]))
                 self._rows[name], self._at[name] = [], []
         self._gathered = 0

@@ -7,6 +7,8 @@ What evalkit writes under the cache directory (`store.default_cache_dir()` or `-
         store.json                                              what the store is for
         snapshot-<32 hex>.out                                   a sweep's stored output
                                                                 (`snapshot.py`)
+        plan-<32 hex>.out                                       a corpus load's plan
+                                                                (`corpus/load.py`)
         prices-<32 hex>.json                                    the price table's answers
                                                                 (`price_memo.py`)
         .tmp-<8 chars>.parquet / .json / .out                   a write in progress

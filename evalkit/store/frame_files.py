@@ -29,6 +29,7 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from evalkit.store.columns import (
@@ -275,32 +276,70 @@ def assemble(
         The frame's rows (the dictionary's columns, in order, its dtypes) and no position; or
         None and the positions in `entries` whose rows are missing or not theirs.
     """
+    try:
+        planned = entry_arrays(entries)
+    except OverflowError:  # a figure past any file's rows (a damaged row): told one by one
+        return None, [
+            k
+            for k, (_, (h, first, size)) in enumerate(entries)
+            if h not in tables or first + size > tables[h].num_rows
+        ]
+    return assemble_planned(frame, tables, planned, idents)
+
+
+@dataclass(frozen=True)
+class Entries:
+    """Sessions' entries of one frame as arrays (`entry_arrays`): the files they name (`hexes`,
+    in the order first named), and per session the file (`which`, a place in `hexes`), its
+    first row, its rows and its row in the identity table (`owners`)."""
+
+    hexes: list[str]
+    which: Any
+    starts: Any
+    counts: Any
+    owners: Any
+
+
+def entry_arrays(entries: Sequence[tuple[int, list[Any]]]) -> Entries:
+    """`assemble`'s entries taken apart once, their figures as arrays (no Python step per
+    session after); what a load plan keeps of a frame (`evalkit.corpus.load`).
+
+    Raises:
+        OverflowError: A figure too large for an array (a damaged row).
+    """
+    import numpy as np
+
+    m = len(entries)
+    owners, refs = zip(*entries, strict=True) if m else ((), ())
+    named, firsts, sizes = zip(*refs, strict=True) if m else ((), (), ())
+    code = {h: k for k, h in enumerate(dict.fromkeys(named))}
+    return Entries(
+        list(code),
+        np.fromiter(map(code.__getitem__, named), np.int64, m),
+        np.array(firsts, np.int64).reshape(m),
+        np.array(sizes, np.int64).reshape(m),
+        np.array(owners, np.int64).reshape(m),
+    )
+
+
+def assemble_planned(
+    frame: str, tables: dict[str, Any], planned: Entries, idents: Any
+) -> tuple[Any, list[int]]:
+    """`assemble` of entries already taken apart (`entry_arrays`); the same result."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
     schema = _schema(frame)
     # Every file once, end to end (no copy), in the order the entries first name them (rows
-    # wanted in file order then need no gather), and each session's rows as positions in it:
-    # the entries taken apart once, their figures as arrays (no Python step per session after).
-    m = len(entries)
-    owners, refs = zip(*entries, strict=True) if m else ((), ())
-    named, firsts, sizes = zip(*refs, strict=True) if m else ((), (), ())
-    code = {h: k for k, h in enumerate(dict.fromkeys(named))}
-    hexes = [h for h in code if h in tables]
-    held = np.array([tables[h].num_rows if h in tables else -1 for h in code], np.int64)
+    # wanted in file order then need no gather), and each session's rows as positions in it.
+    m = len(planned.which)
+    which, counts = planned.which, planned.counts
+    starts = planned.starts.copy()
+    hexes = [h for h in planned.hexes if h in tables]
+    held = np.array([tables[h].num_rows if h in tables else -1 for h in planned.hexes], np.int64)
     offsets = np.cumsum(np.maximum(held, 0)) - np.maximum(held, 0)
-    which = np.fromiter(map(code.__getitem__, named), np.int64, m)
-    try:
-        counts = np.array(sizes, np.int64).reshape(m)
-        starts = np.array(firsts, np.int64).reshape(m)
-        bad = np.flatnonzero((held[which] < 0) | (starts + counts > held[which])).tolist()
-    except OverflowError:  # a figure past any file's rows (a damaged row): told one by one
-        bad = [
-            k
-            for k, (h, first, size) in enumerate(zip(named, firsts, sizes, strict=True))
-            if h not in tables or first + size > tables[h].num_rows
-        ]
+    bad = np.flatnonzero((held[which] < 0) | (starts + counts > held[which])).tolist()
     if bad:
         return None, bad
     starts += offsets[which]
@@ -314,7 +353,7 @@ def assemble(
     wanted = [c.name for c in columns_of(frame) if c.name not in _BIT or owned & _BIT[c.name]]
     whole = whole.select([_LOG, _OWN, *wanted])
     ends = np.cumsum(counts)
-    positions = np.arange(int(ends[-1]) if len(entries) else 0, dtype=np.int64)
+    positions = np.arange(int(ends[-1]) if m else 0, dtype=np.int64)
     positions += np.repeat(starts - (ends - counts), counts)
     if len(positions) == whole.num_rows and (starts == ends - counts).all():
         rows = whole  # every row, in file order (a warm load of an unchanged corpus): no copy
@@ -329,7 +368,7 @@ def assemble(
         for name in _IDENTITY_NAMES
         if name != "log" and idents.column(name).null_count == idents.num_rows
     }
-    at = pa.array(np.repeat(np.array(owners, np.int64).reshape(m), counts))
+    at = pa.array(np.repeat(planned.owners, counts))
     ident = idents.select([name for name in _IDENTITY_NAMES if name not in blank])
     ident = pc.take(ident, at, memory_pool=pool)
     # Each row must be its session's: the log it carries against the log of its entry.

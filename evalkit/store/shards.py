@@ -1374,7 +1374,7 @@ RECORD_VERSION = 1
 STORE_FILE = re.compile(
     r"^(?:shard-[0-9a-f]{16}-[0-9a-f]{32}(?:\.parquet|\.index\.json)"
     r"|frames-[a-z_]+-[0-9a-f]{32}\.parquet"
-    r"|store\.json|snapshot-[0-9a-f]{32}\.out|prices-[0-9a-f]{32}\.json"
+    r"|store\.json|(?:snapshot|plan)-[0-9a-f]{32}\.out|prices-[0-9a-f]{32}\.json"
     r"|\.tmp-[a-z0-9_]{8}\.(?:parquet|json|out))\Z"
 )
 

@@ -173,6 +173,8 @@ class Snapshot:
             before the sweep reads a file; it may end later: `started_ns` is taken here, and
             an entry changed after it makes the snapshot `recent` (not written), so a file
             read before the walk reached it is never keyed by a state it did not have.
+        kind: The file's name before its digest: `snapshot` (a sweep's output) or `plan` (a
+            corpus load's plan, `evalkit.corpus.load`).
     """
 
     def __init__(
@@ -184,12 +186,13 @@ class Snapshot:
         fingerprint: str | None = None,
         *,
         later: bool = False,
+        kind: str = "snapshot",
     ) -> None:
         self.options = {**options, "python": sys.version}
         self.root = root
         self.fingerprint = fingerprint
         text = json.dumps(self.options, sort_keys=True, ensure_ascii=True)
-        self.path = store_dir / f"snapshot-{hashlib.sha256(text.encode()).hexdigest()[:32]}.out"
+        self.path = store_dir / f"{kind}-{hashlib.sha256(text.encode()).hexdigest()[:32]}.out"
         self.started_ns = time.time_ns()
         # Files outside the tree whose content is in `options`, with their `file_state` taken
         # before that content was read: the sweep reads them again later, so they must keep
@@ -352,6 +355,11 @@ class _Writer:
         self._current += len(data)
         self._raw(data)
 
+    def write_bytes(self, data: bytes | memoryview) -> None:
+        """Add `data` (any contiguous buffer) to the current part."""
+        self._current += memoryview(data).nbytes
+        self._raw(data)
+
     def end_part(self) -> None:
         self._sizes.append(self._current)
         self._current = 0
@@ -422,6 +430,10 @@ class Stored:
     def text(self, i: int) -> str:
         """Part `i`, whole."""
         return os.pread(self._fd, self.sizes[i], self._starts[i]).decode("utf-8", "surrogatepass")
+
+    def data(self, i: int) -> bytes:
+        """Part `i`, whole, as bytes."""
+        return os.pread(self._fd, self.sizes[i], self._starts[i])
 
     def copy(self, i: int, out: Any) -> None:
         """Write part `i` to the text stream `out` a chunk at a time."""

@@ -165,4 +165,4 @@ def load_corpus(
         pass_threshold=pass_threshold,
         prices=prices,
     )
-    return Corpus(**{f: getattr(loaded, f) for f in loaded.__dataclass_fields__})
+    return loaded.retyped(Corpus)

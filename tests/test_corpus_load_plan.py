@@ -1,0 +1,176 @@
+"""The load plan (evalkit/corpus/load.py): a warm load of an unchanged corpus builds its frames
+from the store's frame files without discovering or looking up a session, and gives exactly the
+frames of a load without it; any change, damage or other option means no plan is used."""
+
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+import pytest
+
+from evalkit.corpus import load as load_mod
+from evalkit.corpus.frames import FRAME_NAMES
+from evalkit.corpus.load import load_corpus_frames
+from tests.sweep_helpers import aged, cited, put
+
+
+@pytest.fixture(autouse=True)
+def _trusted(trusted):
+    """Files made a moment ago count as old enough for a plan to be written."""
+
+
+def corpus(root):
+    for i in range(1, 5):
+        cited(root, f"cg22/ab-express/run-new-{i}.jsonl", 100 * i, 50, calls=1 + i % 2)
+    cited(root, "cg22/ab-express/run-old-1.jsonl", 70, 30)
+    put(root, "broken.jsonl", text="null\n")
+    put(root, "notes.txt", text="not a transcript\n")
+    return aged(root)
+
+
+class Spy:
+    """Counts the loads that discovered the tree (no plan used) and the plans used."""
+
+    def __init__(self, monkeypatch):
+        self.discovered = 0
+        self.planned = 0
+        loader, from_plan = load_mod._Loader, load_mod._from_plan
+
+        def counted_loader(*args, **kwargs):
+            self.discovered += 1
+            return loader(*args, **kwargs)
+
+        def counted_plan(*args, **kwargs):
+            got = from_plan(*args, **kwargs)
+            self.planned += got is not None
+            return got
+
+        monkeypatch.setattr(load_mod, "_Loader", counted_loader)
+        monkeypatch.setattr(load_mod, "_from_plan", counted_plan)
+
+
+def same(got, want):
+    for name in FRAME_NAMES:
+        a, b = got.frame(name), want.frame(name)
+        pd.testing.assert_frame_equal(a, b, check_dtype=True)
+        csv_a, csv_b = io.StringIO(), io.StringIO()
+        a.to_csv(csv_a, index=False)
+        b.to_csv(csv_b, index=False)
+        assert csv_a.getvalue() == csv_b.getvalue()
+    assert got.records == want.records and got.errors == want.errors
+    assert got.accounting() == want.accounting()
+    assert got.discovery == want.discovery and got.runs == want.runs
+    assert repr(got.profile_choice) == repr(want.profile_choice)
+    assert repr(got.layout_choice) == repr(want.layout_choice)
+
+
+def plans(cache):
+    return sorted(p.name for p in cache.rglob("plan-*.out"))
+
+
+def test_a_warm_load_writes_a_plan_the_next_one_uses_with_the_same_frames(tmp_path, monkeypatch):
+    root, cache = corpus(tmp_path / "c"), tmp_path / "cache"
+    spy = Spy(monkeypatch)
+    cold = load_corpus_frames(root, cache_dir=cache, jobs=1)
+    assert plans(cache) == []  # sessions were parsed: no plan yet
+    first = load_corpus_frames(root, cache_dir=cache, jobs=1)
+    assert len(plans(cache)) == 1 and spy.planned == 0 and spy.discovered == 2
+    planned = load_corpus_frames(root, cache_dir=cache, jobs=1)
+    assert spy.planned == 1 and spy.discovered == 2
+    assert len(planned.errors) == 1 and planned.frame("sessions").shape[0] == 5
+    same(first, cold)
+    same(planned, first)
+    assert (planned.cache_hits, planned.cache_misses) == (first.cache_hits, first.cache_misses)
+    # What is never stored is applied again: a planned frame changed by its user stays theirs.
+    planned.tables["sessions"].loc[0, "log"] = "changed"
+    same(load_corpus_frames(root, cache_dir=cache, jobs=1), first)
+
+
+@pytest.mark.parametrize("change", ["edit", "add", "remove", "touch"])
+def test_a_change_to_the_tree_means_the_plan_is_not_used(tmp_path, monkeypatch, change):
+    root, cache = corpus(tmp_path / "c"), tmp_path / "cache"
+    load_corpus_frames(root, cache_dir=cache, jobs=1)
+    load_corpus_frames(root, cache_dir=cache, jobs=1)  # writes the plan
+    target = root / "cg22/ab-express/run-new-2.jsonl"
+    if change == "edit":
+        cited(root, "cg22/ab-express/run-new-2.jsonl", 999, 50)
+    elif change == "add":
+        cited(root, "cg22/ab-express/run-new-9.jsonl", 10, 5)
+    elif change == "remove":
+        target.unlink()
+    else:
+        target.touch()
+    spy = Spy(monkeypatch)
+    got = load_corpus_frames(root, cache_dir=cache, jobs=1)
+    assert spy.planned == 0 and spy.discovered == 1
+    same(got, load_corpus_frames(root, cache=False, jobs=1))
+
+
+@pytest.mark.parametrize("damage", ["plan-cut", "plan-bytes", "frame-missing", "frame-bytes"])
+def test_a_damaged_plan_or_frame_file_falls_back_to_the_same_frames(tmp_path, monkeypatch, damage):
+    root, cache = corpus(tmp_path / "c"), tmp_path / "cache"
+    load_corpus_frames(root, cache_dir=cache, jobs=1)
+    want = load_corpus_frames(root, cache_dir=cache, jobs=1)  # writes the plan
+    (plan,) = cache.rglob("plan-*.out")
+    frame_file = sorted(cache.rglob("frames-calls-*.parquet"))[0]
+    if damage == "plan-cut":
+        plan.write_bytes(plan.read_bytes()[:-40])
+    elif damage == "plan-bytes":
+        data = bytearray(plan.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        plan.write_bytes(bytes(data))
+    elif damage == "frame-missing":
+        frame_file.unlink()
+    else:
+        data = bytearray(frame_file.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        frame_file.write_bytes(bytes(data))
+    spy = Spy(monkeypatch)
+    got = load_corpus_frames(root, cache_dir=cache, jobs=1)
+    assert spy.planned == 0 and spy.discovered == 1
+    same(got, want)
+
+
+def test_other_options_have_other_plans_and_verify_or_no_cache_none(tmp_path, monkeypatch):
+    root, cache = corpus(tmp_path / "c"), tmp_path / "cache"
+    load_corpus_frames(root, cache_dir=cache, jobs=1)
+    load_corpus_frames(root, cache_dir=cache, jobs=1)
+    assert len(plans(cache)) == 1
+    for options in ({"layout": "ab-arm"}, {"keep_runs": True}, {"format": "claude-code"}):
+        load_corpus_frames(root, cache_dir=cache, jobs=1, **options)
+        want = load_corpus_frames(root, cache_dir=cache, jobs=1, **options)
+        spy = Spy(monkeypatch)
+        got = load_corpus_frames(root, cache_dir=cache, jobs=1, **options)
+        assert spy.planned == 1
+        same(got, want)
+    assert len(plans(cache)) == 4
+    spy = Spy(monkeypatch)
+    load_corpus_frames(root, cache_dir=cache, jobs=1, verify=True)
+    load_corpus_frames(root, cache_dir=cache, jobs=1, cache=False)
+    assert spy.planned == 0 and spy.discovered == 2 and len(plans(cache)) == 4
+
+
+def test_a_plan_still_raises_what_the_load_would(tmp_path):
+    root, cache = corpus(tmp_path / "c"), tmp_path / "cache"
+    load_corpus_frames(root, cache_dir=cache, jobs=1)
+    load_corpus_frames(root, cache_dir=cache, jobs=1)
+    with pytest.raises(load_mod.CorpusError, match="broken.jsonl"):
+        load_corpus_frames(root, cache_dir=cache, jobs=1, strict=True)
+    with pytest.raises(load_mod.UsageError, match="jobs"):
+        load_corpus_frames(root, cache_dir=cache, jobs=0)
+
+
+def test_a_planned_corpus_makes_its_records_when_asked_and_sweeps_the_same(tmp_path, monkeypatch):
+    import evalkit
+
+    root, cache = corpus(tmp_path / "c"), tmp_path / "cache"
+    evalkit.load_corpus(root, cache_dir=cache, jobs=1)
+    want = evalkit.load_corpus(root, cache_dir=cache, jobs=1)
+    spy = Spy(monkeypatch)
+    got = evalkit.load_corpus(root, cache_dir=cache, jobs=1)
+    assert spy.planned == 1 and type(got) is type(want)
+    assert "records" not in got.__dict__  # not made yet
+    assert repr(got) == repr(want)
+    assert got.sweep() == want.sweep()
+    same(got, want)
