@@ -174,3 +174,45 @@ def test_a_planned_corpus_makes_its_records_when_asked_and_sweeps_the_same(tmp_p
     assert repr(got) == repr(want)
     assert got.sweep() == want.sweep()
     same(got, want)
+
+
+class Hostile:
+    """Unpickled, it would make a folder: what a plan planted in a shared cache could do."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        import os
+
+        return os.mkdir, (str(self.marker),)
+
+
+@pytest.mark.parametrize("part", ["plan", "later"])
+def test_a_plan_naming_anything_but_its_own_kinds_runs_nothing(tmp_path, monkeypatch, part):
+    from evalkit.errors import EvalkitError
+
+    root, cache, marker = corpus(tmp_path / "c"), tmp_path / "cache", tmp_path / "ran"
+    load_corpus_frames(root, cache_dir=cache, jobs=1)
+    write_plan = load_mod._write_plan
+
+    def planted(snap, corpus, got):  # a plan with a valid digest that names os.mkdir
+        field = "runs" if part == "plan" else "records"
+        value = {"x": Hostile(marker)} if part == "plan" else (*corpus.records, Hostile(marker))
+        object.__setattr__(corpus, field, value)
+        return write_plan(snap, corpus, got)
+
+    monkeypatch.setattr(load_mod, "_write_plan", planted)
+    load_corpus_frames(root, cache_dir=cache, jobs=1)
+    monkeypatch.setattr(load_mod, "_write_plan", write_plan)
+    assert len(plans(cache)) == 1 and not marker.exists()
+    spy = Spy(monkeypatch)
+    got = load_corpus_frames(root, cache_dir=cache, jobs=1)
+    if part == "plan":  # not used: the load runs without it
+        assert spy.planned == 0 and spy.discovered == 1
+        same(got, load_corpus_frames(root, cache=False, jobs=1))
+    else:  # its records, read when first asked for: a plain error
+        assert spy.planned == 1
+        with pytest.raises(EvalkitError, match="evalkit cache clear"):
+            got.records  # noqa: B018
+    assert not marker.exists()

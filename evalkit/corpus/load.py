@@ -24,6 +24,7 @@ reported in `errors` (or raised with `strict=True`) while the rest still loads.
 from __future__ import annotations
 
 import dataclasses
+import io
 import os
 import re
 from dataclasses import dataclass, field
@@ -130,9 +131,13 @@ class LoadedCorpus:
         later = self.__dict__.get("_later")
         if later is None or name not in ("discovery", "records"):
             raise AttributeError(name)
-        import pickle
-
-        discovery, records = pickle.loads(later)
+        try:
+            discovery, records = _plan_loads(later)
+        except Exception as exc:  # noqa: BLE001 — its digest held: a plan made to look valid
+            raise EvalkitError(
+                f"the load plan kept in the cache directory for {self.root.name}/ cannot be "
+                "read back; `evalkit cache clear` removes it, and the next load makes it again"
+            ) from exc
         object.__setattr__(self, "discovery", discovery)
         object.__setattr__(self, "records", records)
         del self.__dict__["_later"]
@@ -460,6 +465,47 @@ def _rebuild(cls: type, values: tuple[Any, ...]) -> Any:
     return obj
 
 
+# What a plan may name when it is read back: the classes and functions its own writer puts in
+# (`_write_plan`). A plan lies in a cache directory that others may write to (a shared
+# `--cache-dir`), and unpickling runs what the pickle names; anything else makes the plan
+# unreadable, so the load runs without it.
+_PLAN_GLOBALS = frozenset(
+    [("evalkit.corpus.load", "_rebuild"), ("pathlib", "PosixPath"), ("pathlib", "WindowsPath")]
+    + [("numpy", "dtype"), ("numpy._core.numeric", "_frombuffer")]
+    + [("numpy.core.numeric", "_frombuffer")]
+    + [
+        ("pyarrow.lib", name)
+        for name in (
+            "_reconstruct_table",
+            "_restore_array",
+            "chunked_array",
+            "field",
+            "py_buffer",
+            "schema",
+            "type_for_alias",
+        )
+    ]
+)
+
+
+def _plan_loads(data: bytes) -> Any:
+    """A plan's part read back, naming only what `_PLAN_GLOBALS` allows and evalkit's own
+    dataclasses (`pickle.UnpicklingError` for anything else)."""
+    import pickle
+
+    class PlanUnpickler(pickle.Unpickler):
+        def find_class(self, module: str, name: str) -> Any:
+            if (module, name) in _PLAN_GLOBALS:
+                return super().find_class(module, name)
+            if module.startswith("evalkit.") and not name.startswith("_"):
+                obj = super().find_class(module, name)
+                if isinstance(obj, type) and dataclasses.is_dataclass(obj):
+                    return obj
+            raise pickle.UnpicklingError(f"a plan may not name {module}.{name}")
+
+    return PlanUnpickler(io.BytesIO(data)).load()
+
+
 def _plan_pickler():
     import pickle
 
@@ -524,7 +570,6 @@ class _Sink:
 @gc_paused()
 def _from_plan(snap, path, strict, outcomes, pass_threshold, prices) -> LoadedCorpus | None:
     """The load its plan gives (see above), or None when there is no usable plan."""
-    import pickle
 
     stored = snap.read()
     if stored is None:
@@ -534,7 +579,7 @@ def _from_plan(snap, path, strict, outcomes, pass_threshold, prices) -> LoadedCo
             return None
         data, later = stored.data(0), stored.data(1)
     try:
-        plan = pickle.loads(data)
+        plan = _plan_loads(data)
         if plan.get("version") != PLAN_VERSION:
             return None
     except Exception:  # noqa: BLE001 — a plan that cannot be read is no plan
