@@ -58,7 +58,7 @@ from evalkit.store.frame_files import (
     identity_table,
     read_frame_file,
 )
-from evalkit.store.keys import store_fingerprint
+from evalkit.store.keys import store_directory, store_fingerprint
 from evalkit.store.price_memo import PriceMemo
 from evalkit.store.shards import CorpusStore, default_cache_dir, gc_paused
 
@@ -439,11 +439,10 @@ def _plan_snapshot(path, layout, profile, jobs, cache, cache_dir, verify, engine
         return None
     # Beside the store of the load's first reading (the default profile's, or the one given).
     first = given if given is not None else (CODEGRAPH if keep_runs else None)
-    store = CorpusStore(
+    directory = store_directory(
         cache_dir or default_cache_dir(),
-        Path(path),
-        fingerprint=store_fingerprint(fmt, first.fingerprint() if first else None),
-        frames=True,
+        store_fingerprint(fmt, first.fingerprint() if first else None),
+        path,
     )
     options = {
         "plan": PLAN_VERSION,
@@ -454,7 +453,7 @@ def _plan_snapshot(path, layout, profile, jobs, cache, cache_dir, verify, engine
         "format": fmt,
         "keep_runs": keep_runs,
     }
-    return Snapshot(store.directory, os.fspath(path), options, kind="plan")  # type: ignore[arg-type]
+    return Snapshot(directory, os.fspath(path), options, kind="plan")
 
 
 def _rebuild(cls: type, values: tuple[Any, ...]) -> Any:
@@ -607,10 +606,7 @@ def _from_plan(snap, path, strict, outcomes, pass_threshold, prices) -> LoadedCo
     root = Path(path)
     errors = plan["errors"]
     if strict and errors:
-        raise CorpusError(
-            f"{errors[0]} ({len(errors)} unreadable in {root.name}/; strict=False loads "
-            "the rest and lists them in errors)"
-        )
+        raise _strict_error(errors, root)
     join = _finish(root, plan["wanted"], directory, tables, outcomes, pass_threshold, prices)
     corpus = LoadedCorpus(
         root=root,
@@ -671,10 +667,7 @@ def _load_frames(
             capture["wanted"] = loader.wanted
     errors = parts.errors()
     if strict and errors:
-        raise CorpusError(
-            f"{errors[0]} ({len(errors)} unreadable in {loader.root.name}/; strict=False loads "
-            "the rest and lists them in errors)"
-        )
+        raise _strict_error(errors, loader.root)
     tables = parts.frames()
     join = _finish(
         loader.root, loader.wanted, loader.store.directory, tables, outcomes, pass_threshold, prices
@@ -689,6 +682,14 @@ def _load_frames(
         cache_misses=loader.store.misses,
         outcomes=join,
         runs=runs or {},
+    )
+
+
+def _strict_error(errors: list[SessionError], root: Path) -> CorpusError:
+    """What `strict=True` raises for a load with unreadable sessions."""
+    return CorpusError(
+        f"{errors[0]} ({len(errors)} unreadable in {root.name}/; strict=False loads "
+        "the rest and lists them in errors)"
     )
 
 
@@ -817,7 +818,7 @@ def _add_stored(
     idents = identity_table([identity(ref) for _, ref, _ in stored])
     refused: set[str] = set()
     bad: set[int] = set()
-    pieces: dict[str, tuple[pd.DataFrame, list[tuple[int, list[Any]]]]] = {}
+    pieces: dict[str, tuple[pd.DataFrame, list[tuple[int, list[Any]]], Any]] = {}
     frames = iter(FRAME_NAMES)
     # A frame at a time: its files read (or the tables this run wrote taken from the store),
     # assembled, and let go before the next frame's, so memory holds one frame's tables.
@@ -835,18 +836,23 @@ def _add_stored(
                 else:
                     tables[hex_] = table
                 table = None  # only `tables` holds it: `assemble` lets it go
-        df, lost = assemble(frame, tables, items, idents)
+        try:  # the entries taken apart once: assembled, and kept for a plan of this load
+            planned = entry_arrays(items)
+        except OverflowError:  # a damaged row's figure: `assemble` tells whose
+            df, lost = assemble(frame, tables, items, idents)
+        else:
+            df, lost = assemble_planned(frame, tables, planned, idents)
         del tables
         if lost:  # those sessions leave every frame: every frame assembled again without them
             bad |= {items[j][0] for j in lost}
             pieces, frames = {}, iter(FRAME_NAMES)
             continue
-        pieces[frame] = (df, items)
+        pieces[frame] = (df, items, planned)
     if got is not None:  # what a plan of this load keeps (`_write_plan`)
         got["reads"] = got.get("reads", 0) + 1
         got["idents"] = idents
-        got["frames"] = {f: entry_arrays(items) for f, (df, items) in pieces.items() if len(df)}
-    for frame, (df, items) in pieces.items():
+        got["frames"] = {f: planned for f, (df, _, planned) in pieces.items() if len(df)}
+    for frame, (df, items, _) in pieces.items():
         if len(df):
             at = np.repeat(
                 np.fromiter((stored[k][0] for k, _ in items), np.int64, len(items)),
