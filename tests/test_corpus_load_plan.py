@@ -172,6 +172,7 @@ def test_a_planned_corpus_makes_its_records_when_asked_and_sweeps_the_same(tmp_p
     assert spy.planned == 1 and type(got) is type(want)
     assert "records" not in got.__dict__  # not made yet
     assert repr(got) == repr(want)
+    assert "records" not in got.__dict__  # nor for its repr (the counts its plan kept)
     assert got.sweep() == want.sweep()
     same(got, want)
 
@@ -216,3 +217,44 @@ def test_a_plan_naming_anything_but_its_own_kinds_runs_nothing(tmp_path, monkeyp
         with pytest.raises(EvalkitError, match="evalkit cache clear"):
             got.records  # noqa: B018
     assert not marker.exists()
+
+
+def test_a_load_puts_back_the_arrow_memory_pool_it_found(tmp_path, monkeypatch):
+    """A load allocates from the C library's allocator (pandas' operations on its frames) and
+    leaves Arrow's default pool as the caller had it, whether it reads a plan or not, and
+    when it fails."""
+    import pyarrow as pa
+
+    root, cache = corpus(tmp_path / "c"), tmp_path / "cache"
+    callers = [p for p in (pa.mimalloc_memory_pool, pa.jemalloc_memory_pool) if _usable(p)]
+    if not callers:
+        pytest.skip("this pyarrow has no allocator but the system's")
+    theirs = callers[0]()
+    during: list[str] = []
+    finish = load_mod._finish
+
+    def seen(*args, **kwargs):
+        during.append(pa.default_memory_pool().backend_name)
+        return finish(*args, **kwargs)
+
+    monkeypatch.setattr(load_mod, "_finish", seen)
+    before = pa.default_memory_pool()
+    pa.set_memory_pool(theirs)
+    try:
+        for _ in range(3):  # cold, warm, then by its plan
+            load_corpus_frames(root, cache_dir=cache, jobs=1)
+            assert pa.default_memory_pool().backend_name == theirs.backend_name
+        with pytest.raises(load_mod.CorpusError):
+            load_corpus_frames(root, cache_dir=cache, jobs=1, strict=True)
+        assert pa.default_memory_pool().backend_name == theirs.backend_name
+    finally:
+        pa.set_memory_pool(before)
+    assert during == ["system"] * 3
+
+
+def _usable(make) -> bool:
+    try:
+        make()
+    except NotImplementedError:
+        return False
+    return True

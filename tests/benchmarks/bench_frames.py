@@ -10,8 +10,9 @@ corpus would not fit on the disk is skipped with a message), it measures, round 
 the contenders interleaved (a busy machine slows each alike), the best wall time and the peak
 resident memory (the largest process of the command) of:
 
-* frames cold / warm: `load_corpus(DIR)` with every frame taken, on an empty store and again on
-  the store it filled (the frames read from the store's frame files); each also as measured
+* frames cold / warm: `load_corpus(DIR)` with every frame taken (not its records), on an empty
+  store and again on the store it filled (the frames read from the store's frame files, by the
+  load plan from the third load on); each also as measured
   inside its process ("in-process": the interpreter started and pandas, evalkit and the
   loader's modules, `evalkit.tables.corpus`, imported before the clock starts), the figure a
   notebook's user sees. What a load imports on its own first use stays inside the clock, as a
@@ -63,7 +64,9 @@ frames = [getattr(c, n + "_df")() for n in FRAME_NAMES]
 t = time.perf_counter() - t0
 # A digest of every value (vectorised, so it costs little beside the load it checks).
 digest = [int(pd.util.hash_pandas_object(df, index=False).sum()) for df in frames]
-print(len(c.records), c.cache_misses, f"{t:.6f}", ",".join(map(str, digest)))
+# The sessions counted from the sessions frame: its records (one Python object per session)
+# are made only when asked for, and a frame load does not ask (its peak memory is the frames').
+print(len(frames[0]), c.cache_misses, f"{t:.6f}", ",".join(map(str, digest)))
 """
 
 
