@@ -69,22 +69,42 @@ def plans(cache):
     return sorted(p.name for p in cache.rglob("plan-*.out"))
 
 
-def test_a_warm_load_writes_a_plan_the_next_one_uses_with_the_same_frames(tmp_path, monkeypatch):
+def test_a_load_writes_a_plan_the_next_one_uses_with_the_same_frames(tmp_path, monkeypatch):
     root, cache = corpus(tmp_path / "c"), tmp_path / "cache"
     spy = Spy(monkeypatch)
     cold = load_corpus_frames(root, cache_dir=cache, jobs=1)
-    assert plans(cache) == []  # sessions were parsed: no plan yet
-    first = load_corpus_frames(root, cache_dir=cache, jobs=1)
-    assert len(plans(cache)) == 1 and spy.planned == 0 and spy.discovered == 2
+    # Written by the load that parsed the sessions: every one of them was stored.
+    assert len(plans(cache)) == 1 and (cold.cache_hits, cold.cache_misses) == (0, 6)
     planned = load_corpus_frames(root, cache_dir=cache, jobs=1)
-    assert spy.planned == 1 and spy.discovered == 2
+    assert spy.planned == 1 and spy.discovered == 1
     assert len(planned.errors) == 1 and planned.frame("sessions").shape[0] == 5
-    same(first, cold)
-    same(planned, first)
-    assert (planned.cache_hits, planned.cache_misses) == (first.cache_hits, first.cache_misses)
+    same(planned, cold)
+    # Without its plan, the warm load reads every session from the store (and writes the plan
+    # again): the planned load says what it says.
+    for plan in cache.rglob("plan-*.out"):
+        plan.unlink()
+    warm = load_corpus_frames(root, cache_dir=cache, jobs=1)
+    assert spy.planned == 1 and spy.discovered == 2 and len(plans(cache)) == 1
+    assert (planned.cache_hits, planned.cache_misses) == (warm.cache_hits, warm.cache_misses)
+    assert (warm.cache_hits, warm.cache_misses) == (6, 0)
+    same(warm, cold)
     # What is never stored is applied again: a planned frame changed by its user stays theirs.
     planned.tables["sessions"].loc[0, "log"] = "changed"
-    same(load_corpus_frames(root, cache_dir=cache, jobs=1), first)
+    same(load_corpus_frames(root, cache_dir=cache, jobs=1), cold)
+
+
+def test_a_load_whose_sessions_could_not_all_be_stored_writes_no_plan(tmp_path, monkeypatch):
+    """The next load would parse them again: a plan would say it found them in the store."""
+    from evalkit.store import shards
+
+    root, cache = corpus(tmp_path / "c"), tmp_path / "cache"
+    with pytest.MonkeyPatch.context() as no_shards:
+        no_shards.setattr(shards, "write_shard", lambda *args, **kwargs: None)
+        load_corpus_frames(root, cache_dir=cache, jobs=1)
+    assert plans(cache) == []
+    spy = Spy(monkeypatch)
+    again = load_corpus_frames(root, cache_dir=cache, jobs=1)  # parses them all again
+    assert spy.planned == 0 and again.cache_misses == 6 and len(plans(cache)) == 1
 
 
 @pytest.mark.parametrize("change", ["edit", "add", "remove", "touch"])
@@ -194,7 +214,6 @@ def test_a_plan_naming_anything_but_its_own_kinds_runs_nothing(tmp_path, monkeyp
     from evalkit.errors import EvalkitError
 
     root, cache, marker = corpus(tmp_path / "c"), tmp_path / "cache", tmp_path / "ran"
-    load_corpus_frames(root, cache_dir=cache, jobs=1)
     write_plan = load_mod._write_plan
 
     def planted(snap, corpus, got):  # a plan with a valid digest that names os.mkdir

@@ -589,8 +589,9 @@ def _write_plan(snap: Any, corpus: LoadedCorpus, got: dict[str, Any]) -> None:
         "idents": got.get("idents"),
         "frames": got.get("frames", {}),
         "errors": corpus.errors,
-        "cache_hits": corpus.cache_hits,
-        "cache_misses": corpus.cache_misses,
+        # What the next load finds, the plan's loads say: every session in the store.
+        "cache_hits": got["hits"],
+        "cache_misses": 0,
         "runs": corpus.runs,
         "profile_choice": corpus.profile_choice,
         "layout_choice": corpus.layout_choice,
@@ -728,13 +729,19 @@ def _load_frames(
     got: dict[str, Any] = {}
     records, parts, again = _gather(loader, found.sessions, jobs, bar, scheduler, runs, got)
     loader.store.finish(loader.wanted)
+    store = loader.store
     if capture is not None:
         capture.clear()
-        # A plan only of a load whose every row came from the store's frame files, read once.
-        whole = loader.store.misses == 0 and again == 0 and not parts.built
-        if whole and loader.store.directory is not None and got.get("reads", 0) <= 1:
-            capture.update(got, whole=True, store=os.fspath(loader.store.directory))
+        # A plan only of a load whose every row came from the store's frame files, read once:
+        # those of a stored session, or those this load wrote of a session it parsed. Every
+        # session it parsed was stored, frame files and all, so the next load would find each
+        # one in the store, as the plan says (a cold load writes the plan its next load uses).
+        stored_all = store.stored == store.misses and not store.lost_writes
+        whole = stored_all and again == 0 and not parts.built
+        if whole and store.directory is not None and got.get("reads", 0) <= 1:
+            capture.update(got, whole=True, store=os.fspath(store.directory))
             capture["wanted"] = loader.wanted
+            capture["hits"] = store.hits + store.misses
     errors = parts.errors()
     if strict and errors:
         raise _strict_error(errors, loader.root)

@@ -794,6 +794,10 @@ class CorpusStore:
         self.hits = 0
         self.misses = 0
         self.removed = 0  # shards refused and removed on read
+        # Sessions `put` took (each with its manifest), and whether any row or frame file could
+        # not be written: when every miss was stored, the next run hits every session.
+        self.stored = 0
+        self.lost_writes = False
         self.directory: Path | None = None
         if directory is not None:
             self.directory = store_directory(directory, self.fingerprint, self.root)
@@ -1097,6 +1101,7 @@ class CorpusStore:
         for ref, p, m in items:
             if m is None:
                 continue
+            self.stored += 1
             if "rows" in p:  # a parse's frame rows: stored as frame files when flushed
                 self._pending_frames.append((len(self._pending), ref.log, p["rows"]))
                 self._taken.add(ref.log)
@@ -1143,6 +1148,7 @@ class CorpusStore:
         with contextlib.suppress(OSError):  # else no file is written: only costs speed
             self.directory.mkdir(parents=True, exist_ok=True)
         refs, ok = write_frame_tables(self.directory, batches, self._written_tables)
+        self.lost_writes |= not ok
         if ok:
             self._frame_files_seen |= referenced({"frames": r} for r in refs.values())
         for rows, placed, _ in held:
@@ -1157,6 +1163,8 @@ class CorpusStore:
         name = write_shard(os.fspath(self.directory), self.fingerprint, self.root, rows)
         if name is not None:
             self._written.append(name)
+        else:
+            self.lost_writes = True
         return name
 
     def _write_soon(self, rows: list[dict[str, Any]]) -> None:
