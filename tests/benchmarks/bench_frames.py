@@ -7,7 +7,8 @@ Usage:
 For the bundled corpus (scale 1) and corpora `K` times larger made by the generator
 (`python -m evalkit.synthetic generate OUT --scale K`, in a temporary directory; a scale whose
 corpus would not fit on the disk is skipped with a message), it measures, round after round with
-the contenders interleaved (a busy machine slows each alike), the best wall time and the peak
+the contenders and the scales interleaved (a busy machine slows each alike, so the time
+exponents hold too), the best wall time and the peak
 resident memory (the largest process of the command) of:
 
 * frames cold / warm: `load_corpus(DIR)` with every frame taken (not its records), on an empty
@@ -184,27 +185,24 @@ def contenders(corpus: Path, jobs: int, tmp: Path) -> dict[str, tuple]:
     }
 
 
-def bench(
-    corpus: Path,
-    rounds: int,
-    jobs: int,
-    tmp: Path,
-    cpus: dict[str, dict[str, list[float]]],
-    kinds: Collection[str] = KINDS,
-) -> tuple[int, dict[str, tuple[float, float]]]:
-    """The sessions, and each contender's best time and largest peak memory (of the `kinds`:
-    frames, sweep, export); `cpus` gets each sweep's CPU seconds by process in its fastest
-    round."""
-    todo = contenders(corpus, jobs, tmp)
-    # The warm store: filled once by a load (frames) and a sweep, before any round.
-    sessions = int(run(*todo["frames warm"][1:]).out.split()[0])
-    run(*todo["sweep warm"][1:])
-    best: dict[str, tuple[float, float]] = {}
-    seen: dict[str, str] = {}
-    for _ in range(rounds):
-        for name, (prepare, argv, store) in todo.items():
-            if name.split()[0] not in kinds:
-                continue
+class Scale:
+    """One corpus's contenders, their warm store filled, and the best figures of its rounds."""
+
+    def __init__(self, corpus: Path, jobs: int, tmp: Path, kinds: Collection[str]) -> None:
+        full = contenders(corpus, jobs, tmp)
+        self.todo = {name: c for name, c in full.items() if name.split()[0] in kinds}
+        self.tmp = tmp
+        # The warm store: filled once by a load (frames) and a sweep, before any round.
+        self.sessions = int(run(*full["frames warm"][1:]).out.split()[0])
+        run(*full["sweep warm"][1:])
+        self.best: dict[str, tuple[float, float]] = {}
+        self.cpus: dict[str, dict[str, list[float]]] = {}  # each sweep's, in its fastest round
+        self.seen: dict[str, str] = {}
+
+    def round(self) -> None:
+        """Each contender once, in turn."""
+        best, tmp = self.best, self.tmp
+        for name, (prepare, argv, store) in self.todo.items():
             prepare()
             got = run(argv, store)
             wall, rss, out = got.wall, got.rss, got.out
@@ -213,7 +211,7 @@ def bench(
                 t, _ = best.get(name + " to output", (math.inf, 0.0))
                 best[name + " to output"] = (min(t, got.output), 0.0)
                 if wall < best.get(name, (math.inf, 0.0))[0]:
-                    cpus[name] = got.cpu
+                    self.cpus[name] = got.cpu
             if kind == "frames":
                 inside = float(out.split()[2])
                 t, r = best.get(name + " in-process", (math.inf, 0.0))
@@ -221,11 +219,10 @@ def bench(
                 out = out.split()[-1]  # the frames' digest (the miss count differs)
             for where in ("out-cold", "out-warm"):
                 out = out.replace(str(tmp / where), "OUT")
-            if seen.setdefault(kind, out) != out:
+            if self.seen.setdefault(kind, out) != out:
                 print(f"  ! {name} printed another output than before", file=sys.stderr)
             t, r = best.get(name, (math.inf, 0.0))
             best[name] = (min(t, wall), max(r, rss))
-    return sessions, best
 
 
 def cpu_split(cpu: dict[str, list[float]], wall: float) -> str:
@@ -295,6 +292,7 @@ def measure(args: argparse.Namespace) -> int:
             [sys.executable, "-m", "compileall", "-q", str(REPO / "evalkit")], check=True
         )
         bundled_bytes = sum(p.stat().st_size for p in CORPUS.rglob("*") if p.is_file())
+        corpora: dict[int, tuple[Path, bool]] = {}
         for k in scales:
             corpus = CORPUS
             kept = args.corpora is not None and (args.corpora / f"{k}x").is_dir()
@@ -320,10 +318,19 @@ def measure(args: argparse.Namespace) -> int:
                     stdout=subprocess.DEVNULL,
                     cwd=REPO,
                 )
+            corpora[k] = (corpus, kept)
+        benches: dict[int, Scale] = {}
+        for k, (corpus, _) in corpora.items():
             work = tmp / f"work-{k}x"
             work.mkdir()
-            cpus: dict[str, dict[str, list[float]]] = {}
-            n, best = bench(corpus, args.rounds, args.jobs, work, cpus, kinds)
+            benches[k] = Scale(corpus, args.jobs, work, kinds)
+        # Round after round, every scale in each: a machine that grows busier or quieter
+        # meanwhile moves every scale's figures alike, and the time exponents hold.
+        for _ in range(args.rounds):
+            for b in benches.values():
+                b.round()
+        for k, b in benches.items():
+            n, best, cpus = b.sessions, b.best, b.cpus
             results[k] = (n, best)
             print(f"{k}x ({n} sessions, jobs {args.jobs}, best of {args.rounds}):")
             for name, (t, rss) in best.items():
@@ -347,9 +354,6 @@ def measure(args: argparse.Namespace) -> int:
             )
             for name in ("sweep cold", "sweep no store"):
                 print(f"  {name + ', CPU:':<26} {cpu_split(cpus.get(name, {}), best[name][0])}")
-            if k != 1 and not kept:
-                shutil.rmtree(corpus)
-            shutil.rmtree(work)
     if 1 in results and len(results) > 1 and "frames" in kinds:
         top = max(results)
         for name in ("frames cold", "frames warm"):
