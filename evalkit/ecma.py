@@ -458,6 +458,8 @@ def fix(x: float, d: int) -> str:
 
 def jround(x: float) -> int | float:
     """`Math.round`: nearest integer, exact halves toward +∞ (§10.4); NaN and ±∞ unchanged."""
+    if type(x) is int:  # already whole (a zero sum, say): nothing to round
+        return x
     if isinstance(x, float) and not math.isfinite(x):
         return x
     f = math.floor(x)

@@ -24,6 +24,7 @@ from evalkit.formats.claude_code.transcripts import (
     read_segment,
     read_transcript,
 )
+from evalkit.formats.frozen import quick_init
 from evalkit.formats.profiles import CODEGRAPH, ToolProfile
 from evalkit.metrics.allocation import Allocation, compute_allocation
 from evalkit.metrics.answer import FinalAnswer, final_answer
@@ -52,6 +53,7 @@ __all__ = [
 PathLike = str | os.PathLike[str]
 
 
+@quick_init
 @dataclass(frozen=True)
 class Session:
     """A session (one or more segment files) with its metrics.

@@ -11,6 +11,7 @@ from evalkit.corpus import records
 from evalkit.corpus.discover import discover
 from evalkit.corpus.parse import analyse_sessions
 from evalkit.outputs.sweep_text import to_json_dict
+from evalkit.store import keys
 from evalkit.store import shards as store_mod
 from evalkit.store.shards import CorpusStore, code_fingerprint, default_cache_dir
 from evalkit.tables.sweep import run_sweep
@@ -36,6 +37,21 @@ def test_hit_miss_and_identical_results(tmp_path):
     assert none.cache_hits == 0
     assert to_json_dict(cold) == to_json_dict(warm) == to_json_dict(none)
     assert cold.records == warm.records == none.records
+
+
+def test_a_sweep_without_the_store_takes_no_code_digest(tmp_path, monkeypatch):
+    # The digest reads and hashes every source file of evalkit; a store that is off keys nothing.
+    root = corpus(tmp_path / "c")
+    expected = to_json_dict(run_sweep(root, cache=False, jobs=1))
+
+    def refuse() -> str:
+        raise AssertionError("a sweep without the store took the code digest")
+
+    monkeypatch.setattr(keys, "code_fingerprint", refuse)
+    monkeypatch.setattr(store_mod, "code_fingerprint", refuse)
+    assert to_json_dict(run_sweep(root, cache=False, jobs=1)) == expected
+    with pytest.raises(AssertionError, match="took the code digest"):
+        run_sweep(root, cache_dir=tmp_path / "cache", jobs=1)
 
 
 def test_content_change_invalidates_only_that_session(tmp_path):

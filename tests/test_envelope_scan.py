@@ -70,11 +70,11 @@ def _plain_split(text: str) -> list[tuple[str, int, int, str]]:
 
 
 def test_the_header_scan_from_the_backtick_finds_the_header_pattern_matches():
-    # `_split` scans with `_HEADER_SCAN` (a match starts at the backtick, 2 characters in).
-    for text in texts(3000, 4) + ["**`a`**\n**`b`**", "x\n**`a\n**`b`**c`**d", "**`", "`**`a`**"]:
-        scan = [
-            (m.start() - 2, m.group(1), m.group(2)) for m in envelope._HEADER_SCAN.finditer(text)
-        ]
+    # `_split` tries `_HEADER` 2 characters before each backtick that follows `**`.
+    extra = ["**`a`**\n**`b`**", "x\n**`a\n**`b`**c`**d", "**`", "`**`a`**", "***`a`**"]
+    extra += ["\r**`a`**", "**`a`**`**`b`**", "**`a`**\n**`b`**\u2028**`c`**x", "*`**`a`**"]
+    for text in texts(3000, 4) + extra:
+        scan = [(m.start(), m.group(1), m.group(2)) for m in envelope._header_matches(text)]
         plain = [(m.start(), m.group(1), m.group(2)) for m in PLAIN_HEADER.finditer(text)]
         assert scan == plain, text
 

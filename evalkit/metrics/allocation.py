@@ -58,8 +58,9 @@ STOPWORDS = frozenset(
 )
 _WEAK_KINDS = frozenset({"variable", "constant"})  # import bindings and aliases (§3.2 step 4)
 
-# §3.3; `\w` and `\b` are ASCII, as in ECMAScript (§10.3).
-_BARE_BASENAME = re.compile(r"\b[\w@+-]+\.([A-Za-z]\w*)", re.ASCII)
+# §3.3; `\w` and `\b` are ASCII, as in ECMAScript (§10.3). The whole basename is a group too,
+# so `findall` gives (basename, extension) pairs without a match object per basename.
+_BARE_BASENAME = re.compile(r"\b([\w@+-]+\.([A-Za-z]\w*))", re.ASCII)
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*", re.ASCII)
 
@@ -96,10 +97,10 @@ def _citation_scan(
     """What `answer_citations` finds whatever the extensions: path tokens, bare basenames
     (with their lowercased extension), code-span symbols. An answer is scanned once for the
     explore allocation and the read allocation both."""
-    basenames = tuple((m.group(0), m.group(1).lower()) for m in _BARE_BASENAME.finditer(src))
+    basenames = tuple([(whole, ext.lower()) for whole, ext in _BARE_BASENAME.findall(src)])
     symbols: dict[str, None] = {}
-    for span in _CODE_SPAN.finditer(src):
-        for token in _IDENTIFIER.findall(span.group(1)):
+    for span in _CODE_SPAN.findall(src):
+        for token in _IDENTIFIER.findall(span):
             if len(token) >= MIN_SYMBOL_LEN and token.lower() not in STOPWORDS:
                 symbols.setdefault(token)
     return tuple(path_tokens(src)), basenames, tuple(symbols)

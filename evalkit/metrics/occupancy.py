@@ -498,7 +498,7 @@ def occupancy_of_timeline(
     chars: dict[str, int] = dict.fromkeys(families, 0)
     results: dict[str, int] = dict.fromkeys(families, 0)
     for entry in entries:
-        if isinstance(entry, _Add) and entry.family is not None:
+        if (type(entry) is _Add or isinstance(entry, _Add)) and entry.family is not None:
             chars[entry.family] += entry.chars
             results[entry.family] += 1
     return Occupancy(

@@ -105,6 +105,9 @@ def tool_call_display(
     return _display(raw_name, _concat(raw_name), block.get("input"), path, profile)
 
 
+_FIRST_INPUTS = ("query", "task", "symbol")  # what a call of the tool under test shows
+
+
 def _display(raw_name: Any, name: str, inp: Any, path: str, profile: ToolProfile) -> str:
     """`tool_call_display` from the block's raw name, that name as text, and its raw input."""
     inp = inp if isinstance(inp, dict) else {}
@@ -115,7 +118,12 @@ def _display(raw_name: Any, name: str, inp: Any, path: str, profile: ToolProfile
             inp.get("description"), 40, path, "Task input.description"
         )
     if profile.is_tool_under_test(name):
-        first = next((inp[k] for k in ("query", "task", "symbol") if inp.get(k) is not None), "")
+        first: Any = ""
+        for key in _FIRST_INPUTS:  # the first of them that is set (`??` chain)
+            value = inp.get(key)
+            if value is not None:
+                first = value
+                break
         # The cut can drop the closing quote (§9.2 row 19).
         return f"{name} " + utf16_prefix(stringify(first), 60)
     if raw_name == "Bash":
@@ -372,7 +380,7 @@ def summarize(
     total = processed_results if processed == PROCESSED_RESULT_USAGE else processed_messages
     return Summary(
         calls=tuple(calls),
-        tool_calls=tuple(c.display for c in calls),
+        tool_calls=tuple([c.display for c in calls]),
         counts=counts,
         tools=sum(1 for c in calls if not c.display.startswith("ToolSearch")),
         reads=sum(n for name, n in counts.items() if profile.count_read(name)),

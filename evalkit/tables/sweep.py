@@ -312,12 +312,14 @@ def run_sweep(
             )
     root = Path(root)
     fmt = check_format(format)
-    # A forced reader gives other payloads for the same files: a store of its own.
+    # A forced reader gives other payloads for the same files: a store of its own. A store
+    # that is off keys nothing, so its fingerprint (a digest of every source file of evalkit)
+    # is not taken.
     store = CorpusStore(
         (cache_dir or default_cache_dir()) if cache else None,
         root,
         verify=verify,
-        fingerprint=sweep_fingerprint(fmt),
+        fingerprint=sweep_fingerprint(fmt) if cache else "",
     )
     with _workers_ahead(store, jobs, engine):
         found = force_format(discover(root), fmt)
