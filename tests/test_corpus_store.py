@@ -50,6 +50,7 @@ def test_a_sweep_without_the_store_takes_no_code_digest(tmp_path, monkeypatch):
     monkeypatch.setattr(keys, "code_fingerprint", refuse)
     monkeypatch.setattr(store_mod, "code_fingerprint", refuse)
     assert to_json_dict(run_sweep(root, cache=False, jobs=1)) == expected
+    assert not CorpusStore(None, root).enabled  # made by the parsing step when given none
     with pytest.raises(AssertionError, match="took the code digest"):
         run_sweep(root, cache_dir=tmp_path / "cache", jobs=1)
 
@@ -91,7 +92,7 @@ def test_version_change_invalidates(tmp_path):
     newer = CorpusStore(tmp_path / "cache", root, fingerprint=current.fingerprint + "-next")
     analyse_sessions(root, refs, cache=newer, jobs=1)
     assert (newer.hits, newer.misses) == (0, 4)
-    assert code_fingerprint() == CorpusStore(None, root).fingerprint
+    assert code_fingerprint() == CorpusStore(tmp_path / "cache", root).fingerprint
 
 
 def shards(cache_dir):

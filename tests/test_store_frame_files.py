@@ -218,6 +218,28 @@ def test_frame_files_that_cannot_be_written_still_give_the_frames(tmp_path, monk
     assert_same_frames(again, fresh)
 
 
+def test_a_cold_load_reads_back_the_frame_files_it_wrote_and_reparses_a_lost_one(
+    tmp_path, monkeypatch
+):
+    """The tables a cold load wrote are not held until its frames are assembled: they are read
+    back from their files, a frame at a time; a file gone meanwhile (another process pruned
+    it) has its sessions parsed again, never a row lost."""
+    from evalkit.corpus import load as load_mod
+
+    root = corpus(tmp_path / "c")
+    fresh = evalkit.load_corpus(root, cache=False, jobs=1)
+    read, reads = load_mod.read_frame_file, []
+
+    def first_one_lost(directory, frame, hex_):
+        reads.append(frame)
+        return None if len(reads) == 1 else read(directory, frame, hex_)
+
+    monkeypatch.setattr(load_mod, "read_frame_file", first_one_lost)
+    cold = evalkit.load_corpus(root, cache_dir=tmp_path / "cache", jobs=1)
+    assert len(reads) > len(set(reads))  # the lost frame's file read again, once rewritten
+    assert_same_frames(cold, fresh)
+
+
 def test_rows_no_table_can_be_built_of_are_built_as_frames_by_the_loader(tmp_path, monkeypatch):
     root = corpus(tmp_path / "c")
     fresh = evalkit.load_corpus(root, cache=False, jobs=1)

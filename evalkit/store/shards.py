@@ -785,9 +785,9 @@ class CorpusStore:
         frames: bool = False,
     ) -> None:
         self.frames = frames
-        self.fingerprint = (
-            fingerprint if fingerprint is not None else code_fingerprint()
-        ) + limits_suffix()
+        if fingerprint is None:  # a store that is off keys nothing: no digest of the code
+            fingerprint = code_fingerprint() if directory is not None else ""
+        self.fingerprint = fingerprint + limits_suffix()
         self.root = os.fspath(root)
         self._prefix = os.path.join(self.root, "")
         self.verify = verify
@@ -1147,7 +1147,11 @@ class CorpusStore:
         batches = [batch for _, _, batch in held if batch is not None]
         with contextlib.suppress(OSError):  # else no file is written: only costs speed
             self.directory.mkdir(parents=True, exist_ok=True)
-        refs, ok = write_frame_tables(self.directory, batches, self._written_tables)
+        tables: dict[tuple[str, str], Any] = {}
+        refs, ok = write_frame_tables(self.directory, batches, tables)
+        if not ok:  # the loader builds the frames from these tables: their files may be missing
+            self._written_tables.update(tables)
+        del tables  # else it reads the files back, a frame at a time (a cold load's peak memory)
         self.lost_writes |= not ok
         if ok:
             self._frame_files_seen |= referenced({"frames": r} for r in refs.values())
