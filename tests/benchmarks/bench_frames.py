@@ -13,7 +13,9 @@ resident memory (the largest process of the command) of:
 
 * frames cold / warm: `load_corpus(DIR)` with every frame taken (not its records), on an empty
   store and again on the store it filled (the frames read from the store's frame files, by the
-  load plan from the third load on); each also as measured
+  load plan the first load wrote; their peak memory is the load's, taken before the frames'
+  digest that checks every round: hashing their text costs more than reading them); each
+  also as measured
   inside its process ("in-process": the interpreter started and pandas, evalkit and the
   loader's modules, `evalkit.tables.corpus`, imported before the clock starts), the figure a
   notebook's user sees. What a load imports on its own first use stays inside the clock, as a
@@ -53,6 +55,7 @@ CORPUS = REPO / "data" / "corpus"
 KINDS = ("frames", "sweep", "export")
 
 _FRAMES = """
+import resource
 import sys
 import time
 import pandas as pd
@@ -63,11 +66,15 @@ t0 = time.perf_counter()
 c = evalkit.load_corpus(sys.argv[1], jobs=int(sys.argv[2]))
 frames = [getattr(c, n + "_df")() for n in FRAME_NAMES]
 t = time.perf_counter() - t0
+# The load's peak memory, before the check below: hashing the frames' text makes a Python
+# string of each value (40 MB more at 100x), a cost of this check and not of the load. The
+# largest of this process and its parser workers (ended with the load).
+peak = max(resource.getrusage(w).ru_maxrss for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
 # A digest of every value (vectorised, so it costs little beside the load it checks).
 digest = [int(pd.util.hash_pandas_object(df, index=False).sum()) for df in frames]
 # The sessions counted from the sessions frame: its records (one Python object per session)
 # are made only when asked for, and a frame load does not ask (its peak memory is the frames').
-print(len(frames[0]), c.cache_misses, f"{t:.6f}", ",".join(map(str, digest)))
+print(len(frames[0]), c.cache_misses, f"{t:.6f}", peak / 1024, ",".join(map(str, digest)))
 """
 
 
@@ -212,8 +219,8 @@ class Scale:
                 best[name + " to output"] = (min(t, got.output), 0.0)
                 if wall < best.get(name, (math.inf, 0.0))[0]:
                     self.cpus[name] = got.cpu
-            if kind == "frames":
-                inside = float(out.split()[2])
+            if kind == "frames":  # its time and peak memory as measured by the load itself
+                inside, rss = float(out.split()[2]), float(out.split()[3])
                 t, r = best.get(name + " in-process", (math.inf, 0.0))
                 best[name + " in-process"] = (min(t, inside), 0.0)
                 out = out.split()[-1]  # the frames' digest (the miss count differs)
