@@ -728,8 +728,8 @@ def _load_frames(
     runs: dict[str, dict[str, Any]] | None = {} if keep_runs else None
     got: dict[str, Any] = {}
     records, parts, again = _gather(loader, found.sessions, jobs, bar, scheduler, runs, got)
-    loader.store.finish(loader.wanted)
     store = loader.store
+    store.finish(loader.wanted)
     if capture is not None:
         capture.clear()
         # A plan only of a load whose every row came from the store's frame files, read once:
@@ -747,7 +747,7 @@ def _load_frames(
         raise _strict_error(errors, loader.root)
     tables = parts.frames()
     join = _finish(
-        loader.root, loader.wanted, loader.store.directory, tables, outcomes, pass_threshold, prices
+        loader.root, loader.wanted, store.directory, tables, outcomes, pass_threshold, prices
     )
     return LoadedCorpus(
         root=loader.root,
@@ -755,8 +755,8 @@ def _load_frames(
         records=tuple(records),  # type: ignore[arg-type]
         errors=tuple(errors),
         tables=tables,
-        cache_hits=loader.store.hits - again,
-        cache_misses=loader.store.misses,
+        cache_hits=store.hits - again,
+        cache_misses=store.misses,
         outcomes=join,
         runs=runs or {},
     )
