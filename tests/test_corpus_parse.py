@@ -144,3 +144,36 @@ def test_chunks_a_worker_started_are_waited_for(tmp_path, monkeypatch):
         len(c) for c in chunks
     )
     assert got == expected
+
+
+def _planned(monkeypatch, sizes, jobs):
+    from evalkit.corpus import parse
+
+    monkeypatch.setattr(parse, "_size", lambda root, ref: sizes[ref])
+    chunks, nbytes = parse.plan_chunks("", list(range(len(sizes))), range(len(sizes)), jobs)
+    cost = [sum(sizes[i] + parse._SESSION_COST for i in c) for c in chunks]
+    return chunks, nbytes, cost
+
+
+def test_chunks_shrink_towards_where_the_workers_and_this_process_meet(monkeypatch):
+    # 2,000 sessions of 2 KB to 400 KB, in no order: the largest go to the workers' end.
+    sizes = [2_000 + (i * 7_919) % 400_000 for i in range(2_000)]
+    chunks, nbytes, cost = _planned(monkeypatch, sizes, jobs=2)
+    assert sorted(i for c in chunks for i in c) == list(range(2_000)) and nbytes == sum(sizes)
+    assert all(1 <= len(c) <= 64 for c in chunks)
+    assert min(sizes[i] for i in chunks[0]) >= max(sizes[i] for i in chunks[-1])
+    meet = cost.index(min(cost))
+    assert 0 < meet < len(chunks) - 1
+    # Each end's chunks shrink towards the meeting point, and the ends hold even work.
+    assert cost[0] > 4 * cost[meet] and cost[-1] > 4 * cost[meet]
+    assert all(a >= b for a, b in zip(cost[:meet], cost[1:meet]))
+    front, back = sum(cost[: meet + 1]), sum(cost[meet + 1 :])
+    assert abs(front - back) < 0.05 * (front + back)
+
+
+def test_with_more_workers_the_front_holds_their_share_of_the_work(monkeypatch):
+    sizes = [2_000 + (i * 7_919) % 400_000 for i in range(2_000)]
+    chunks, _, cost = _planned(monkeypatch, sizes, jobs=4)
+    meet = cost.index(min(cost))
+    front = sum(cost[: meet + 1])
+    assert abs(front / sum(cost) - 3 / 4) < 0.05  # three workers draw from the front

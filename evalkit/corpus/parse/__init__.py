@@ -46,10 +46,14 @@ __all__ = [
 # Below this much work (sessions, bytes) a process pool costs more than it saves.
 _MIN_PARALLEL = 4
 _MIN_PARALLEL_BYTES = 1_000_000
-_CHUNKS_PER_JOB = 6
+_SHARES_PER_JOB = 8  # a chunk: this share of the work still to plan, per job (`plan_chunks`)
+_MIN_CHUNK_BYTES = 256 * 1024  # about 3 ms of parsing
+# What parsing a session costs beyond its bytes, in bytes of parsing (measured on the
+# synthetic 10x corpus: 0.37 ms a session against 6.5 ms a MB).
+_SESSION_COST = 56 * 1024
 _MAX_CHUNK = 64
 # Chunks queued for each worker (see `_share`).
-_AHEAD_PER_WORKER = 4
+_AHEAD_PER_WORKER = 16
 
 
 class Progress:
@@ -202,12 +206,55 @@ def _size(root: str, ref: SessionRef) -> int:
 
 
 def plan_chunks(root: str, refs: Sequence[SessionRef], todo: Sequence[int], jobs: int):
-    """Chunks of indices into `refs`, largest sessions first, and the bytes to parse."""
+    """Chunks of indices into `refs`, and the bytes to parse: the largest sessions at the front
+    (the workers' end of the queue), the smallest at the back (this process's, `_share`), and
+    the chunks smaller the nearer they are to where the two ends meet.
+
+    Guided self-scheduling from both ends: each chunk is a share (`_SHARES_PER_JOB` per job)
+    of the work still unplanned, a session's work being its bytes plus `_SESSION_COST`. So the
+    last chunks parsed anywhere are small, and no process waits long at the end for a large
+    chunk another one started (a worker's chunk cannot be taken back once started, and its
+    pool commits two to it: with 64-session chunks, a cold 10x sweep's parent waited 0.09 s
+    of its 0.67 s for the worker's last two). The next chunk is planned at the end with less
+    work planned so far, the front's counted once per worker (`jobs - 1` draw from it), so
+    the two ends meet where the chunks are smallest. A chunk holds one to `_MAX_CHUNK`
+    sessions.
+    """
     sizes = {i: _size(root, refs[i]) for i in todo}
     order = sorted(todo, key=lambda i: -sizes[i])
-    size = max(1, min(_MAX_CHUNK, -(-len(order) // (jobs * _CHUNKS_PER_JOB))))
-    chunks = [order[k : k + size] for k in range(0, len(order), size)]
-    return chunks, sum(sizes.values())
+    nbytes = sum(sizes.values())
+    # The work of a session: its bytes, and what every session costs whatever its size.
+    costs = {i: size + _SESSION_COST for i, size in sizes.items()}
+    total = sum(costs.values())
+    least = min(_MIN_CHUNK_BYTES, total // (jobs * _SHARES_PER_JOB * 8))
+    front: list[list[int]] = []
+    back: list[list[int]] = []
+    lo, hi, left = 0, len(order), total
+    planned = [0, 0]  # work planned at the front, at the back
+
+    def take(step: int) -> list[int]:
+        nonlocal lo, hi, left
+        target = max(least, left // (jobs * _SHARES_PER_JOB))
+        chunk: list[int] = []
+        got = 0
+        while lo < hi and len(chunk) < _MAX_CHUNK and (not chunk or got < target):
+            if step > 0:
+                i, lo = order[lo], lo + 1
+            else:
+                hi -= 1
+                i = order[hi]
+            chunk.append(i)
+            got += costs[i]
+        left -= got
+        planned[step < 0] += got
+        return chunk
+
+    while lo < hi:
+        if planned[0] <= max(1, jobs - 1) * planned[1]:
+            front.append(take(1))
+        else:
+            back.append(take(-1))
+    return front + back[::-1], nbytes
 
 
 def analyse_sessions(
