@@ -166,7 +166,7 @@ def test_chunks_shrink_towards_where_the_workers_and_this_process_meet(monkeypat
     assert 0 < meet < len(chunks) - 1
     # Each end's chunks shrink towards the meeting point, and the ends hold even work.
     assert cost[0] > 4 * cost[meet] and cost[-1] > 4 * cost[meet]
-    assert all(a >= b for a, b in zip(cost[:meet], cost[1:meet]))
+    assert all(a >= b for a, b in zip(cost[: meet - 1], cost[1:meet], strict=True))
     front, back = sum(cost[: meet + 1]), sum(cost[meet + 1 :])
     assert abs(front - back) < 0.05 * (front + back)
 
