@@ -354,3 +354,30 @@ def test_the_serial_sweep_command_prints_before_it_writes_its_shards(tmp_path, m
     assert printed and json.loads(printed[0])["sessions"]
     warm = run_sweep(root, cache_dir=tmp_path / "xdg" / "evalkit", jobs=1)
     assert warm.cache_misses == 0
+
+
+@pytest.mark.parametrize("workers", [False, True])
+def test_a_shard_written_after_the_output_holds_the_payloads_as_they_were_parsed(tmp_path, workers):
+    # A row is built only when its shard is written (after the output, or by a worker):
+    # what the caller does meanwhile with the payloads it was handed never reaches the store.
+    root = corpus(tmp_path / "c", n=3)
+    refs = discover(root).sessions
+    parsed = [(ref, *analyse_with_files(str(root), ref)) for ref in refs]
+    want = {ref.log: json.dumps(p, sort_keys=True) for ref, p, _ in parsed}
+    store = CorpusStore(tmp_path / "cache", root)
+    held = _Held()
+    with writes_after_output():
+        if workers:
+            store.write_with(held.pool)
+        store.put(parsed)
+        store.flush()
+        store.write_with(None)
+        store.finish(refs)
+        for _, p, _ in parsed:  # the caller changes every payload it was handed
+            p["chars"] = -1
+            p.setdefault("calls", []).append("changed")
+        assert store.writing
+        held.release()
+    again = CorpusStore(tmp_path / "cache", root)
+    got = {ref.log: json.dumps(again.lookup(ref), sort_keys=True) for ref in refs}
+    assert got == want

@@ -121,7 +121,7 @@ FLUSH_ROWS = 128  # rows gathered before a shard is written
 # higher.)
 FRAME_FILE_SHARDS = 8
 # Shards a store holds back for the parser workers until they are done parsing (`write_with`):
-# about 2,000 sessions' rows, 1.3 KB each pickled.
+# about 2,000 sessions, 0.7 KB each pickled (`put`'s entries).
 HELD_WRITES = 16
 _INDEX_SUFFIX = ".index.json"
 _INDEX_VERSION = 3  # 2: JSON values as themselves; 3: a digest of the document
@@ -415,9 +415,19 @@ def _arrow(t: Any, values: Sequence[Any]) -> Any:
     return pa.Array.from_buffers(t, n, [validity, pa.py_buffer(data)])
 
 
-def _table(rows: Sequence[dict[str, Any]]) -> Any:
+# What a shard is written from: rows (`CorpusStore._row`), or (log, payload, manifest) entries
+# whose rows are built only when the shard is written (`CorpusStore.put`).
+_Entry = dict[str, Any] | tuple[str, dict[str, Any], FileManifest]
+
+
+def _rows_of_entries(entries: Sequence[_Entry]) -> list[dict[str, Any]]:
+    return [e if isinstance(e, dict) else CorpusStore._row(*e) for e in entries]
+
+
+def _table(rows: Sequence[_Entry]) -> Any:
     import pyarrow as pa
 
+    rows = _rows_of_entries(rows)
     schema = _schema()
     columns = [_arrow(f.type, [r.get(f.name) for r in rows]) for f in schema]
     return pa.Table.from_arrays(columns, schema=schema)
@@ -673,12 +683,10 @@ def writes_after_output() -> Iterator[None]:
             store.wait_writes(cancel=interrupted)
 
 
-def write_shard(
-    directory: str, fingerprint: str, root: str, rows: list[dict[str, Any]]
-) -> str | None:
-    """Write `rows` (`CorpusStore._row`s) as one shard of the store directory `directory`,
-    then its side index; the shard's name, or None when it could not be written (a read-only
-    or full cache directory only costs speed).
+def write_shard(directory: str, fingerprint: str, root: str, rows: list[_Entry]) -> str | None:
+    """Write `rows` (`CorpusStore._row`s, or the entries they are built from) as one shard of
+    the store directory `directory`, then its side index; the shard's name, or None when it
+    could not be written (a read-only or full cache directory only costs speed).
 
     Run by the store itself or by a parser worker (`CorpusStore.write_with`): all it needs is
     in its arguments, and every file goes through a temporary file renamed into place, so a
@@ -693,6 +701,7 @@ def write_shard(
     except OSError:
         return None
     write_record(where, fingerprint, root)
+    rows = _rows_of_entries(rows)
     try:
         sink = pa.BufferOutputStream()
         pq.write_table(_table(rows), sink)
@@ -713,9 +722,9 @@ def write_shard(
 def write_pickled_shard(
     directory: str, fingerprint: str, root: str, rows: bytes, last: bool = False
 ) -> str | None:
-    """`write_shard` of rows pickled by this version's store (`CorpusStore._write_soon`), in a
-    parser worker; `last`: the worker has no more sessions to parse (pyarrow is then imported
-    without numpy, `_pyarrow_without_numpy`)."""
+    """`write_shard` of rows (or their entries) pickled by this version's store
+    (`CorpusStore._write_soon`), in a parser worker; `last`: the worker has no more sessions
+    to parse (pyarrow is then imported without numpy, `_pyarrow_without_numpy`)."""
     import pickle
 
     if last:
@@ -807,11 +816,11 @@ class CorpusStore:
         self._pool: Any = None  # parser workers that write this store's shards (`write_with`)
         self._end: Any = None  # their pool, ended once the shards are written (`wait_writes`)
         self._writes: list[Any] = []  # their shards being written (futures of names)
-        self._queued: list[bytes] = []  # shards held back for them, pickled rows
-        self._later: list[list[dict[str, Any]]] = []  # shards to write here after the output
+        self._queued: list[bytes] = []  # shards held back for them, pickled entries
+        self._later: list[bytes] = []  # shards to write here after the output, pickled entries
         self._hold = True
         self._refresh: list[dict[str, Any]] = []
-        self._pending: list[dict[str, Any]] = []
+        self._pending: list[_Entry] = []  # a session's row, or what it is built from
         # Frame rows of pending sessions, (index into `_pending`, log, rows by frame).
         self._pending_frames: list[tuple[int, str, dict[str, list[dict[str, Any]]]]] = []
         self._refused_frames: set[str] = set()  # frame files found damaged: their rows miss
@@ -824,7 +833,7 @@ class CorpusStore:
         self._written_tables: dict[tuple[str, str], Any] = {}
         # Shards waiting for their sessions' frame files: (rows, [(index into rows, log)],
         # the sessions' frame tables or None), in the order they were flushed.
-        self._held: list[tuple[list[dict[str, Any]], list[tuple[int, str]], Any]] = []
+        self._held: list[tuple[list[_Entry], list[tuple[int, str]], Any]] = []
         self._held_shards = 0
         self._frame_files_seen: set[str] = set()  # named by a row read or written this run
         self._read_all = False  # every shard was read (so unnamed frame files can go)
@@ -1105,7 +1114,9 @@ class CorpusStore:
             if "rows" in p:  # a parse's frame rows: stored as frame files when flushed
                 self._pending_frames.append((len(self._pending), ref.log, p["rows"]))
                 self._taken.add(ref.log)
-            self._pending.append(self._row(ref.log, p, m))
+                self._pending.append(self._row(ref.log, p, m))
+            else:  # its row is built when its shard is written: after the output, or by a worker
+                self._pending.append((ref.log, p, m))
         if len(self._pending) >= FLUSH_ROWS:
             self.flush(hold=True)
 
@@ -1162,7 +1173,7 @@ class CorpusStore:
                     rows[i]["p_frames"] = _encode(refs[log], "json")
             self._write(rows)
 
-    def _write(self, rows: list[dict[str, Any]]) -> str | None:
+    def _write(self, rows: list[_Entry]) -> str | None:
         assert self.directory is not None
         name = write_shard(os.fspath(self.directory), self.fingerprint, self.root, rows)
         if name is not None:
@@ -1171,20 +1182,22 @@ class CorpusStore:
             self.lost_writes = True
         return name
 
-    def _write_soon(self, rows: list[dict[str, Any]]) -> None:
+    def _write_soon(self, rows: list[_Entry]) -> None:
         """Write a shard: by a parser worker when the store was given one (`write_with`); else
         here, after the output when the caller prints first (`writes_after_output`: the last
         `HELD_WRITES` shards of a serial sweep), else now."""
+        import pickle  # only a run that writes needs it
+
         if self._pool is None:
             if _after_output is None:
                 self._write(rows)
                 return
-            self._later.append(rows)
+            # Pickled: what is written after the output is what was parsed, whatever the
+            # caller does meanwhile with the payloads it was handed.
+            self._later.append(pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL))
             if len(self._later) > HELD_WRITES:
-                self._write(self._later.pop(0))
+                self._write(pickle.loads(self._later.pop(0)))
             return
-        import pickle
-
         # Held as one bytes object until the workers are done parsing (`release_writes`), at
         # most `HELD_WRITES` of them (a large corpus's are then written meanwhile).
         self._queued.append(pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL))
@@ -1268,8 +1281,11 @@ class CorpusStore:
 
     def _wait_writes(self, cancel: bool) -> None:
         later, self._later = self._later, []
-        for rows in later if not cancel else ():
-            self._write(rows)
+        if later and not cancel:
+            import pickle
+
+            for rows in later:
+                self._write(pickle.loads(rows))
         if not self._writes:
             return
         from concurrent.futures import CancelledError  # only a run that gave writes to workers
