@@ -44,6 +44,11 @@ the instructions of the serial sweep at scale K, stage by stage, which the machi
 not change: start-up and imports, discovery, reading and decoding every session, the metrics,
 and the rest (records, tables and the JSON), each against the instructions of the `json` floor.
 Each stage's count is the difference between two runs that stop one stage apart.
+
+`--store-cost K` measures what the store costs a cold sweep at scale K where the user sees it:
+`evalkit sweep DIR` on an empty store and with `--no-cache`, interleaved, best of the rounds,
+timed to the first byte of its output (the printing path: the shards are written after it)
+and to its exit.
 """
 
 from __future__ import annotations
@@ -636,6 +641,39 @@ def timeline(corpus: Path, jobs: int, tmp: Path) -> None:
     print(f"  the store's CPU: {cpu_of['store'] - cpu_of['no store']:+.3f} s")
 
 
+def _to_output_and_exit(argv: list[str]) -> tuple[float, float]:
+    """Seconds from start to the first byte `argv` prints, and to its exit."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=ENV)
+    assert proc.stdout is not None
+    proc.stdout.read(1)
+    first = time.perf_counter() - t0
+    proc.stdout.read()
+    if proc.wait() != 0:
+        raise SystemExit(f"{' '.join(argv[:4])}… failed")
+    return first, time.perf_counter() - t0
+
+
+def store_cost(corpus: Path, jobs: int, rounds: int, tmp: Path) -> None:
+    """What the store costs a cold sweep of `corpus`, to its output and to its exit."""
+    where = tmp / "store-cost"
+    sweep = [sys.executable, "-m", "evalkit", "sweep", str(corpus), "-j", str(jobs)]
+    best: dict[str, list[float]] = {}
+    for _ in range(rounds):
+        for label, extra in (("store", ["--cache-dir", str(where)]), ("no store", ["--no-cache"])):
+            shutil.rmtree(where, ignore_errors=True)
+            got = _to_output_and_exit(sweep + extra)
+            best[label] = [min(a, b) for a, b in zip(best.get(label, got), got, strict=True)]
+    shutil.rmtree(where, ignore_errors=True)
+    (so, se), (no, ne) = best["store"], best["no store"]
+    print(
+        f"\nthe store's cost to a cold sweep of {corpus.name} (best of {rounds} interleaved rounds)"
+    )
+    print(f"  to the output: {so:.3f} s against {no:.3f} s with no store: {so / no - 1:+.1%}")
+    print(f"  to the exit:   {se:.3f} s against {ne:.3f} s with no store: {se / ne - 1:+.1%}")
+    print("  (goal: at most +10%; the shards are written after the output)")
+
+
 def ratio(a: float | None, b: float | None) -> str:
     return f"{a / b:6.2f}" if a and b else "     -"
 
@@ -675,6 +713,14 @@ def main() -> int:
         default=[],
         metavar="K=DIR",
         help="use DIR (already generated with --scale K) instead of generating it",
+    )
+    ap.add_argument(
+        "--store-cost",
+        type=int,
+        metavar="K",
+        action="append",
+        default=[],
+        help="also time what the store costs a cold sweep at scale K, to its output and exit",
     )
     ap.add_argument(
         "--timeline",
@@ -724,6 +770,8 @@ def main() -> int:
                 instruction_report(corpus, f"{k}x")
             if k in args.timeline:
                 timeline(corpus, args.jobs, tmp)
+            if k in args.store_cost:
+                store_cost(corpus, args.jobs, args.rounds, tmp)
             if k != 1 and str(k) not in given:
                 shutil.rmtree(corpus, ignore_errors=True)
 
