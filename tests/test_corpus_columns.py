@@ -6,6 +6,7 @@ a declared column that no row builder fills fails here; missing values are <NA>.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import evalkit
@@ -36,6 +37,45 @@ def test_missing_means_missing():
     assert df["group"].isna().all()  # build_frame never invents a value
     with pytest.raises(ValueError, match="undeclared"):
         build_frame("calls", [{"log": "a", "bucket": "x"}])
+
+
+# Values of every kind a row may hold where a column is declared: the right type, None and NaN,
+# and the wrong ones (a bool as a count, a float as a count, a number as a text, numpy scalars,
+# an int too large for Arrow, a lone surrogate).
+_ODD_VALUES = {
+    "Int64": [[1, None, 7], [True, 2], [3.0, None], [np.int64(4), 5], [3.5], [2**63], [1, "2"]],
+    "Float64": [[0.5, None, float("nan")], [1, 2.5], [True, 0.5], [np.float64(0.25)], [2**70]],
+    "boolean": [[True, None, False], [1, 0], [np.bool_(True)], [0.0, 1.0], ["yes"]],
+    "string": [["a", None, "b\ud800c"], [1, "x"], ["caf\u00e9", "\\"], [b"x"]],
+}
+
+
+def _table_or_error(build):
+    try:
+        return build()
+    except Exception as e:  # noqa: BLE001 — what each builder refuses is compared
+        return type(e)
+
+
+@pytest.mark.parametrize(("dtype", "values"), [(t, v) for t, vs in _ODD_VALUES.items() for v in vs])
+def test_a_frame_files_table_holds_what_the_frame_holds(dtype, values):
+    """`arrow_table` (the stored rows' tables, built without pandas) gives exactly the table of
+    `build_frame`'s frame, or refuses what it refuses, for values of any type."""
+    import pyarrow as pa
+
+    from evalkit.store.columns import arrow_table, build_frame, columns_of
+
+    frame = "sessions"
+    col = next(c for c in columns_of(frame)[len(IDENTITY) :] if c.dtype == dtype)
+    rows = [{"log": f"s{i}", col.name: v} for i, v in enumerate(values)]
+    fast = _table_or_error(lambda: arrow_table(frame, rows))
+    slow = _table_or_error(
+        lambda: pa.Table.from_pandas(build_frame(frame, rows), preserve_index=False)
+    )
+    if isinstance(slow, type):
+        assert fast is slow or issubclass(fast, Exception), (fast, slow)
+    else:
+        assert fast.equals(slow.replace_schema_metadata(None)), (fast, slow)
 
 
 def test_frames_follow_the_dictionary_both_ways(bundled, swept):

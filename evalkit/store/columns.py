@@ -37,6 +37,8 @@ __all__ = [
     "columns_of",
     "build_frame",
     "build_columns",
+    "arrow_table",
+    "arrow_array",
     "arrow_schema",
     "stored_text",
     "NAME_COLUMNS",
@@ -620,43 +622,109 @@ def build_frame(frame: str, rows: list[dict[str, Any]]) -> pd.DataFrame:
     Raises:
         ValueError: A row holds a key the dictionary does not declare for `frame`.
     """
+    cols = _declared(frame, rows)
+    return build_columns(cols, rows)
+
+
+def _declared(frame: str, rows: list[dict[str, Any]]) -> tuple[Column, ...]:
+    """The columns of `frame`, once `rows` are checked to hold no other key."""
     cols = columns_of(frame)
     known = {c.name for c in cols}
     extra = set().union(*rows) - known if rows else set()
     if extra:
         raise ValueError(f"frame {frame}: undeclared columns {sorted(extra)}")
-    return build_columns(cols, rows)
+    return cols
 
 
 def build_columns(cols: Sequence[Column], rows: list[dict[str, Any]]) -> pd.DataFrame:
     """`cols` of `rows` as a frame, as `build_frame` builds them (keys not in `cols` ignored)."""
     import pandas as pd
 
-    data = {}
-    for c in cols:
-        values = [r.get(c.name) for r in rows]
-        if c.dtype == "Float64":
-            # NaN is "no value" here (e.g. an efficiency with no explore call): <NA>.
-            values = [None if v is None or v != v else v for v in values]
-        elif c.name in NAME_COLUMNS:
-            values = [name_text(v) if type(v) is str else v for v in values]
-        elif c.dtype == "string":
-            values = [stored_text(v) for v in values]
-        data[c.name] = pd.array(values, dtype=c.dtype)
+    data = {c.name: _pandas_array(c, [r.get(c.name) for r in rows]) for c in cols}
     return pd.DataFrame(data, columns=[c.name for c in cols])
 
 
-def arrow_schema(frame: str) -> list[tuple[str, Any]]:
-    """The frame's columns as (name, Arrow type): what its stored rows and exports hold."""
+def _values(c: Column, values: list[Any]) -> list[Any]:
+    """A column's values as its frame holds them."""
+    if c.dtype == "Float64":
+        # NaN is "no value" here (e.g. an efficiency with no explore call): <NA>.
+        return [None if v is None or v != v else v for v in values]
+    if c.name in NAME_COLUMNS:
+        return [name_text(v) if type(v) is str else v for v in values]
+    if c.dtype == "string":
+        return [stored_text(v) for v in values]
+    return values
+
+
+def _pandas_array(c: Column, values: list[Any]) -> Any:
+    import pandas as pd
+
+    return pd.array(_values(c, values), dtype=c.dtype)
+
+
+def arrow_table(
+    frame: str, rows: list[dict[str, Any]], head: Sequence[tuple[str, Any]] = ()
+) -> Any:
+    """`rows` as the Arrow table of `frame`'s declared columns, the very values `build_frame`
+    gives them (`pa.Table.from_pandas` of its frame), built without pandas; `head`, pairs of
+    (name, Arrow array), are put before them.
+
+    Raises:
+        ValueError: A row holds a key the dictionary does not declare for `frame`.
+    """
     import pyarrow as pa
 
-    types = {
+    cols = _declared(frame, rows)
+    names = [name for name, _ in head] + [c.name for c in cols]
+    arrays = [array for _, array in head]
+    arrays += [arrow_array(c, [r.get(c.name) for r in rows]) for c in cols]
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+# The Python types whose values Arrow converts exactly as pandas' nullable dtype does. A column
+# holding any other (a bool where a count is declared, a number where a text is) goes through
+# pandas, which decides what it becomes or raises as `build_frame` does; so does a value Arrow
+# refuses (an int too large). Arrow would truncate a float declared Int64 (3.5 → 3) where pandas
+# refuses it, hence no float among a count's types.
+_NONE = type(None)
+_ARROW_EXACT = {
+    "Int64": frozenset({int, _NONE}),
+    "Float64": frozenset({float, int, _NONE}),
+    "boolean": frozenset({bool, _NONE}),
+    "string": frozenset({str, _NONE}),
+}
+
+
+def arrow_array(c: Column, values: list[Any]) -> Any:
+    """A column's values as the Arrow array its frame file holds (`arrow_table`)."""
+    import pyarrow as pa
+
+    kind = _arrow_type(c.dtype)
+    values = _values(c, values)
+    if set(map(type, values)) <= _ARROW_EXACT[c.dtype]:
+        try:
+            return pa.array(values, kind)
+        except (OverflowError, pa.ArrowException):
+            pass
+    import pandas as pd
+
+    return pa.array(pd.array(values, dtype=c.dtype), kind)
+
+
+def _arrow_type(dtype: str) -> Any:
+    import pyarrow as pa
+
+    return {
         "string": pa.large_string(),
         "Int64": pa.int64(),
         "Float64": pa.float64(),
         "boolean": pa.bool_(),
-    }
-    return [(c.name, types[c.dtype]) for c in columns_of(frame)]
+    }[dtype]
+
+
+def arrow_schema(frame: str) -> list[tuple[str, Any]]:
+    """The frame's columns as (name, Arrow type): what its stored rows and exports hold."""
+    return [(c.name, _arrow_type(c.dtype)) for c in columns_of(frame)]
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")

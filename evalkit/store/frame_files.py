@@ -32,16 +32,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evalkit.store.columns import (
-    IDENTITY,
-    NAME_COLUMNS,
-    arrow_schema,
-    build_columns,
-    build_frame,
-    columns_of,
-    name_text,
-    stored_text,
-)
+from evalkit.store.columns import IDENTITY, arrow_array, arrow_schema, arrow_table, columns_of
 from evalkit.store.temps import replace_file
 
 __all__ = [
@@ -115,11 +106,8 @@ def frame_tables(sessions: Sequence[tuple[str, dict[str, list[dict[str, Any]]]]]
             rows += got
             logs += [log] * len(got)
             own += [sum(_BIT[k] for k in r if k in _BIT) for r in got]
-        df = build_frame(frame, rows)
-        df.insert(0, _OWN, own)
-        df.insert(0, _LOG, build_columns([IDENTITY[0]], [{"log": x} for x in logs])["log"])
-        table = pa.Table.from_pandas(df, schema=_schema(frame), preserve_index=False)
-        batch[frame] = (table.replace_schema_metadata(None), spans)
+        head = [(_LOG, arrow_array(IDENTITY[0], logs)), (_OWN, pa.array(own, pa.int32()))]
+        batch[frame] = (arrow_table(frame, rows, head), spans)
     return batch
 
 
@@ -243,16 +231,7 @@ def identity_table(idents: Sequence[dict[str, Any]]) -> Any:
 
     # Column by column, with the values `build_columns` gives them (a name's escape, a text's
     # stored form), straight into Arrow: no frame in between.
-    types = {"string": pa.large_string(), "Int64": pa.int64()}
-    columns = {}
-    for c in IDENTITY:
-        values = [d.get(c.name) for d in idents]
-        if c.name in NAME_COLUMNS:
-            values = [name_text(v) if type(v) is str else v for v in values]
-        elif c.dtype == "string":
-            values = [stored_text(v) for v in values]
-        columns[c.name] = pa.array(values, types[c.dtype])
-    return pa.table(columns)
+    return pa.table({c.name: arrow_array(c, [d.get(c.name) for d in idents]) for c in IDENTITY})
 
 
 def assemble(
