@@ -72,8 +72,8 @@ def test_a_frame_files_table_holds_what_the_frame_holds(dtype, values):
     slow = _table_or_error(
         lambda: pa.Table.from_pandas(build_frame(frame, rows), preserve_index=False)
     )
-    if isinstance(slow, type):
-        assert fast is slow or issubclass(fast, Exception), (fast, slow)
+    if isinstance(slow, type):  # both refuse (not necessarily with the same error)
+        assert isinstance(fast, type), (fast, slow)
     else:
         assert fast.equals(slow.replace_schema_metadata(None)), (fast, slow)
 
