@@ -381,3 +381,34 @@ def test_a_shard_written_after_the_output_holds_the_payloads_as_they_were_parsed
     again = CorpusStore(tmp_path / "cache", root)
     got = {ref.log: json.dumps(again.lookup(ref), sort_keys=True) for ref in refs}
     assert got == want
+
+
+def test_a_store_holds_back_shards_within_a_byte_budget_too(tmp_path, monkeypatch):
+    # Within HELD_WRITES, the bytes held decide: shards wait until they pass HELD_BYTES.
+    store, refs = _stored_rows(tmp_path)
+    pool = _Recording()
+    store.write_with(pool)
+    store.flush()
+    (one,) = store._queued
+    monkeypatch.setattr(store_mod, "HELD_BYTES", len(one) + len(one) // 2)
+
+    def again():
+        store.put((ref, *analyse_with_files(str(tmp_path / "c"), ref)) for ref in refs)
+
+    again()
+    store.flush()
+    assert len(pool.jobs) == 2 and not store._queued  # two shards pass it: both handed over
+    assert [job[1][-1] for job in pool.jobs] == [False, False]  # while the workers parse
+    again()
+    store.flush()
+    assert len(pool.jobs) == 2 and len(store._queued) == 1  # one fits: held
+    store.write_with(None)
+    # A serial command keeps what fits for after its output, and writes the oldest now.
+    other = CorpusStore(tmp_path / "cache2", tmp_path / "c")
+    with writes_after_output():
+        for _ in range(3):
+            other.put((ref, *analyse_with_files(str(tmp_path / "c"), ref)) for ref in refs)
+            other.flush()
+        assert len(shards(tmp_path / "cache2")) == 2 and len(other._later) == 1
+        other.finish(refs)
+    assert len(shards(tmp_path / "cache2")) == 3

@@ -120,9 +120,21 @@ FLUSH_ROWS = 128  # rows gathered before a shard is written
 # half as many again, but a cold 100x load, which holds the waiting shards' tables, peaks 12 MB
 # higher.)
 FRAME_FILE_SHARDS = 8
-# Shards a store holds back for the parser workers until they are done parsing (`write_with`):
-# about 2,000 sessions, 0.7 KB each pickled (`put`'s entries).
-HELD_WRITES = 16
+# Shards a store holds back for the parser workers until they are done parsing (`write_with`),
+# or for after the output (`writes_after_output`): at most this many, and at most this many bytes
+# of pickled entries (`put`'s, about 0.7 KB a session: 64 MiB is some 90,000 sessions). Within
+# both, every shard waits: handed over mid-parse, a shard takes a worker off the parse while this
+# process parses alone, and measured at 30x (31 shards, when the bound was 16) that cost a cold
+# `--json` sweep more, to its output and to its exit, than writing them all after the parse.
+HELD_WRITES = 1024
+HELD_BYTES = 64 << 20
+
+
+def _over_budget(held: list[bytes]) -> bool:
+    """Whether the shards `held` back pass `HELD_WRITES` or `HELD_BYTES`."""
+    return len(held) > HELD_WRITES or sum(map(len, held)) > HELD_BYTES
+
+
 _INDEX_SUFFIX = ".index.json"
 _INDEX_VERSION = 3  # 2: JSON values as themselves; 3: a digest of the document
 
@@ -661,8 +673,8 @@ _after_output: list[CorpusStore] | None = None
 def writes_after_output() -> Iterator[None]:
     """Within: a store's shards written by the parser workers (`CorpusStore.write_with`) are
     not waited for when the sweep ends, but when this block does, so a command prints its
-    output first, while the workers still write; a serial sweep's last shards (at most
-    `HELD_WRITES`) are written here once the block ends, after the output.
+    output first, while the workers still write; a serial sweep's shards (its last ones, past
+    `HELD_WRITES` or `HELD_BYTES`) are written here once the block ends, after the output.
 
     The store is complete once the block is left, by an error too (a usage error found after
     the sessions were parsed keeps what was parsed): a command's process never ends before its
@@ -1184,8 +1196,8 @@ class CorpusStore:
 
     def _write_soon(self, rows: list[_Entry]) -> None:
         """Write a shard: by a parser worker when the store was given one (`write_with`); else
-        here, after the output when the caller prints first (`writes_after_output`: the last
-        `HELD_WRITES` shards of a serial sweep), else now."""
+        here, after the output when the caller prints first (`writes_after_output`: a serial
+        sweep's last shards, within `HELD_WRITES` and `HELD_BYTES`), else now."""
         import pickle  # only a run that writes needs it
 
         if self._pool is None:
@@ -1195,13 +1207,13 @@ class CorpusStore:
             # Pickled: what is written after the output is what was parsed, whatever the
             # caller does meanwhile with the payloads it was handed.
             self._later.append(pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL))
-            if len(self._later) > HELD_WRITES:
+            while len(self._later) > 1 and _over_budget(self._later):
                 self._write(pickle.loads(self._later.pop(0)))
             return
-        # Held as one bytes object until the workers are done parsing (`release_writes`), at
-        # most `HELD_WRITES` of them (a large corpus's are then written meanwhile).
+        # Held as one bytes object until the workers are done parsing (`release_writes`), within
+        # `HELD_WRITES` and `HELD_BYTES` (a larger corpus's are then written meanwhile).
         self._queued.append(pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL))
-        if not self._hold or len(self._queued) > HELD_WRITES:
+        if not self._hold or _over_budget(self._queued):
             self._submit_queued()
 
     def _submit_queued(self) -> None:
