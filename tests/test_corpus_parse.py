@@ -146,6 +146,42 @@ def test_chunks_a_worker_started_are_waited_for(tmp_path, monkeypatch):
     assert got == expected
 
 
+def test_every_chunk_is_queued_for_the_workers_before_this_process_parses_one(
+    tmp_path, monkeypatch
+):
+    # This process queues chunks only between two of its own: what it did not queue before its
+    # first, a worker could not start while it parsed (and stored) that one.
+    from collections import deque
+
+    from evalkit.corpus import parse
+
+    for i in range(1, 41):
+        cited(tmp_path, f"cg/ab-r/run-new-{i}.jsonl", 100 * i, 50, calls=1 + i % 3)
+    refs = discover(tmp_path).sessions
+    chunks, _ = parse.plan_chunks(str(tmp_path), refs, range(len(refs)), 2)
+    assert len(chunks) > 16
+    pool = _Pool(start=False)
+    queued = []
+    real = parse.analyse_chunk
+
+    def counted(*args):
+        queued.append(len(pool.futures))
+        return real(*args)
+
+    monkeypatch.setattr(parse, "analyse_chunk", counted)
+    got = {}
+
+    def finish(idx, results):
+        got.update(zip(idx, results, strict=True))
+
+    def work(idx):
+        return [refs[i] for i in idx]
+
+    parse._share(pool, 1, deque(chunks), work, str(tmp_path), False, None, finish)
+    assert queued[0] == len(chunks)  # every chunk queued before this process parsed one
+    assert sorted(got) == list(range(len(refs)))  # and each parsed once, taken back here
+
+
 def _planned(monkeypatch, sizes, jobs):
     from evalkit.corpus import parse
 

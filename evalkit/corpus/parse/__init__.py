@@ -52,8 +52,9 @@ _MIN_CHUNK_BYTES = 256 * 1024  # about 3 ms of parsing
 # synthetic 10x corpus: 0.37 ms a session against 6.5 ms a MB).
 _SESSION_COST = 56 * 1024
 _MAX_CHUNK = 64
-# Chunks queued for each worker (see `_share`).
-_AHEAD_PER_WORKER = 16
+# Chunks queued for each worker (see `_share`): in practice every chunk of the parse (guided
+# self-scheduling plans 68 chunks for the 10x corpus, 108 for the 30x one).
+_AHEAD_PER_WORKER = 1024
 
 
 class Progress:
@@ -432,12 +433,14 @@ def _share(
     """Parse the `pending` chunks (largest first) between `pool`'s workers and this process.
 
     The workers take chunks from the front of the queue, this process from the end, and it
-    stores the workers' results between two chunks of its own. Each worker is kept
-    `_AHEAD_PER_WORKER` chunks ahead: storing a result can hold this process for a while (the
-    loader's frame files: the first imports the Parquet library, 0.1–0.2 s), and a worker
-    whose queue ran dry in that time would sit idle. Once the queue is empty, this process takes back the chunks
-    no worker has started yet and parses them itself, so the deeper queue never leaves it
-    waiting on work it could do. `dispatched()` is called once no chunk is left that is not
+    stores the workers' results between two chunks of its own. The chunks are queued for the
+    workers up front (up to `_AHEAD_PER_WORKER` each, in practice all of them): this process
+    queues more only between two of its own chunks, and storing a result can hold it for a while
+    (the loader's frame files: the first imports the Parquet library, 0.1–0.2 s). With 16
+    queued, a cold 10x load's worker ran dry five to ten times, 0.2–0.3 s in all, as the chunks
+    grew small near the end while this process parsed and stored. This process takes its own
+    chunks back from the end of the queue, those no worker has started yet, so the deep queue
+    never leaves it waiting on work it could do. `dispatched()` is called once no chunk is left that is not
     parsed or being parsed: work the workers should do only once they have no more sessions
     to parse (writing the store's shards) is given to them then, and never delays a parse.
     """
