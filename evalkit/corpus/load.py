@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
+import operator
 import os
 import re
 import threading
@@ -555,8 +556,24 @@ def _plan_loads(data: bytes) -> Any:
     return PlanUnpickler(io.BytesIO(data)).load()
 
 
+def _slot_values(cls: type) -> Any:
+    """A function giving an object of `cls` as its slots' values in order (a tuple), when `cls`
+    is a dataclass with slots (and neither `__dict__` nor `__weakref__` among them); else None."""
+    slots = cls.__dict__.get("__slots__")
+    if slots is None or "__dataclass_fields__" not in cls.__dict__:
+        return None
+    if any(k in slots for k in ("__dict__", "__weakref__")):
+        return None
+    if len(slots) == 1:
+        (name,) = slots
+        return lambda obj: (getattr(obj, name),)
+    return operator.attrgetter(*slots)  # a tuple, for two names or more
+
+
 def _plan_pickler():
     import pickle
+
+    values_of: dict[type, Any] = {}  # each class's `_slot_values`, found once (None: none)
 
     class PlanPickler(pickle.Pickler):
         """Pickles a dataclass with slots (a discovery's refs and entries, the records) as its
@@ -565,12 +582,13 @@ def _plan_pickler():
 
         def reducer_override(self, obj: Any) -> Any:
             cls = type(obj)
-            slots = cls.__dict__.get("__slots__")
-            if slots is None or "__dataclass_fields__" not in cls.__dict__:
+            try:
+                values = values_of[cls]
+            except KeyError:
+                values = values_of[cls] = _slot_values(cls)
+            if values is None:
                 return NotImplemented
-            if any(k in slots for k in ("__dict__", "__weakref__")):
-                return NotImplemented
-            return _rebuild, (cls, tuple(getattr(obj, k) for k in slots))
+            return _rebuild, (cls, values(obj))
 
     return PlanPickler
 
