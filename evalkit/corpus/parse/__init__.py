@@ -12,7 +12,7 @@ largest first so no worker is left with a long tail, and each session comes back
 compact payload (numbers and paths, never a parsed session). Each finished chunk is stored as
 it arrives: its rows are gathered, and a sweep's shards are written by the workers once they
 have nothing left to parse (`CorpusStore.write_with`), so this process does no Parquet work.
-Each worker is kept a few chunks ahead, so that it never waits while this process stores
+Every chunk is queued for the workers up front, so that none waits while this process stores
 results, and the chunks no worker has started are taken back at the end (`_share`).
 """
 
@@ -440,9 +440,10 @@ def _share(
     queued, a cold 10x load's worker ran dry five to ten times, 0.2–0.3 s in all, as the chunks
     grew small near the end while this process parsed and stored. This process takes its own
     chunks back from the end of the queue, those no worker has started yet, so the deep queue
-    never leaves it waiting on work it could do. `dispatched()` is called once no chunk is left that is not
-    parsed or being parsed: work the workers should do only once they have no more sessions
-    to parse (writing the store's shards) is given to them then, and never delays a parse.
+    never leaves it waiting on work it could do. `dispatched()` is called once no chunk is left
+    that is not parsed or being parsed: work the workers should do only once they have no more
+    sessions to parse (writing the store's shards) is given to them then, and never delays a
+    parse.
     """
     from concurrent.futures import FIRST_COMPLETED, wait
 
