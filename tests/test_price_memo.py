@@ -111,3 +111,35 @@ def test_user_prices_are_never_kept(tmp_path):
     w = want["sessions"].set_index("log")["priced_cost_usd"]
     assert s["codex/rollout-3.jsonl"] > w["codex/rollout-3.jsonl"]
     assert s.drop("codex/rollout-3.jsonl").equals(w.drop("codex/rollout-3.jsonl"))
+
+
+def test_a_cold_load_imports_the_table_while_it_parses_and_a_warm_one_never(
+    tmp_path, monkeypatch
+):
+    """The price table is imported at the first parsed session naming a model, not after the
+    parse, where this process would do it alone; never when the store's answers are kept, or
+    when the user gives prices (which may name every model)."""
+    import evalkit.corpus.load as load
+
+    root, cache = _corpus(tmp_path / "c"), tmp_path / "cache"
+    want = _priced(evalkit.load_corpus(root, cache=False, jobs=1))
+    steps: list[str] = []
+    real_price = load.price_frames
+    monkeypatch.setattr(load, "load_price_table", lambda: steps.append("table"))
+    monkeypatch.setattr(
+        load, "price_frames", lambda *a, **k: (steps.append("price"), real_price(*a, **k))
+    )
+
+    def loaded(**options) -> list[str]:
+        steps.clear()
+        corpus = evalkit.load_corpus(root, jobs=1, **options)
+        if "prices" not in options:
+            _same_prices(_priced(corpus), want)
+        return list(steps)
+
+    assert loaded(cache=False) == ["table", "price"]
+    assert loaded(cache_dir=cache) == ["table", "price"]  # cold
+    assert loaded(cache_dir=cache) == ["price"]  # warm: the answers are kept
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[models."example-model"]\ninput = 2.0\noutput = 8.0\n', "utf-8")
+    assert loaded(cache=False, prices=prices) == ["price"]

@@ -53,6 +53,7 @@ from evalkit.corpus.records import (
 from evalkit.errors import EvalkitError, UsageError
 from evalkit.formats.detect import check_format
 from evalkit.formats.profiles import CODEGRAPH, ProfileChoice, choose_profile, load_profile
+from evalkit.metrics.prices import load_price_table
 from evalkit.owned_folder import OwnedFolder
 from evalkit.store.columns import build_frame, dictionary_json, name_text
 from evalkit.store.frame_files import (
@@ -745,7 +746,15 @@ def _load_frames(
     bar = None if progress is False else Progress(len(loader.wanted), enabled=progress)
     runs: dict[str, dict[str, Any]] | None = {} if keep_runs else None
     got: dict[str, Any] = {}
-    records, parts, again = _gather(loader, found.sessions, jobs, bar, scheduler, runs, got)
+    # The table's answers kept in the store: a warm load then never imports the table.
+    memo = PriceMemo(loader.store.directory)
+    # With none kept (and no prices of the user's), the first session parsed with a model
+    # imports the table, while the workers still parse; else it would be imported once they
+    # are done, with this process alone at work.
+    ahead = not memo and prices is None
+    records, parts, again = _gather(
+        loader, found.sessions, jobs, bar, scheduler, runs, got, price_table=ahead
+    )
     store = loader.store
     store.finish(loader.wanted)
     if capture is not None:
@@ -765,7 +774,7 @@ def _load_frames(
         raise _strict_error(errors, loader.root)
     tables = parts.frames()
     join = _finish(
-        loader.root, loader.wanted, store.directory, tables, outcomes, pass_threshold, prices
+        loader.root, loader.wanted, store.directory, tables, outcomes, pass_threshold, prices, memo
     )
     return LoadedCorpus(
         root=loader.root,
@@ -796,15 +805,16 @@ def _finish(
     outcomes: Any,
     threshold: float,
     prices: Any,
+    memo: PriceMemo | None = None,
 ) -> OutcomeJoin:
     """What every load adds to its frames, never stored: the outcomes joined, the sessions
-    priced. Returns the outcome join."""
+    priced (`memo`: the store's price memo, if read already). Returns the outcome join."""
     join = _join(root, wanted, tables, outcomes, threshold)
     # The priced cost, never stored (issue 27): a trial's result.json may add the recorded cost,
     # the date and the model a transcript lacks.
     with_trial_results(tables["sessions"], tables["models"], join.results)
-    # The table's answers kept in the store: a warm load then never imports the table.
-    memo = PriceMemo(store_dir)
+    if memo is None:
+        memo = PriceMemo(store_dir)
     price_frames(tables["sessions"], tables["models"], prices, memo=memo)
     memo.save()
     return join
@@ -838,12 +848,21 @@ def _join(
 
 
 def _gather(
-    loader: _Loader, refs: list[SessionRef], jobs, bar, scheduler, runs=None, got=None
+    loader: _Loader,
+    refs: list[SessionRef],
+    jobs,
+    bar,
+    scheduler,
+    runs=None,
+    got=None,
+    *,
+    price_table: bool = False,
 ) -> tuple[list[SessionRecord | None], _FrameParts, int]:
     """Every session of `refs`: its record, and its rows of every frame (from the store's
     frame files, or parsed), in a `_FrameParts`; and how many stored sessions had to be
     parsed again because a frame file was missing or damaged. `runs`, a dict, also gets each
-    payload's trial figures (`run`) by log."""
+    payload's trial figures (`run`) by log. `price_table`: the first parsed session that
+    names a model imports the price table (`load_price_table`), as the load will price it."""
     at = {ref.log: i for i, ref in enumerate(refs)}
     records: list[SessionRecord | None] = [None] * len(refs)
     parts = _FrameParts()
@@ -853,11 +872,16 @@ def _gather(
     # Parsed sessions whose rows the store writes as frame files: read back from the tables it
     # wrote, as a stored session's are (one columnar build of every row, issue 22).
     fresh: list[tuple[int, SessionRef]] = []
+    table_wanted = [price_table]
 
     def keep(ref: SessionRef, payload: dict[str, Any]) -> None:
         # Each payload is let go once its record and frame rows are taken (issue 16).
         i = at[ref.log]
         records[i] = record_from_payload(ref, payload)
+        if table_wanted[0] and "rows" in payload:
+            if any(r.get("model") for r in payload["rows"].get("models", ())):
+                table_wanted[0] = False
+                load_price_table()
         if runs is not None and payload.get("run") is not None:
             runs[ref.log] = payload["run"]
         elif runs is not None and payload.get("runs") is not None:  # Codex, Inspect, ATIF
