@@ -86,13 +86,17 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    if argv is None:  # the command line itself (not a caller passing arguments)
+    command_line = argv is None  # the command line itself (not a caller passing arguments)
+    if command_line:
         keep_bytecode()
     try:
         argv = list(sys.argv[1:] if argv is None else argv)
         # A known command as the first word: only its parser is needed to parse the rest.
         parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
         args = parser.parse_args(argv)
+        # Whether the process ends when the command does (`evalkit ...`, `python -m evalkit`),
+        # so that a command may leave the process in a state no later caller could use.
+        args.command_line = command_line
         if not getattr(args, "func", None):
             parser.print_help(sys.stderr)
             return 2

@@ -113,9 +113,7 @@ def test_user_prices_are_never_kept(tmp_path):
     assert s.drop("codex/rollout-3.jsonl").equals(w.drop("codex/rollout-3.jsonl"))
 
 
-def test_a_cold_load_imports_the_table_while_it_parses_and_a_warm_one_never(
-    tmp_path, monkeypatch
-):
+def test_a_cold_load_imports_the_table_while_it_parses_and_a_warm_one_never(tmp_path, monkeypatch):
     """The price table is imported at the first parsed session naming a model, not after the
     parse, where this process would do it alone; never when the store's answers are kept, or
     when the user gives prices (which may name every model)."""

@@ -412,3 +412,41 @@ def test_a_store_holds_back_shards_within_a_byte_budget_too(tmp_path, monkeypatc
         assert len(shards(tmp_path / "cache2")) == 2 and len(other._later) == 1
         other.finish(refs)
     assert len(shards(tmp_path / "cache2")) == 3
+
+
+_COMMAND = r"""
+import sys
+import evalkit.cli
+
+sys.argv = ["evalkit", *sys.argv[1:]]
+code = evalkit.cli.main({argv})
+print(code, "numpy" in sys.modules, "pyarrow" in sys.modules, file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("command_line", [True, False])
+def test_the_command_line_writes_its_serial_shards_with_pyarrow_alone(tmp_path, command_line):
+    """`evalkit sweep -j 1` ends once its last shards are written after the output: pyarrow is
+    then imported without numpy (most of its import). A caller of `main(argv)` goes on after
+    it, so its pyarrow is always the usual one, with numpy (a pyarrow imported without numpy
+    crashes on numpy's values). The store is the same either way."""
+    root = corpus(tmp_path / "c")
+    cache = tmp_path / "cache"
+    args = ["sweep", str(root), "--json", "-j", "1", "--cache-dir", str(cache)]
+    script = _COMMAND.format(argv="None" if command_line else "sys.argv[1:]")
+    cold = subprocess.run(
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, cwd=REPO
+    )
+    assert cold.stderr.split()[-3:] == ["0", str(not command_line), "True"], cold.stderr
+    assert shards(cache)
+    warm = run_sweep(root, cache_dir=cache, jobs=1)
+    assert warm.cache_misses == 0 and warm.cache_hits == len(discover(root).sessions)
+    assert json.loads(cold.stdout) == json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "evalkit", *args[:-2], "--no-cache"],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            check=True,
+        ).stdout
+    )

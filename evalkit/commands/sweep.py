@@ -363,7 +363,7 @@ def _swept(args, arms, trials: bool, snap) -> int:
 
     # The output first: the store's last shards are written meanwhile, by the parser workers,
     # and waited for once it is out (the command still ends only when they are written).
-    with writes_after_output():
+    with writes_after_output(exits=getattr(args, "command_line", False)):
         try:
             code = (_run_trials if trials else _sweep)(args, arms, writer)
             if writer() is not None and _same_code():

@@ -670,11 +670,17 @@ _after_output: list[CorpusStore] | None = None
 
 
 @contextlib.contextmanager
-def writes_after_output() -> Iterator[None]:
+def writes_after_output(*, exits: bool = False) -> Iterator[None]:
     """Within: a store's shards written by the parser workers (`CorpusStore.write_with`) are
     not waited for when the sweep ends, but when this block does, so a command prints its
     output first, while the workers still write; a serial sweep's shards (its last ones, past
     `HELD_WRITES` or `HELD_BYTES`) are written here once the block ends, after the output.
+
+    `exits`: this process ends once the block does (the command line's own process). The
+    shards written here then import pyarrow without numpy, when numpy is not loaded yet, as a
+    parser worker's do (`_pyarrow_without_numpy`): a serial sweep's exit comes sooner by most
+    of numpy's import. Never for a caller that goes on: pyarrow imported so must not meet
+    numpy later in the process.
 
     The store is complete once the block is left, by an error too (a usage error found after
     the sessions were parsed keeps what was parsed): a command's process never ends before its
@@ -691,6 +697,8 @@ def writes_after_output() -> Iterator[None]:
         raise
     finally:
         stores, _after_output = _after_output, outer
+        if exits and not interrupted and any(store.writes_here for store in stores):
+            _pyarrow_without_numpy(worker=False)
         for store in stores:
             store.wait_writes(cancel=interrupted)
 
@@ -744,20 +752,24 @@ def write_pickled_shard(
     return write_shard(directory, fingerprint, root, pickle.loads(rows))
 
 
-def _pyarrow_without_numpy() -> None:
+def _pyarrow_without_numpy(*, worker: bool = True) -> None:
     """Import pyarrow without numpy in a parser worker that has loaded neither and has no
-    more sessions to parse (its only use of pyarrow is then writing shards).
+    more sessions to parse (its only use of pyarrow is then writing shards); `worker=False`:
+    in this process, whose caller knows it does nothing more but write shards and exit
+    (`writes_after_output(exits=True)`).
 
     Writing a shard needs only Arrow's buffers and Parquet, which pyarrow (16 and later) gives
     without numpy, and numpy is about 60% of pyarrow's import (measured: 0.07 against 0.17 s
     of CPU); the shard's bytes are the same. A pyarrow that needs numpy is then imported as
-    usual, and numpy stays importable as ever for anything else.
+    usual. numpy stays importable, but a pyarrow imported without it must never be given
+    numpy's values (measured: converting a numpy array then crashes the process), hence
+    only a process that does nothing else with pyarrow.
     """
     if "pyarrow" in sys.modules or "numpy" in sys.modules:
         return
     import multiprocessing
 
-    if multiprocessing.parent_process() is None:
+    if worker and multiprocessing.parent_process() is None:
         return  # not a worker: this process may want numpy's pyarrow later
     sys.modules["numpy"] = None  # type: ignore[assignment]  # `import numpy` fails meanwhile
     try:
@@ -1266,6 +1278,11 @@ class CorpusStore:
         self._hold = False
         if self._pool is not None:
             self._submit_queued()
+
+    @property
+    def writes_here(self) -> bool:
+        """Whether shards are left for this process to write after the output."""
+        return bool(self._later)
 
     @property
     def writing(self) -> bool:
