@@ -450,3 +450,58 @@ def test_the_command_line_writes_its_serial_shards_with_pyarrow_alone(tmp_path, 
             check=True,
         ).stdout
     )
+
+
+_PARALLEL_COMMAND = r"""
+import os, sys
+import evalkit.cli
+from evalkit.corpus import parse
+from evalkit.store import shards
+
+parse._MIN_PARALLEL_BYTES = 0  # the pool even for a tiny corpus
+shards.FLUSH_ROWS = 1  # a shard a session
+real = shards.write_shard
+
+def write_shard(*args):
+    name = real(*args)
+    print("wrote", "here" if os.getpid() == MAIN else "worker", file=sys.stderr, flush=True)
+    return name
+
+MAIN = os.getpid()
+shards.write_shard = write_shard
+sys.argv = ["evalkit", *sys.argv[1:]]
+code = evalkit.cli.main({argv})
+print("numpy", "numpy" in sys.modules, file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("command_line", [True, False])
+def test_the_command_line_writes_a_share_of_a_parallel_sweeps_shards_after_its_output(
+    tmp_path, command_line
+):
+    """The workers are handed the shards once the parse is over; the command line's own
+    process, which has only its output left to print, keeps the smaller half and writes it
+    after the output (its pyarrow without numpy). A caller of `main(argv)` leaves them all to
+    the workers. Either way the store holds every session, and the output is the same."""
+    root = corpus(tmp_path / "c")
+    cache = tmp_path / "cache"
+    args = ["sweep", str(root), "--json", "-j", "2", "--cache-dir", str(cache)]
+    script = _PARALLEL_COMMAND.format(argv="None" if command_line else "sys.argv[1:]")
+    cold = subprocess.run(
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, cwd=REPO
+    )
+    notes = cold.stderr.split()
+    writers = [notes[i + 1] for i, w in enumerate(notes) if w == "wrote"]
+    here, workers = writers.count("here"), writers.count("worker")
+    assert (0 < here < workers) if command_line else (here == 0 < workers), cold.stderr
+    assert notes[-2:] == ["numpy", "False"]
+    warm = run_sweep(root, cache_dir=cache, jobs=1)
+    assert warm.cache_misses == 0 and warm.cache_hits == len(discover(root).sessions)
+    plain = subprocess.run(
+        [sys.executable, "-m", "evalkit", *args[:-2], "--no-cache"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=True,
+    )
+    assert json.loads(cold.stdout) == json.loads(plain.stdout)

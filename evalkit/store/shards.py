@@ -8,7 +8,8 @@ hundred-odd sessions as they finish, to a temporary file renamed into place, so 
 sweep keeps what it parsed and a reader never sees half a shard. A parallel sweep's shards are
 written by its parser workers once they have no more sessions to parse (`write_with`); the sweep
 command prints its output before it waits for them, and a serial one before it writes its last
-shards (`writes_after_output`). Interrupted, a sweep keeps the shards already written.
+shards (`writes_after_output`; the command line's own process, which ends then, also writes a
+share of a parallel sweep's). Interrupted, a sweep keeps the shards already written.
 
 A later sweep decides "unchanged" from `os.stat` alone: a session whose files all have the
 recorded state is a hit, and no transcript byte is read. A file modified within two seconds of
@@ -667,6 +668,7 @@ def holds_shards(directory: str | os.PathLike[str]) -> bool:
 # Stores whose shard writes, handed to the parser workers, are waited for when
 # `writes_after_output` ends (None: outside it, `finish` waits for them itself).
 _after_output: list[CorpusStore] | None = None
+_exits = False  # within `writes_after_output(exits=True)`
 
 
 @contextlib.contextmanager
@@ -679,16 +681,19 @@ def writes_after_output(*, exits: bool = False) -> Iterator[None]:
     `exits`: this process ends once the block does (the command line's own process). The
     shards written here then import pyarrow without numpy, when numpy is not loaded yet, as a
     parser worker's do (`_pyarrow_without_numpy`): a serial sweep's exit comes sooner by most
-    of numpy's import. Never for a caller that goes on: pyarrow imported so must not meet
-    numpy later in the process.
+    of numpy's import. And a parallel sweep's workers are handed only part of the shards held
+    back for them, this process writing the rest after its output, while they write theirs.
+    Never for a caller that goes on: pyarrow imported so must not meet numpy later in the
+    process.
 
     The store is complete once the block is left, by an error too (a usage error found after
     the sessions were parsed keeps what was parsed): a command's process never ends before its
     shards are written. Left by Ctrl-C, the writes not yet started are dropped (a missing
     shard is a miss, parsed again next time) and those under way are finished.
     """
-    global _after_output
+    global _after_output, _exits
     outer, _after_output = _after_output, []
+    outer_exits, _exits = _exits, exits
     interrupted = False
     try:
         yield
@@ -696,7 +701,7 @@ def writes_after_output(*, exits: bool = False) -> Iterator[None]:
         interrupted = True
         raise
     finally:
-        stores, _after_output = _after_output, outer
+        stores, _after_output, _exits = _after_output, outer, outer_exits
         if exits and not interrupted and any(store.writes_here for store in stores):
             _pyarrow_without_numpy(worker=False)
         for store in stores:
@@ -1231,6 +1236,14 @@ class CorpusStore:
     def _submit_queued(self) -> None:
         assert self.directory is not None
         queued, self._queued = self._queued, []
+        if not self._hold and _exits and _after_output is not None:
+            # The parse is over, and this process has nothing left to do but print and exit:
+            # it writes a share of the shards itself after its output (its pyarrow without
+            # numpy, as a worker's), so the exit waits for half the writes, not all of them.
+            # Its share is the smaller: it starts once its output is out.
+            here = max(0, len(queued) // 2 - 1)
+            if here:
+                queued, self._later[:0] = queued[:-here], queued[-here:]
         for k, rows in enumerate(queued):
             try:
                 job = self._pool.submit(
