@@ -583,7 +583,9 @@ class First:
 
 sys.stdout = First(sys.stdout)
 atexit.register(note, "exit")
-sys.exit(evalkit.cli.main(sys.argv[3:]))
+# As the command line runs it: `main()` reads sys.argv (a caller's `main(argv)` does otherwise).
+sys.argv = ["evalkit", *sys.argv[3:]]
+sys.exit(evalkit.cli.main())
 """
 
 
