@@ -121,3 +121,63 @@ def test_row_builders_fill_every_declared_column_and_no_other(bundled, swept):
         # suite / task / trial come only from a trial layout (harbor); the bundled corpus has none.
         unfilled = {"reason", "question", "suite", "task", "trial"}
         assert filled <= declared and declared - filled <= unfilled, name
+
+
+def _naive_columns(names, rows):
+    return {name: [r.get(name) for r in rows] for name in names}
+
+
+def test_column_values_are_each_rows_value_whatever_the_rows_shapes():
+    """Rows are turned into columns a run of one shape at a time: the values are exactly the
+    cell-by-cell ones, for runs, alternating shapes (read cell by cell), missing keys, keys in
+    another order, and no rows."""
+    import random
+
+    from evalkit.store.columns import Column, column_values
+
+    rng = random.Random(7)
+    names = ["a", "b", "kind", "c"]
+    cols = [Column(n, "string", "", "") for n in names]
+    values = [None, 0, "", "x", "é", "\udcff", 3, 2.5, False]
+    shapes = [("a", "b", "c"), ("a", "b", "c", "kind"), ("c", "a", "b"), ("a",), (), ("b", "z")]
+    for case in range(200):
+        # a few long runs (the usual rows) or one shape per row (the fallback)
+        runs = rng.choice([1, 2, 3, 60])
+        rows = []
+        for _ in range(rng.randrange(0, 120)):
+            if not rows or rng.randrange(runs) == 0:
+                shape = rng.choice(shapes)
+            rows.append({k: rng.choice(values) for k in shape})
+        got = column_values(cols, rows)
+        assert got == _naive_columns(names, rows), case
+        assert all(len(v) == len(rows) for v in got.values())
+
+
+@pytest.mark.parametrize(
+    ("name", "dtype"), [("log", "string"), ("arm", "string"), ("answer_source", "string")]
+)
+def test_a_columns_stored_values_skip_the_escapes_only_when_none_applies(name, dtype):
+    """A column of ASCII texts is stored as it is, with no step per value; a text or a name
+    that needs its escape (a lone surrogate, a name's backslash), or a value that is no text,
+    still gets what `stored_text` and `name_text` give it."""
+    from evalkit.store.columns import NAME_COLUMNS, Column, _values, name_text, stored_text
+
+    c = Column(name, dtype, "", "")
+    one = name_text if name in NAME_COLUMNS else stored_text
+
+    def slow(values):
+        if name in NAME_COLUMNS:
+            return [name_text(v) if type(v) is str else v for v in values]
+        return [stored_text(v) for v in values]
+
+    for values in (
+        ["a", None, "b/c.jsonl", ""],
+        ["a", "caf\udce9", None],
+        ["a\\b", "c"],
+        ["é", "x"],
+        ["a", 3, None],
+        [None, None],
+        [],
+    ):
+        assert _values(c, values) == slow(values), values
+    assert one("caf\udce9") != "caf\udce9"  # the case the fast path must not take

@@ -17,6 +17,7 @@ Units: `chars` are UTF-16 code units (Decision 1); `fraction` is a share between
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -640,8 +641,31 @@ def build_columns(cols: Sequence[Column], rows: list[dict[str, Any]]) -> pd.Data
     """`cols` of `rows` as a frame, as `build_frame` builds them (keys not in `cols` ignored)."""
     import pandas as pd
 
-    data = {c.name: _pandas_array(c, [r.get(c.name) for r in rows]) for c in cols}
+    values = column_values(cols, rows)
+    data = {c.name: _pandas_array(c, values[c.name]) for c in cols}
     return pd.DataFrame(data, columns=[c.name for c in cols])
+
+
+def column_values(cols: Sequence[Column], rows: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """Each column's values over `rows` by name (`[r.get(name) for r in rows]`). Rows come in
+    runs of the same keys in the same order (one builder's rows; a row of an interactive log
+    has one key more): each run is turned into columns in one step, not one lookup per cell.
+    Rows whose keys change too often for that to pay are read a cell at a time."""
+    names = [c.name for c in cols]
+    shapes = list(map(tuple, rows))
+    runs = [(keys, len(list(run))) for keys, run in itertools.groupby(shapes)]
+    if not rows or len(runs) * 8 > len(rows):
+        return {name: [r.get(name) for r in rows] for name in names}
+    out: dict[str, list[Any]] = {name: [] for name in names}
+    at = 0
+    for keys, n in runs:
+        part = rows[at : at + n]
+        at += n
+        by_key = dict(zip(keys, zip(*map(dict.values, part), strict=True), strict=True))
+        for name in names:
+            got = by_key.get(name)
+            out[name] += got if got is not None else [None] * n
+    return out
 
 
 def _values(c: Column, values: list[Any]) -> list[Any]:
@@ -650,8 +674,19 @@ def _values(c: Column, values: list[Any]) -> list[Any]:
         # NaN is "no value" here (e.g. an efficiency with no explore call): <NA>.
         return [None if v is None or v != v else v for v in values]
     if c.name in NAME_COLUMNS:
+        try:  # every name ASCII without a backslash: `name_text` changes none
+            texts = list(filter(None, values))
+            if all(map(str.isascii, texts)) and "\\" not in "".join(texts):
+                return values
+        except TypeError:  # a value that is not a text
+            pass
         return [name_text(v) if type(v) is str else v for v in values]
     if c.dtype == "string":
+        try:  # every text ASCII (and anything else falsy): `stored_text` changes nothing
+            if all(map(str.isascii, filter(None, values))):
+                return values
+        except TypeError:  # a value that is not a text
+            pass
         return [stored_text(v) for v in values]
     return values
 
@@ -677,7 +712,8 @@ def arrow_table(
     cols = _declared(frame, rows)
     names = [name for name, _ in head] + [c.name for c in cols]
     arrays = [array for _, array in head]
-    arrays += [arrow_array(c, [r.get(c.name) for r in rows]) for c in cols]
+    values = column_values(cols, rows)
+    arrays += [arrow_array(c, values[c.name]) for c in cols]
     return pa.Table.from_arrays(arrays, names=names)
 
 

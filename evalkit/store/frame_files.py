@@ -30,6 +30,7 @@ import re
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from evalkit.store.columns import IDENTITY, arrow_array, arrow_schema, arrow_table, columns_of
@@ -86,6 +87,13 @@ def write_frame_files(
 FrameBatch = dict[str, Any]
 
 
+@lru_cache(maxsize=256)
+def _owned(keys: tuple[str, ...]) -> int:
+    """The identity columns a row with these keys holds itself, as bits of `_BIT` (a row's
+    own `arm`, say, beside the one its session's discovery gives)."""
+    return sum(_BIT[k] for k in keys if k in _BIT)
+
+
 def frame_tables(sessions: Sequence[tuple[str, dict[str, list[dict[str, Any]]]]]) -> FrameBatch:
     """Each frame's rows of `sessions` (`(log, rows by frame)`, in order) as the table of the
     file that holds them (`write_frame_tables` writes it), built once: the rows' dicts can go."""
@@ -105,7 +113,7 @@ def frame_tables(sessions: Sequence[tuple[str, dict[str, list[dict[str, Any]]]]]
             spans.append((log, len(rows), len(got)))
             rows += got
             logs += [log] * len(got)
-            own += [sum(_BIT[k] for k in r if k in _BIT) for r in got]
+            own += map(_owned, map(tuple, got))
         head = [(_LOG, arrow_array(IDENTITY[0], logs)), (_OWN, pa.array(own, pa.int32()))]
         batch[frame] = (arrow_table(frame, rows, head), spans)
     return batch
