@@ -856,7 +856,7 @@ class CorpusStore:
         self._later: list[bytes] = []  # shards to write here after the output, pickled entries
         # Shards handed to the workers that this process may take back and write itself, if no
         # worker has started them once its output is out (`writes_after_output(exits=True)`).
-        self._taken_back: dict[Any, bytes] = {}
+        self._may_take_back: dict[Any, bytes] = {}
         self._hold = True
         self._refresh: list[dict[str, Any]] = []
         self._pending: list[_Entry] = []  # a session's row, or what it is built from
@@ -1267,7 +1267,7 @@ class CorpusStore:
                 return
             self._writes.append(job)
             if back:
-                self._taken_back[job] = rows
+                self._may_take_back[job] = rows
 
     def write_with(self, pool: Any, *, drop: bool = False) -> None:
         """Hand the shards written from now on to `pool`'s workers (a `ProcessPoolExecutor`
@@ -1335,7 +1335,7 @@ class CorpusStore:
 
             for rows in later:
                 self._write(pickle.loads(rows))
-        back, self._taken_back = self._taken_back, {}
+        back, self._may_take_back = self._may_take_back, {}
         if not self._writes:
             return
         from concurrent.futures import CancelledError  # only a run that gave writes to workers
