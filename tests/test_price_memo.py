@@ -141,3 +141,6 @@ def test_a_cold_load_imports_the_table_while_it_parses_and_a_warm_one_never(tmp_
     prices = tmp_path / "prices.toml"
     prices.write_text('[models."example-model"]\ninput = 2.0\noutput = 8.0\n', "utf-8")
     assert loaded(cache=False, prices=prices) == ["price"]
+    # A large corpus imports it once its frames are assembled (the table would add to the peak)
+    monkeypatch.setattr(load, "PRICE_TABLE_AHEAD", 3)  # this corpus has 4 sessions
+    assert loaded(cache=False) == ["price"]
