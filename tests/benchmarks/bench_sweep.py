@@ -799,14 +799,22 @@ def main() -> int:
     print("  (floor = JSON-decoding every line once with Python's json, in a fresh interpreter)")
     print("\nagainst the JSON-decode floors (json / orjson; goals at 10x and 30x: cold <= 2.3,")
     print(" serial <= 2.6 times the json floor)")
-    print("  scale  cold/json  cold/orjson  serial/json  serial/orjson  warm/json  warm/orjson")
+    print(
+        "  scale  cold/json  cold/orjson  serial/json  serial/orjson  warm/json  warm/orjson"
+        "  cold command/json"
+    )
     for k, _, t, _ in results:
         jf, of = t.get("json floor"), t.get("orjson floor")
         print(
             f"  {k:>4}x   {ratio(t.get('cold'), jf)}     {ratio(t.get('cold'), of)}       "
             f"{ratio(t.get('serial'), jf)}       {ratio(t.get('serial'), of)}      "
-            f"{ratio(t.get('warm'), jf)}     {ratio(t.get('warm'), of)}"
+            f"{ratio(t.get('warm'), jf)}     {ratio(t.get('warm'), of)}      "
+            f"{ratio(t.get('cold command'), jf)}"
         )
+    print(
+        "  (cold: run_sweep into an empty store, in a script; cold command: `evalkit sweep --json`"
+        " as a user runs it, which writes its last shards after its output)"
+    )
     if len(results) > 1:
         print("\nscaling exponent of time against sessions (1.0 = linear)")
         for label in ("cold", "serial", "warm", "json floor"):
