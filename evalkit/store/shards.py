@@ -803,8 +803,10 @@ def gc_paused() -> Iterator[None]:
     are all in its youngest generation (measured after a cold 100x load: 0.16 s, two
     collections, over objects none of which is garbage). So they are moved to its oldest
     generation first (`gc.freeze` then `gc.unfreeze`), where only a full collection looks at
-    them, as at any that comes later. Not when the process keeps frozen objects of its own (a
-    server that froze its heap before forking): they stay as they are."""
+    them, as at any that comes later; the caller's young objects go with them, so a cycle
+    among those is freed by the next full collection rather than a young one. Not when the
+    process keeps frozen objects of its own (a server that froze its heap before forking):
+    they stay as they are."""
     enabled = gc.isenabled()
     gc.disable()
     try:
