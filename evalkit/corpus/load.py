@@ -874,15 +874,15 @@ def _gather(
     # Parsed sessions whose rows the store writes as frame files: read back from the tables it
     # wrote, as a stored session's are (one columnar build of every row, issue 22).
     fresh: list[tuple[int, SessionRef]] = []
-    table_wanted = [price_table]
 
     def keep(ref: SessionRef, payload: dict[str, Any]) -> None:
+        nonlocal price_table
         # Each payload is let go once its record and frame rows are taken (issue 16).
         i = at[ref.log]
         records[i] = record_from_payload(ref, payload)
-        if table_wanted[0] and "rows" in payload:
+        if price_table and "rows" in payload:
             if any(r.get("model") for r in payload["rows"].get("models", ())):
-                table_wanted[0] = False
+                price_table = False
                 load_price_table()
         if runs is not None and payload.get("run") is not None:
             runs[ref.log] = payload["run"]

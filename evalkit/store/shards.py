@@ -709,8 +709,6 @@ def writes_after_output(*, exits: bool = False) -> Iterator[None]:
         raise
     finally:
         stores, _after_output, _exits = _after_output, outer, outer_exits
-        if exits and not interrupted and any(store.writes_here for store in stores):
-            _pyarrow_without_numpy(worker=False)  # this process ends once they are written
         for store in stores:
             store.wait_writes(cancel=interrupted)
 
@@ -869,6 +867,7 @@ class CorpusStore:
         # Shards handed to the workers that this process may take back and write itself, if no
         # worker has started them once its output is out (`writes_after_output(exits=True)`).
         self._may_take_back: dict[Any, bytes] = {}
+        self._exits_after = False  # the process ends once they are written (`_wait_writes`)
         self._hold = True
         self._refresh: list[dict[str, Any]] = []
         self._pending: list[_Entry] = []  # a session's row, or what it is built from
@@ -1312,11 +1311,6 @@ class CorpusStore:
             self._submit_queued()
 
     @property
-    def writes_here(self) -> bool:
-        """Whether shards are left for this process to write after the output."""
-        return bool(self._later)
-
-    @property
     def writing(self) -> bool:
         """Whether a shard of this store is still to be written, by a worker (`write_with`) or
         here after the output (`writes_after_output`)."""
@@ -1340,13 +1334,20 @@ class CorpusStore:
                 # meanwhile printed a traceback (`_python_exit`: Bad file descriptor).
                 pool.shutdown(wait=True, cancel_futures=cancel)
 
+    def _write_here(self, rows: bytes) -> None:
+        """Write a shard pickled for after the output, in this process: with pyarrow alone when
+        the process ends once its shards are written (`writes_after_output(exits=True)`)."""
+        import pickle
+
+        if self._exits_after:
+            _pyarrow_without_numpy(worker=False)
+        self._write(pickle.loads(rows))
+
     def _wait_writes(self, cancel: bool) -> None:
         later, self._later = self._later, []
         if later and not cancel:
-            import pickle
-
             for rows in later:
-                self._write(pickle.loads(rows))
+                self._write_here(rows)
         back, self._may_take_back = self._may_take_back, {}
         if not self._writes:
             return
@@ -1356,12 +1357,8 @@ class CorpusStore:
         if back and not cancel and waiting >= TAKE_BACK_AT:
             # The workers write from the first shard on; this process, from the last, each one
             # no worker has started yet: both end at about the same time, however fast each is.
-            import pickle
-
             while self._writes and self._writes[-1] in back and self._writes[-1].cancel():
-                rows = back.pop(self._writes.pop())
-                _pyarrow_without_numpy(worker=False)  # this process ends once they are written
-                self._write(pickle.loads(rows))
+                self._write_here(back.pop(self._writes.pop()))
         back.clear()
         writes, self._writes = self._writes, []
         for job in writes:
@@ -1392,6 +1389,7 @@ class CorpusStore:
                 self.wait_writes()
             else:  # the caller prints first, then waits (`writes_after_output`)
                 _after_output.append(self)
+                self._exits_after = _exits
         self._prune_frame_files()
         live = live if isinstance(live, Collection) else list(live)
         names = self._shard_names()
