@@ -127,6 +127,60 @@ def test_a_change_to_the_tree_means_the_plan_is_not_used(tmp_path, monkeypatch, 
     same(got, load_corpus_frames(root, cache=False, jobs=1))
 
 
+@pytest.mark.parametrize("walk", ["first", "last"])
+def test_the_tree_is_walked_beside_the_reading_and_a_change_still_means_no_plan(
+    tmp_path, monkeypatch, walk
+):
+    """The walk runs in a thread of its own while the plan and its frame files are read; it
+    ends before the load returns (no thread is left), and a change it finds means the plan is
+    not used whether the walk ends before the first frame is read or after the last one."""
+    import threading
+
+    from evalkit.store import snapshot
+
+    root, cache = corpus(tmp_path / "c"), tmp_path / "cache"
+    load_corpus_frames(root, cache_dir=cache, jobs=1)
+    want = load_corpus_frames(root, cache_dir=cache, jobs=1)  # writes the plan
+    walked_in: list[str] = []
+    real_walk, real_read = snapshot.tree_state, load_mod.read_frame_file
+    ended = threading.Event()
+
+    def walked(path):
+        walked_in.append(threading.current_thread().name)
+        if walk == "last":  # the frames are all read before the walk says anything
+            assert ended.wait(10)
+        try:
+            return real_walk(path)
+        finally:
+            if walk == "first":
+                ended.set()
+
+    def read(*args):
+        if walk == "first":  # the walk has ended before any frame is read
+            assert ended.wait(10)
+        return real_read(*args)
+
+    monkeypatch.setattr(snapshot, "tree_state", walked)
+    monkeypatch.setattr(load_mod, "read_frame_file", read)
+    real_current = snapshot.Snapshot.current
+
+    def current(self, stored):  # asked first once every frame is read (the walk not ended)
+        ended.set()
+        return real_current(self, stored)
+
+    monkeypatch.setattr(snapshot.Snapshot, "current", current)
+    threads = threading.active_count()
+    spy = Spy(monkeypatch)
+    same(load_corpus_frames(root, cache_dir=cache, jobs=1), want)
+    assert spy.planned == 1 and threading.active_count() == threads
+    assert walked_in and walked_in[0].startswith("evalkit-walk")
+    cited(root, "cg22/ab-express/run-new-9.jsonl", 10, 5)
+    ended.clear()
+    got = load_corpus_frames(root, cache_dir=cache, jobs=1)
+    assert spy.planned == 1 and spy.discovered == 1 and threading.active_count() == threads
+    same(got, load_corpus_frames(root, cache=False, jobs=1))
+
+
 @pytest.mark.parametrize("damage", ["plan-cut", "plan-bytes", "frame-missing", "frame-bytes"])
 def test_a_damaged_plan_or_frame_file_falls_back_to_the_same_frames(tmp_path, monkeypatch, damage):
     root, cache = corpus(tmp_path / "c"), tmp_path / "cache"

@@ -383,6 +383,31 @@ def test_no_snapshot_when_evalkits_code_changed_while_the_sweep_ran(
     assert snapshots(tmp_path / "cache") == []
 
 
+def test_a_read_that_leaves_the_tree_for_later_is_current_only_for_the_same_tree(tmp_path, trusted):
+    """`read(tree_later=True)` checks all but the tree and does not wait for the walk; the
+    caller's `current(stored)` then says whether the tree is the one the output was stored for."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    root = corpus(tmp_path / "c")
+    snap = snapshot_mod.Snapshot(tmp_path / "store", str(root), {})
+    writer = snap.writer()
+    writer.write("out\n")
+    writer.commit()
+    for changed in (False, True):
+        if changed:
+            put(root, "new.jsonl", text="{}\n")
+        again = snapshot_mod.Snapshot(tmp_path / "store", str(root), {}, later=True)
+        with ThreadPoolExecutor(1) as walker:
+            again.walk(walker)
+            stored = again.read(tree_later=True)
+            assert stored is not None and stored.text(0) == "out\n"
+            assert again.current(stored) is not changed and again.walked()
+        stored.close()
+        assert (again.read() is None) is changed  # the plain read checks the tree first
+    other = snapshot_mod.Snapshot(tmp_path / "store", str(root), {"other": 1}, later=True)
+    assert other.read(tree_later=True) is None and not other.walked()
+
+
 def test_the_part_sizes_are_under_the_digest(tmp_path, trusted):
     root = corpus(tmp_path / "c")
     snap = snapshot_mod.Snapshot(tmp_path / "store", str(root), {})

@@ -235,22 +235,27 @@ class Snapshot:
 
     # --- reading -------------------------------------------------------------------------------
 
-    def read(self) -> Stored | None:
+    def read(self, *, tree_later: bool = False) -> Stored | None:
         """The stored output, when the snapshot is intact and of exactly this tree's state and
         these options; else None. Its bytes are checked against the digest a chunk at a time
         before any is given out, so reading holds at most a chunk, whatever the output's size.
+
+        `tree_later`: check all but the tree's state now, without waiting for the walk, and
+        leave that to `current(stored)`, which the caller must ask before it uses anything
+        made from the output (a reader whose work overlaps a walk in another thread).
         """
         fd = _open_regular(self.path)
         if fd is None:
             return None
-        try:
-            _ = self.tree
-        except Exception:  # noqa: BLE001 — the walk failed (its worker died): no snapshot
-            os.close(fd)
-            return None
+        if not tree_later:
+            try:
+                _ = self.tree
+            except Exception:  # noqa: BLE001 — the walk failed (its worker died): no snapshot
+                os.close(fd)
+                return None
         stored = None
         try:
-            stored = self._check(fd)
+            stored = self._check(fd, tree_later)
         except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
             stored = None
         finally:
@@ -258,7 +263,19 @@ class Snapshot:
                 os.close(fd)
         return stored
 
-    def _check(self, fd: int) -> Stored | None:
+    def walked(self) -> bool:
+        """Whether the walk has ended (`tree` would not wait)."""
+        return self._tree is not None or (self._job is not None and self._job.done())
+
+    def current(self, stored: Stored) -> bool:
+        """Whether `stored` (read with `tree_later`) is of this tree's state: waits for the walk;
+        False when the walk failed."""
+        try:
+            return stored.tree == self.tree.digest
+        except Exception:  # noqa: BLE001 — the walk failed (its worker died): no snapshot
+            return False
+
+    def _check(self, fd: int, tree_later: bool = False) -> Stored | None:
         size = os.fstat(fd).st_size
         head = os.pread(fd, min(size, _HEAD_BYTES), 0)
         head_end = head.find(b"\n", len(_MAGIC))
@@ -273,7 +290,10 @@ class Snapshot:
             return None
         header = json.loads(head[len(_MAGIC) : head_end])
         sizes = trailer["parts"]
-        if header.get("tree") != self.tree.digest or header.get("options") != self.options:
+        tree = header.get("tree")
+        if header.get("options") != self.options or type(tree) is not str:
+            return None
+        if not tree_later and tree != self.tree.digest:
             return None
         if type(sizes) is not list or not sizes or any(type(n) is not int or n < 0 for n in sizes):
             return None
@@ -290,7 +310,7 @@ class Snapshot:
         digest.update(json.dumps(sizes).encode())
         if digest.hexdigest() != trailer["sha256"]:
             return None
-        return Stored(fd, head_end + 1, sizes)
+        return Stored(fd, head_end + 1, sizes, tree)
 
     # --- writing -------------------------------------------------------------------------------
 
@@ -420,11 +440,12 @@ def file_state(path: str | os.PathLike[str]) -> tuple[int, ...] | None:
 
 class Stored:
     """A checked snapshot's output parts, read from its file on demand (close it, or use it in a
-    `with` block)."""
+    `with` block). `tree`: the digest of the tree's state it was stored for."""
 
-    def __init__(self, fd: int, start: int, sizes: list[int]) -> None:
+    def __init__(self, fd: int, start: int, sizes: list[int], tree: str = "") -> None:
         self._fd = fd
         self.sizes = sizes
+        self.tree = tree
         self._starts = list(itertools.accumulate([start, *sizes[:-1]]))
 
     def text(self, i: int) -> str:
