@@ -331,3 +331,31 @@ def _usable(make) -> bool:
     except NotImplementedError:
         return False
     return True
+
+
+def test_a_plan_keeps_its_sessions_as_columns_and_makes_the_same_refs_again():
+    """The wanted sessions are pickled as one tuple per field (plain values, read back without
+    a step per object) and made again equal; anything else is refused, so the plan is not used."""
+    import pickle
+
+    from evalkit.corpus.discover import SessionRef
+
+    refs = [
+        SessionRef(log="a.jsonl", segments=("a.jsonl",), arm="new", layout="ab-arm"),
+        SessionRef(log="b/c.jsonl", segments=("b/c.jsonl", "b/c-2.jsonl"), task="t", run="2"),
+    ]
+    packed = load_mod._as_columns(refs)
+    assert packed[0] == "columns" and packed[2][0] == ("a.jsonl", "b/c.jsonl")
+    again = load_mod._from_columns(load_mod._plan_loads(pickle.dumps(packed)))
+    assert again == refs and all(type(r) is SessionRef for r in again)
+    assert load_mod._from_columns(load_mod._as_columns([])) == []
+    mixed = [*refs, "not a ref"]
+    assert load_mod._from_columns(load_mod._as_columns(mixed)) == mixed
+    for bad in (
+        ("columns", dict, ((),)),  # not a dataclass with slots
+        ("columns", SessionRef, packed[2][:-1]),  # a field short
+        ("columns", SessionRef, (*packed[2][:-1], ("only one",))),  # a column short
+        ("rows", SessionRef, packed[2]),
+    ):
+        with pytest.raises((ValueError, TypeError)):
+            load_mod._from_columns(bad)

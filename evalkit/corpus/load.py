@@ -31,7 +31,7 @@ import os
 import re
 import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -470,7 +470,8 @@ def _tool_names(tables: dict[str, Any]) -> list[list[str]]:
 # unusable, never a wrong row: the load then runs as without a plan. `verify=True` and
 # `cache=False` never read or write one.
 
-PLAN_VERSION = 2  # 2: the discovery and records compressed, the counts kept
+PLAN_VERSION = 3  # 2: the discovery and records compressed, the counts kept; 3: the wanted
+# sessions as columns
 
 
 def _plan_snapshot(path, layout, profile, jobs, cache, cache_dir, verify, engine, fmt, keep_runs):
@@ -572,6 +573,32 @@ def _slot_values(cls: type) -> Any:
     return operator.attrgetter(*slots)  # a tuple, for two names or more
 
 
+def _as_columns(objects: Sequence[Any]) -> tuple[Any, ...]:
+    """A list of objects of one dataclass with slots as `("columns", class, one tuple per
+    slot)`, which pickles and unpickles as plain tuples (a 100x load's sessions: 0.03 s read
+    back and made again, against 0.09 s as objects); else `("objects", list)`."""
+    cls = type(objects[0]) if objects else None
+    values = _slot_values(cls) if cls is not None else None
+    if values is None or any(type(obj) is not cls for obj in objects):
+        return ("objects", list(objects))
+    return ("columns", cls, tuple(zip(*map(values, objects), strict=True)))
+
+
+def _from_columns(packed: tuple[Any, ...]) -> list[Any]:
+    """The objects `_as_columns` packed (ValueError for anything else)."""
+    if packed[0] == "objects" and type(packed[1]) is list:
+        return packed[1]
+    kind, cls, columns = packed
+    if kind != "columns" or _slot_values(cls) is None or len(columns) != len(cls.__slots__):
+        raise ValueError("not a plan's columns")
+    out = [object.__new__(cls) for _ in columns[0]]
+    setattr_ = object.__setattr__
+    for name, column in zip(cls.__slots__, columns, strict=True):
+        for obj, value in zip(out, column, strict=True):
+            setattr_(obj, name, value)
+    return out
+
+
 def _plan_pickler():
     import pickle
 
@@ -605,7 +632,7 @@ def _write_plan(snap: Any, corpus: LoadedCorpus, got: dict[str, Any]) -> None:
     plan = {
         "version": PLAN_VERSION,
         "store": got["store"],
-        "wanted": got["wanted"],
+        "wanted": _as_columns(got["wanted"]),
         "idents": got.get("idents"),
         "frames": got.get("frames", {}),
         "errors": corpus.errors,
@@ -684,6 +711,7 @@ def _read_plan(snap, path, strict, outcomes, pass_threshold, prices) -> LoadedCo
         plan = _plan_loads(data)
         if plan.get("version") != PLAN_VERSION:
             return None
+        wanted = _from_columns(plan["wanted"])
     except Exception:  # noqa: BLE001 — a plan that cannot be read is no plan
         return None
     del data
@@ -717,7 +745,7 @@ def _read_plan(snap, path, strict, outcomes, pass_threshold, prices) -> LoadedCo
     errors = plan["errors"]
     if strict and errors:
         raise _strict_error(errors, root)
-    join = _finish(root, plan["wanted"], directory, tables, outcomes, pass_threshold, prices)
+    join = _finish(root, wanted, directory, tables, outcomes, pass_threshold, prices)
     corpus = LoadedCorpus(
         root=root,
         discovery=None,  # type: ignore[arg-type]
