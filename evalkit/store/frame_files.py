@@ -30,7 +30,7 @@ import re
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 from evalkit.store.columns import IDENTITY, arrow_array, arrow_schema, arrow_table, columns_of
@@ -60,10 +60,20 @@ def file_name(frame: str, hex_: str) -> str:
     return f"frames-{frame}-{hex_}.parquet"
 
 
+@cache  # a few frames: each schema made once (a warm 100x load reads 80 files)
 def _schema(frame: str) -> Any:
+    """The schema of a frame's stored files: its log and ownership bits, then its columns."""
     import pyarrow as pa
 
     return pa.schema([(_LOG, pa.large_string()), (_OWN, pa.int32()), *arrow_schema(frame)])
+
+
+@cache
+def _frame_schema(frame: str) -> Any:
+    """The schema of a frame's table as `assemble` gives it (the dictionary's columns)."""
+    import pyarrow as pa
+
+    return pa.schema(arrow_schema(frame))
 
 
 def write_frame_files(
@@ -379,7 +389,7 @@ def assemble_planned(
             mine = pa.array((own & _BIT[c.name]) != 0, pa.bool_())
             column = pc.if_else(mine, rows.column(c.name), column, memory_pool=pool)
         columns.append(column)
-    out = pa.table(columns, schema=pa.schema(arrow_schema(frame)))
+    out = pa.table(columns, schema=_frame_schema(frame))
     # Only `out` holds the rows now: each column's Arrow memory goes as it becomes pandas.
     del rows, ident, columns, column
     return to_pandas(out, self_destruct=True, memory_pool=pool), []
