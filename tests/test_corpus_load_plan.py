@@ -181,6 +181,26 @@ def test_the_tree_is_walked_beside_the_reading_and_a_change_still_means_no_plan(
     same(got, load_corpus_frames(root, cache=False, jobs=1))
 
 
+def test_a_load_that_cannot_start_a_thread_walks_the_tree_itself(tmp_path, monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    root, cache = corpus(tmp_path / "c"), tmp_path / "cache"
+    load_corpus_frames(root, cache_dir=cache, jobs=1)
+    want = load_corpus_frames(root, cache_dir=cache, jobs=1)  # writes the plan
+
+    def refused(self, *args, **kwargs):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(ThreadPoolExecutor, "submit", refused)
+    spy = Spy(monkeypatch)
+    same(load_corpus_frames(root, cache_dir=cache, jobs=1), want)
+    assert spy.planned == 1
+    cited(root, "cg22/ab-express/run-new-9.jsonl", 10, 5)
+    got = load_corpus_frames(root, cache_dir=cache, jobs=1)
+    assert spy.planned == 1 and spy.discovered == 1
+    same(got, load_corpus_frames(root, cache=False, jobs=1))
+
+
 @pytest.mark.parametrize("damage", ["plan-cut", "plan-bytes", "frame-missing", "frame-bytes"])
 def test_a_damaged_plan_or_frame_file_falls_back_to_the_same_frames(tmp_path, monkeypatch, damage):
     root, cache = corpus(tmp_path / "c"), tmp_path / "cache"

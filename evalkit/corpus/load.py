@@ -692,7 +692,10 @@ def _from_plan(snap, path, strict, outcomes, pass_threshold, prices) -> LoadedCo
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(1, thread_name_prefix="evalkit-walk") as walker:
-        snap.walk(walker)
+        try:
+            snap.walk(walker)
+        except RuntimeError:  # no thread to be had (a process at its limit): walked here first
+            snap.walk()
         return _read_plan(snap, path, strict, outcomes, pass_threshold, prices)
 
 
