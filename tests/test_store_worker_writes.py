@@ -73,6 +73,44 @@ def test_a_parallel_sweep_writes_its_shards_in_its_workers(tmp_path, monkeypatch
     assert warm.records == cold.records == run_sweep(root, cache=False, jobs=1).records
 
 
+def test_a_parallel_load_writes_its_frame_files_here_and_its_shards_in_its_workers(
+    tmp_path, monkeypatch
+):
+    """A corpus load writes the frame files itself (it reads them back for its frames) and
+    hands the shards that name them to its workers, which write them once they have no more
+    sessions to parse; the load waits for them, so the store it leaves is complete."""
+    import glob
+
+    import pandas as pd
+
+    from evalkit.corpus.frames import FRAME_NAMES
+    from evalkit.corpus.load import load_corpus_frames
+
+    root = corpus(tmp_path / "c")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    monkeypatch.setattr(sys.modules[__name__], "_NOTES", str(notes))
+    monkeypatch.setattr(parse, "_MIN_PARALLEL_BYTES", 0)  # the pool even for a tiny corpus
+    monkeypatch.setattr(store_mod, "FLUSH_ROWS", 4)  # several shards
+    monkeypatch.setattr(store_mod, "write_shard", _written_here)
+    cold = load_corpus_frames(root, cache_dir=tmp_path / "cache", jobs=2)
+    written = sorted(p.name for p in notes.iterdir())
+    assert len(written) >= 3
+    assert not [n for n in written if n.startswith(f"{os.getpid()}-")]  # none by this process
+    assert {p.name for p in shards(tmp_path / "cache")} == {n.split("-", 1)[1] for n in written}
+    frame_files = glob.glob(str(tmp_path / "cache" / "**" / "frames-*.parquet"), recursive=True)
+    assert frame_files
+    # Every session a hit next time, its frames read from the files the shards name.
+    for plan in (tmp_path / "cache").rglob("plan-*.out"):
+        plan.unlink()
+    warm = load_corpus_frames(root, cache_dir=tmp_path / "cache", jobs=1)
+    assert (warm.cache_hits, warm.cache_misses) == (cold.cache_misses, 0)
+    want = load_corpus_frames(root, cache=False, jobs=1)
+    for name in FRAME_NAMES:
+        pd.testing.assert_frame_equal(warm.frame(name), want.frame(name))
+        pd.testing.assert_frame_equal(cold.frame(name), want.frame(name))
+
+
 def test_the_main_process_of_a_parallel_cold_sweep_never_imports_pyarrow(tmp_path):
     # The bundled corpus is large enough for the pool; the store is an empty one of the test's.
     code = (

@@ -810,7 +810,25 @@ def _load_frames(
         loader, found.sessions, jobs, bar, scheduler, runs, got, price_table=ahead
     )
     store = loader.store
-    store.finish(loader.wanted)
+    errors = parts.errors()
+    try:
+        if strict and errors:
+            raise _strict_error(errors, loader.root)
+        tables = parts.frames()
+        join = _finish(
+            loader.root,
+            loader.wanted,
+            store.directory,
+            tables,
+            outcomes,
+            pass_threshold,
+            prices,
+            memo,
+        )
+    finally:
+        # The parser workers write the shards meanwhile (`CorpusStore.write_with`): waited for
+        # here, once the frames are made.
+        store.finish(loader.wanted)
     if capture is not None:
         capture.clear()
         # A plan only of a load whose every row came from the store's frame files, read once:
@@ -823,13 +841,6 @@ def _load_frames(
             capture.update(got, whole=True, store=os.fspath(store.directory))
             capture["wanted"] = loader.wanted
             capture["hits"] = store.hits + store.misses
-    errors = parts.errors()
-    if strict and errors:
-        raise _strict_error(errors, loader.root)
-    tables = parts.frames()
-    join = _finish(
-        loader.root, loader.wanted, store.directory, tables, outcomes, pass_threshold, prices, memo
-    )
     return LoadedCorpus(
         root=loader.root,
         discovery=found,

@@ -1164,9 +1164,11 @@ class CorpusStore:
             if "rows" in p:  # a parse's frame rows: stored as frame files when flushed
                 self._pending_frames.append((len(self._pending), ref.log, p["rows"]))
                 self._taken.add(ref.log)
-                self._pending.append(self._row(ref.log, p, m))
-            else:  # its row is built when its shard is written: after the output, or by a worker
-                self._pending.append((ref.log, p, m))
+                # The rest of its payload, its row built as its shard is written (the frame
+                # files it names written first, here), as a payload without frame rows.
+                p = {k: v for k, v in p.items() if k != "rows"}
+            # Its row is built when its shard is written: after the output, or by a worker.
+            self._pending.append((ref.log, p, m))
         if len(self._pending) >= FLUSH_ROWS:
             self.flush(hold=True)
 
@@ -1220,8 +1222,8 @@ class CorpusStore:
             for i, log in placed:
                 self._written_refs[log] = refs[log]
                 if ok:
-                    rows[i]["p_frames"] = _encode(refs[log], "json")
-            self._write(rows)
+                    rows[i][1]["frames"] = refs[log]  # an entry: (log, payload, manifest)
+            self._write_soon(rows)
 
     def _write(self, rows: list[_Entry]) -> str | None:
         assert self.directory is not None
@@ -1290,8 +1292,9 @@ class CorpusStore:
         files — and this process only gathers the rows. The shards are held back until
         `release_writes` (the workers have no more sessions to parse), so that writing never
         delays parsing: on two busy cores, every second a worker spent writing before the last
-        session is parsed would delay the output by half a second. Shards whose sessions have
-        frame rows are still written here (their frame files are written first, together).
+        session is parsed would delay the output by half a second. The frame files of sessions
+        with frame rows are still written here (a corpus load reads them back), before the
+        shards that name them are handed over.
         `finish` waits for the shards still being written, unless the caller prints its
         output first (`writes_after_output`). `drop`: the run failed, and the shards still
         held back are dropped (their sessions are parsed again next time).
@@ -1318,7 +1321,11 @@ class CorpusStore:
 
     def end_after_writes(self, pool: Any) -> None:
         """Shut `pool` (whose workers write this store's shards) down once they are written
-        (`wait_writes`), and not before: the parse is over, the writes are not."""
+        (`wait_writes`), and not before: the parse is over, the writes are not. A pool given
+        before is waited for and shut down first (a load parsing its damaged sessions again)."""
+        if self._end is not None and self._end is not pool:
+            self._wait_writes(cancel=False)
+            self._end.shutdown(wait=True)
         self._end = pool
 
     def wait_writes(self, *, cancel: bool = False) -> None:
@@ -1367,9 +1374,11 @@ class CorpusStore:
             try:
                 name = job.result()
             except (Exception, CancelledError):  # noqa: BLE001 — a shard not written only costs speed
-                continue
+                name = None
             if name is not None:
                 self._written.append(name)
+            else:  # its sessions are parsed again next time: no plan may say they are stored
+                self.lost_writes = True
 
     def finish(self, live: Iterable[StoredSession]) -> None:
         """After a sweep: write refreshed rows, and merge small shards when there are many.

@@ -381,9 +381,11 @@ def _run_local(
         import evalkit.session  # noqa: F401
 
         pool = _pool(workers)
-        # The workers also write the shards (a sweep's: the loader's wait for their frame
-        # files, written here), so this process does no Parquet work and never imports pyarrow.
-        writes = store if store is not None and store.enabled and not frames else None
+        # The workers also write the shards, once they have no more sessions to parse, so
+        # this process does no Parquet work for them (a sweep's never imports pyarrow). A
+        # load's frame files are written here (it reads them back for its frames) before the
+        # shards that name them are handed over.
+        writes = store if store is not None and store.enabled else None
         if writes is not None:
             writes.write_with(pool)
         done = False
