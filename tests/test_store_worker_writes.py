@@ -49,14 +49,21 @@ _real_write_shard = store_mod.write_shard
 _NOTES = ""
 
 
-def test_a_parallel_sweep_writes_its_shards_in_its_workers(tmp_path, monkeypatch):
-    root = corpus(tmp_path / "c")
+def _noted_writes(tmp_path, monkeypatch):
+    """The folder where each shard written leaves its note (`_written_here`), with the pool
+    used even for a tiny corpus and several shards written: the writer processes are told."""
     notes = tmp_path / "notes"
     notes.mkdir()
     monkeypatch.setattr(sys.modules[__name__], "_NOTES", str(notes))
-    monkeypatch.setattr(parse, "_MIN_PARALLEL_BYTES", 0)  # the pool even for a tiny corpus
-    monkeypatch.setattr(store_mod, "FLUSH_ROWS", 4)  # several shards
+    monkeypatch.setattr(parse, "_MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(store_mod, "FLUSH_ROWS", 4)
     monkeypatch.setattr(store_mod, "write_shard", _written_here)
+    return notes
+
+
+def test_a_parallel_sweep_writes_its_shards_in_its_workers(tmp_path, monkeypatch):
+    root = corpus(tmp_path / "c")
+    notes = _noted_writes(tmp_path, monkeypatch)
     cold = run_sweep(root, cache_dir=tmp_path / "cache", jobs=2)
     written = sorted(p.name for p in notes.iterdir())
     assert len(written) >= 3
@@ -87,12 +94,7 @@ def test_a_parallel_load_writes_its_frame_files_here_and_its_shards_in_its_worke
     from evalkit.corpus.load import load_corpus_frames
 
     root = corpus(tmp_path / "c")
-    notes = tmp_path / "notes"
-    notes.mkdir()
-    monkeypatch.setattr(sys.modules[__name__], "_NOTES", str(notes))
-    monkeypatch.setattr(parse, "_MIN_PARALLEL_BYTES", 0)  # the pool even for a tiny corpus
-    monkeypatch.setattr(store_mod, "FLUSH_ROWS", 4)  # several shards
-    monkeypatch.setattr(store_mod, "write_shard", _written_here)
+    notes = _noted_writes(tmp_path, monkeypatch)
     cold = load_corpus_frames(root, cache_dir=tmp_path / "cache", jobs=2)
     written = sorted(p.name for p in notes.iterdir())
     assert len(written) >= 3
