@@ -470,8 +470,8 @@ def _tool_names(tables: dict[str, Any]) -> list[list[str]]:
 # unusable, never a wrong row: the load then runs as without a plan. `verify=True` and
 # `cache=False` never read or write one.
 
-PLAN_VERSION = 3  # 2: the discovery and records compressed, the counts kept; 3: the wanted
-# sessions as columns
+# 2: the discovery and records compressed, the counts kept; 3: the wanted sessions as columns.
+PLAN_VERSION = 3
 
 
 def _plan_snapshot(path, layout, profile, jobs, cache, cache_dir, verify, engine, fmt, keep_runs):

@@ -1324,8 +1324,7 @@ class CorpusStore:
         (`wait_writes`), and not before: the parse is over, the writes are not. A pool given
         before is waited for and shut down first (a load parsing its damaged sessions again)."""
         if self._end is not None and self._end is not pool:
-            self._wait_writes(cancel=False)
-            self._end.shutdown(wait=True)
+            self.wait_writes()
         self._end = pool
 
     def wait_writes(self, *, cancel: bool = False) -> None:
