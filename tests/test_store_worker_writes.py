@@ -21,6 +21,7 @@ from evalkit.corpus import parse
 from evalkit.corpus.discover import discover
 from evalkit.corpus.records import analyse_with_files
 from evalkit.store import shards as store_mod
+from evalkit.store import snapshot as snapshot_mod
 from evalkit.store.shards import CorpusStore, writes_after_output
 from evalkit.tables.sweep import run_sweep
 from tests.sweep_helpers import aged, cited, put
@@ -111,6 +112,84 @@ def test_a_parallel_load_writes_its_frame_files_here_and_its_shards_in_its_worke
     for name in FRAME_NAMES:
         pd.testing.assert_frame_equal(warm.frame(name), want.frame(name))
         pd.testing.assert_frame_equal(cold.frame(name), want.frame(name))
+
+
+def _noted_walk(root):
+    """`tree_state`, leaving a note of the process that walked (a forked worker runs it too)."""
+    with open(os.path.join(_NOTES, f"walk-{os.getpid()}"), "w"):
+        pass
+    return _real_tree_state(root)
+
+
+_real_tree_state = snapshot_mod.tree_state
+
+
+def test_a_cold_parallel_load_walks_its_tree_in_a_worker_and_writes_a_plan_that_is_used(
+    tmp_path, monkeypatch, trusted
+):
+    """No plan and no shard: the parser workers start before discovery and the first walks
+    the tree for the plan; the plan, written while the workers write the shards, is kept once
+    they are all written, and the next load uses it."""
+    import pandas as pd
+
+    from evalkit.corpus import load as load_mod
+    from evalkit.corpus.frames import FRAME_NAMES
+    from evalkit.corpus.load import load_corpus_frames
+
+    root = corpus(tmp_path / "c")
+    notes = _noted_writes(tmp_path, monkeypatch)
+    monkeypatch.setattr(snapshot_mod, "tree_state", _noted_walk)
+    started = []
+    real_ahead = load_mod.workers_ahead
+    monkeypatch.setattr(
+        load_mod, "workers_ahead", lambda jobs: started.append(jobs) or real_ahead(jobs)
+    )
+    cache = tmp_path / "cache"
+    cold = load_corpus_frames(root, cache_dir=cache, jobs=2)
+    assert started == [2] and not parse.started_ahead()  # taken by the parse, and ended
+    walkers = [p.name for p in notes.iterdir() if p.name.startswith("walk-")]
+    assert walkers and f"walk-{os.getpid()}" not in walkers  # walked by a worker, not here
+    shard_writers = {p.name.split("-", 1)[0] for p in notes.iterdir()} - {"walk"}
+    assert shard_writers and str(os.getpid()) not in shard_writers
+    assert len(list(cache.rglob("plan-*.out"))) == 1
+    used = []
+    from_plan = load_mod._from_plan
+    monkeypatch.setattr(load_mod, "_from_plan", lambda *a: used.append(1) or from_plan(*a))
+    warm = load_corpus_frames(root, cache_dir=cache, jobs=2)
+    assert used == [1] and started == [2]  # the plan read, no worker started
+    assert (warm.cache_hits, warm.cache_misses) == (cold.cache_misses, 0)
+    want = load_corpus_frames(root, cache=False, jobs=1)
+    for name in FRAME_NAMES:
+        pd.testing.assert_frame_equal(warm.frame(name), want.frame(name))
+        pd.testing.assert_frame_equal(cold.frame(name), want.frame(name))
+    assert warm.records == cold.records == want.records
+
+
+def test_a_plan_written_while_a_worker_failed_to_write_a_shard_is_not_kept(
+    tmp_path, monkeypatch, trusted
+):
+    """The plan is written before the workers' shards are waited for: one they could not write
+    means the next load would parse its sessions, so the plan is dropped, and nothing of it
+    is left in the store."""
+    from evalkit.corpus import load as load_mod
+    from evalkit.corpus.load import load_corpus_frames
+
+    root = corpus(tmp_path / "c")
+    _noted_writes(tmp_path, monkeypatch)
+    cache = tmp_path / "cache"
+    written = []
+    write_plan = load_mod._write_plan
+    monkeypatch.setattr(
+        load_mod, "_write_plan", lambda *a: written.append(write_plan(*a)) or written[-1]
+    )
+    with pytest.MonkeyPatch.context() as lost:
+        lost.setattr(store_mod, "write_pickled_shard", lambda *args: None)  # a lost write
+        cold = load_corpus_frames(root, cache_dir=cache, jobs=2)
+    assert cold.cache_misses == len(cold.records)
+    assert len(written) == 1 and written[0] is not None  # written, then dropped
+    assert not list(cache.rglob("plan-*.out")) and not list(cache.rglob(".tmp-*"))
+    again = load_corpus_frames(root, cache_dir=cache, jobs=1)  # parses them again, then plans
+    assert again.cache_misses > 0 and len(list(cache.rglob("plan-*.out"))) == 1
 
 
 def test_the_main_process_of_a_parallel_cold_sweep_never_imports_pyarrow(tmp_path):
