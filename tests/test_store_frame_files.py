@@ -51,6 +51,27 @@ def test_rows_written_come_back_with_discovery_identity_and_their_own(tmp_path):
     assert df["arm"].tolist() == ["new"] * 3
 
 
+def test_a_frame_file_is_compressed_with_lz4_and_a_snappy_one_still_reads(tmp_path):
+    """LZ4 is what a warm load decodes fastest of the codecs that keep the files small; a file
+    an earlier version wrote (Snappy) is read as before."""
+    import hashlib
+
+    import pyarrow.parquet as pq
+
+    refs = write_frame_files(tmp_path, [("a.jsonl", rows(3))])
+    hex_, _, _ = refs["a.jsonl"]["calls"]
+    path = tmp_path / frame_files.file_name("calls", hex_)
+    meta = pq.ParquetFile(path).metadata
+    assert {meta.row_group(0).column(k).compression for k in range(meta.num_columns)} == {"LZ4"}
+    table = read_frame_file(tmp_path, "calls", hex_)
+    old = tmp_path / "old.parquet"
+    pq.write_table(table, old, compression="snappy")
+    data = old.read_bytes()
+    old_hex = hashlib.sha256(data).hexdigest()[:32]
+    old.rename(tmp_path / frame_files.file_name("calls", old_hex))
+    assert read_frame_file(tmp_path, "calls", old_hex).equals(table)
+
+
 def test_rows_that_are_not_the_sessions_are_refused(tmp_path):
     refs = write_frame_files(tmp_path, [("a.jsonl", rows(2))])
     hex_, _, _ = refs["a.jsonl"]["calls"]

@@ -155,7 +155,9 @@ def write_frame_tables(
                 offset += table.num_rows
         table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
         sink = pa.BufferOutputStream()
-        pq.write_table(table, sink)
+        # LZ4 rather than the default Snappy: files of about the same size, which a warm load
+        # decodes faster (a 100x load's 78 files: 0.11 s against 0.13 s, read alone).
+        pq.write_table(table, sink, compression="lz4")
         data = sink.getvalue().to_pybytes()
         hex_ = hashlib.sha256(data).hexdigest()[:32]
         ok = ok and _put(directory, file_name(frame, hex_), data)
