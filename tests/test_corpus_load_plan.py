@@ -201,28 +201,75 @@ def test_a_load_that_cannot_start_a_thread_walks_the_tree_itself(tmp_path, monke
     same(got, load_corpus_frames(root, cache=False, jobs=1))
 
 
-@pytest.mark.parametrize("damage", ["plan-cut", "plan-bytes", "frame-missing", "frame-bytes"])
-def test_a_damaged_plan_or_frame_file_falls_back_to_the_same_frames(tmp_path, monkeypatch, damage):
+@pytest.mark.parametrize("damage", ["plan-cut", "plan-bytes"])
+def test_a_damaged_plan_falls_back_to_the_same_frames(tmp_path, monkeypatch, damage):
     root, cache = corpus(tmp_path / "c"), tmp_path / "cache"
     load_corpus_frames(root, cache_dir=cache, jobs=1)
     want = load_corpus_frames(root, cache_dir=cache, jobs=1)  # writes the plan
     (plan,) = cache.rglob("plan-*.out")
-    frame_file = sorted(cache.rglob("frames-calls-*.parquet"))[0]
     if damage == "plan-cut":
         plan.write_bytes(plan.read_bytes()[:-40])
-    elif damage == "plan-bytes":
+    else:
         data = bytearray(plan.read_bytes())
         data[len(data) // 2] ^= 0xFF
         plan.write_bytes(bytes(data))
-    elif damage == "frame-missing":
+    spy = Spy(monkeypatch)
+    got = load_corpus_frames(root, cache_dir=cache, jobs=1)
+    assert spy.planned == 0 and spy.discovered == 1
+    same(got, want)
+
+
+@pytest.mark.parametrize("kept", ["not-arrow", "other-schema", "cut-stream"])
+def test_a_plan_whose_frames_are_not_the_frames_is_not_used(tmp_path, monkeypatch, kept):
+    """A plan with a valid digest (one made to look valid, in a shared cache directory) whose
+    kept frame is not an Arrow stream of exactly that frame: no plan, never a wrong frame."""
+    import pyarrow as pa
+
+    from evalkit.store import frame_files
+
+    root, cache = corpus(tmp_path / "c"), tmp_path / "cache"
+    real = frame_files.frame_bytes
+    if kept == "not-arrow":
+        forged = lambda table: b"not an arrow stream"  # noqa: E731
+    elif kept == "other-schema":
+        forged = lambda table: real(pa.table({"log": ["x"] * table.num_rows}))  # noqa: E731
+    else:
+        forged = lambda table: real(table)[:-64]  # noqa: E731
+    with pytest.MonkeyPatch.context() as forging:
+        forging.setattr(frame_files, "frame_bytes", forged)
+        load_corpus_frames(root, cache_dir=cache, jobs=1)  # the cold load writes the plan
+    assert len(plans(cache)) == 1
+    want = load_corpus_frames(root, cache=False, jobs=1)
+    spy = Spy(monkeypatch)
+    got = load_corpus_frames(root, cache_dir=cache, jobs=1)
+    assert spy.planned == 0 and spy.discovered == 1
+    same(got, want)
+
+
+@pytest.mark.parametrize("damage", ["frame-missing", "frame-bytes"])
+def test_a_plan_keeps_its_frames_and_a_damaged_frame_file_is_reparsed_without_it(
+    tmp_path, monkeypatch, damage
+):
+    """The plan holds each frame itself: a frame file of the store damaged or removed after it
+    was written changes nothing of a planned load; a load without the plan parses the sessions
+    whose rows it held again, with the same frames."""
+    root, cache = corpus(tmp_path / "c"), tmp_path / "cache"
+    load_corpus_frames(root, cache_dir=cache, jobs=1)
+    want = load_corpus_frames(root, cache_dir=cache, jobs=1)  # writes the plan
+    frame_file = sorted(cache.rglob("frames-calls-*.parquet"))[0]
+    if damage == "frame-missing":
         frame_file.unlink()
     else:
         data = bytearray(frame_file.read_bytes())
         data[len(data) // 2] ^= 0xFF
         frame_file.write_bytes(bytes(data))
     spy = Spy(monkeypatch)
+    same(load_corpus_frames(root, cache_dir=cache, jobs=1), want)
+    assert spy.planned == 1 and spy.discovered == 0
+    for plan in cache.rglob("plan-*.out"):
+        plan.unlink()
     got = load_corpus_frames(root, cache_dir=cache, jobs=1)
-    assert spy.planned == 0 and spy.discovered == 1
+    assert spy.planned == 1 and spy.discovered == 1 and got.cache_misses > 0
     same(got, want)
 
 

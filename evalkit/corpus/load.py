@@ -498,17 +498,19 @@ def _tool_names(tables: dict[str, Any]) -> list[list[str]]:
 # layout and the profile) gives the same answer again. A load whose every session came from
 # the store writes that answer as a *plan*, beside the store (`plan-<32 hex>.out`, a
 # `Snapshot` keyed by the state of the whole tree and every option that changes the result):
-# the discovery, the records, the errors, the runs, the choices, and per frame which rows of
-# which frame files make it (`entry_arrays`). The next identical load walks the tree once and,
-# when the state is the recorded one, builds the frames from those files with no Python step
-# per session, then joins the outcomes and prices the sessions as every load does (never
-# stored). The frame rows stay in the store's files only: each file is checked against its
-# digest when read (`read_frame_file`), and a file pruned, replaced or damaged makes the plan
-# unusable, never a wrong row: the load then runs as without a plan. `verify=True` and
-# `cache=False` never read or write one.
+# the discovery, the records, the errors, the runs, the choices, and each frame as assembled
+# from the store's frame files, in discovery order (an Arrow stream, LZ4-compressed:
+# `frame_bytes`). The next identical load walks the tree once and, when the state is the
+# recorded one, reads each frame back without decoding or gathering a row (a 100x corpus's
+# frames from the frame files: a Parquet decode and a gather into discovery order, 0.3 s; from
+# the plan: a decompression), then joins the outcomes and prices the sessions as every load
+# does (never stored). The plan's digest covers its frames, and each is validated in full as
+# it is read: a plan damaged or replaced is unusable, never a wrong row, and the load then runs
+# as without it. `verify=True` and `cache=False` never read or write one.
 
-# 2: the discovery and records compressed, the counts kept; 3: the wanted sessions as columns.
-PLAN_VERSION = 3
+# 2: the discovery and records compressed, the counts kept; 3: the wanted sessions as columns;
+# 4: the frames themselves, one part each, instead of where their rows are in the frame files.
+PLAN_VERSION = 4
 
 
 def _plan_snapshot(path, layout, profile, jobs, cache, cache_dir, verify, engine, fmt, keep_runs):
@@ -561,20 +563,6 @@ def _rebuild(cls: type, values: tuple[Any, ...]) -> Any:
 # unreadable, so the load runs without it.
 _PLAN_GLOBALS = frozenset(
     [("evalkit.corpus.load", "_rebuild"), ("pathlib", "PosixPath"), ("pathlib", "WindowsPath")]
-    + [("numpy", "dtype"), ("numpy._core.numeric", "_frombuffer")]
-    + [("numpy.core.numeric", "_frombuffer")]
-    + [
-        ("pyarrow.lib", name)
-        for name in (
-            "_reconstruct_table",
-            "_restore_array",
-            "chunked_array",
-            "field",
-            "py_buffer",
-            "schema",
-            "type_for_alias",
-        )
-    ]
 )
 
 
@@ -667,12 +655,12 @@ def _write_plan(snap: Any, corpus: LoadedCorpus, got: dict[str, Any]) -> Any:
     writer = snap.writer()
     if writer is None:
         return None
+    frames: dict[str, bytes] = got.get("frames") or {}
     plan = {
         "version": PLAN_VERSION,
         "store": got["store"],
         "wanted": _as_columns(got["wanted"]),
-        "idents": got.get("idents"),
-        "frames": got.get("frames", {}),
+        "framed": list(frames),  # the frames with rows, a part each after the first two
         "errors": corpus.errors,
         # What the next load finds, the plan's loads say: every session in the store.
         "cache_hits": got["hits"],
@@ -693,6 +681,9 @@ def _write_plan(snap: Any, corpus: LoadedCorpus, got: dict[str, Any]) -> Any:
             pickler.fast = True  # no memo of every object pickled (a 100x load's peak memory)
             pickler.dump(value)
             sink.close()
+            writer.end_part()
+        for name in plan["framed"]:
+            writer.write_bytes(frames[name])
             writer.end_part()
     except BaseException as exc:
         writer.discard()
@@ -741,47 +732,40 @@ def _from_plan(snap, path, strict, outcomes, pass_threshold, prices) -> LoadedCo
 
 @gc_paused()
 def _read_plan(snap, path, strict, outcomes, pass_threshold, prices) -> LoadedCorpus | None:
-    from evalkit.store.frame_files import memory_pool
+    from evalkit.store.frame_files import frame_from_bytes, memory_pool, to_pandas
 
     stored = snap.read(tree_later=True)
     if stored is None:
         return None
     with stored:
-        if len(stored.sizes) != 2:
-            return None
-        data, later = stored.data(0), stored.data(1)
-    try:
-        plan = _plan_loads(data)
-        if plan.get("version") != PLAN_VERSION:
-            return None
-        wanted = _from_columns(plan["wanted"])
-    except Exception:  # noqa: BLE001 — a plan that cannot be read is no plan
-        return None
-    del data
-    directory = plan["store"]
-    tables: dict[str, pd.DataFrame] = {}
-    for name in FRAME_NAMES:
-        if snap.walked() and not snap.current(stored):
-            return None  # the tree has changed since the plan was written
-        planned = plan["frames"].get(name)
-        if planned is None:
-            tables[name] = build_frame(name, [])
-            continue
-        files: dict[str, Any] = {}
-        for hex_ in planned.hexes:
-            table = read_frame_file(directory, name, hex_)
-            if table is None:  # pruned, replaced or damaged: the load runs without its plan
+        try:
+            plan = _plan_loads(stored.data(0))
+            if plan.get("version") != PLAN_VERSION:
                 return None
-            files[hex_] = table
-            table = None
-        df, lost = assemble_planned(name, files, planned, plan["idents"])
-        del files
-        if df is None or lost:
+            wanted = _from_columns(plan["wanted"])
+            framed = plan["framed"]
+            if not set(framed) <= set(FRAME_NAMES) or len(stored.sizes) != 2 + len(framed):
+                return None
+            part = {name: 2 + k for k, name in enumerate(framed)}
+        except Exception:  # noqa: BLE001 — a plan that cannot be read is no plan
             return None
-        tables[name] = df
-        # What the frame's Arrow columns held, given back to the system before the next frame
-        # is read (the C library keeps freed memory otherwise: a 100x load's peak, issue 22).
-        memory_pool().release_unused()
+        later = stored.data(1)
+        directory = plan["store"]
+        tables: dict[str, pd.DataFrame] = {}
+        for name in FRAME_NAMES:
+            if snap.walked() and not snap.current(stored):
+                return None  # the tree has changed since the plan was written
+            if name not in part:
+                tables[name] = build_frame(name, [])
+                continue
+            table = frame_from_bytes(name, stored.data(part[name]))
+            if table is None:  # not the frame it was written as: the load runs without its plan
+                return None
+            tables[name] = to_pandas(table, self_destruct=True, memory_pool=memory_pool())
+            table = None
+            # What the frame's Arrow columns held, given back to the system before the next
+            # frame is read (the C library keeps freed memory otherwise: a 100x load's peak).
+            memory_pool().release_unused()
     if not snap.current(stored):
         return None
     root = Path(path)
@@ -882,6 +866,7 @@ def _load_frames(
         # one in the store, as the plan says (a cold load writes the plan its next load uses).
         stored_all = store.stored == store.misses and not store.lost_writes
         whole = stored_all and again == 0 and not parts.built
+        whole = whole and got.get("frames", {}) is not None  # every frame kept for the plan
         if whole and store.directory is not None and got.get("reads", 0) <= 1:
             capture.update(got, whole=True, store=os.fspath(store.directory))
             capture["wanted"] = loader.wanted
@@ -1059,7 +1044,9 @@ def _add_stored(
     idents = identity_table([identity(ref) for _, ref, _ in stored])
     refused: set[str] = set()
     bad: set[int] = set()
-    pieces: dict[str, tuple[pd.DataFrame, list[tuple[int, list[Any]]], Any]] = {}
+    pieces: dict[str, tuple[pd.DataFrame, list[tuple[int, list[Any]]]]] = {}
+    # Each frame as a plan of this load keeps it (`frame_bytes`); None once one cannot be kept.
+    kept: dict[str, bytes] | None = {} if got is not None else None
     frames = iter(FRAME_NAMES)
     # A frame at a time: its files read (or the tables this run wrote taken from the store),
     # assembled, and let go before the next frame's, so memory holds one frame's tables.
@@ -1077,23 +1064,27 @@ def _add_stored(
                 else:
                     tables[hex_] = table
                 table = None  # only `tables` holds it: `assemble` lets it go
-        try:  # the entries taken apart once: assembled, and kept for a plan of this load
+        out: list[bytes] | None = [] if kept is not None else None
+        try:  # the entries taken apart once
             planned = entry_arrays(items)
         except OverflowError:  # a damaged row's figure: `assemble` tells whose
             df, lost = assemble(frame, tables, items, idents)
+            out = kept = None
         else:
-            df, lost = assemble_planned(frame, tables, planned, idents)
+            df, lost = assemble_planned(frame, tables, planned, idents, out)
         del tables
         if lost:  # those sessions leave every frame: every frame assembled again without them
             bad |= {items[j][0] for j in lost}
             pieces, frames = {}, iter(FRAME_NAMES)
+            kept = {} if kept is not None else None
             continue
-        pieces[frame] = (df, items, planned)
+        pieces[frame] = (df, items)
+        if kept is not None and out and len(df):
+            kept[frame] = out[0]
     if got is not None:  # what a plan of this load keeps (`_write_plan`)
         got["reads"] = got.get("reads", 0) + 1
-        got["idents"] = idents
-        got["frames"] = {f: planned for f, (df, _, planned) in pieces.items() if len(df)}
-    for frame, (df, items, _) in pieces.items():
+        got["frames"] = kept
+    for frame, (df, items) in pieces.items():
         if len(df):
             at = np.repeat(
                 np.fromiter((stored[k][0] for k, _ in items), np.int64, len(items)),
