@@ -14,8 +14,8 @@ payload let go once its rows are taken (and stored as frame files for the next l
 pieces are joined in discovery order (`_FrameParts`).
 
 A load whose every row came from the store leaves a plan beside it (`_write_plan`): the next
-load with the same options of the same unchanged tree walks the tree once and builds the frames
-from the frame files the plan names, without discovering or looking up a session again.
+load with the same options of the same unchanged tree walks the tree once and reads the frames
+the plan keeps, without discovering or looking up a session again.
 
 Every file of the tree is accounted for (`accounting()`), and a session that cannot be read is
 reported in `errors` (or raised with `strict=True`) while the rest still loads.

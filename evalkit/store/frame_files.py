@@ -301,7 +301,7 @@ class Entries:
 
 def entry_arrays(entries: Sequence[tuple[int, list[Any]]]) -> Entries:
     """`assemble`'s entries taken apart once, their figures as arrays (no Python step per
-    session after); what a load plan keeps of a frame (`evalkit.corpus.load`).
+    session after).
 
     Raises:
         OverflowError: A figure too large for an array (a damaged row).
