@@ -228,15 +228,20 @@ def test_a_plan_whose_frames_are_not_the_frames_is_not_used(tmp_path, monkeypatc
     from evalkit.store import frame_files
 
     root, cache = corpus(tmp_path / "c"), tmp_path / "cache"
-    real = frame_files.frame_bytes
-    if kept == "not-arrow":
-        forged = lambda table: b"not an arrow stream"  # noqa: E731
-    elif kept == "other-schema":
-        forged = lambda table: real(pa.table({"log": ["x"] * table.num_rows}))  # noqa: E731
-    else:
-        forged = lambda table: real(table)[:-64]  # noqa: E731
+    real = frame_files.write_frame_stream
+
+    def forged(table, write):
+        if kept == "not-arrow":
+            write(b"not an arrow stream")
+        elif kept == "other-schema":
+            real(pa.table({"log": ["x"] * table.num_rows}), write)
+        else:
+            pieces = []
+            real(table, pieces.append)
+            write(b"".join(bytes(p) for p in pieces)[:-64])
+
     with pytest.MonkeyPatch.context() as forging:
-        forging.setattr(frame_files, "frame_bytes", forged)
+        forging.setattr(load_mod, "write_frame_stream", forged)
         load_corpus_frames(root, cache_dir=cache, jobs=1)  # the cold load writes the plan
     assert len(plans(cache)) == 1
     want = load_corpus_frames(root, cache=False, jobs=1)
@@ -426,3 +431,25 @@ def test_a_plan_keeps_its_sessions_as_columns_and_makes_the_same_refs_again():
     ):
         with pytest.raises((ValueError, TypeError)):
             load_mod._from_columns(bad)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_corpus_read_again_with_its_own_profile_plans_that_reading_and_leaves_no_temp(
+    tmp_path, monkeypatch, jobs
+):
+    """A corpus whose tool under test is not codegraph's is read twice (the default profile,
+    then the one chosen); the plan, whose frames are written as the frames are read, is that
+    of the second reading only, and the first reading's leaves nothing in the store."""
+    from evalkit.corpus import parse
+    from tests.tool_helpers import SOURCEGRAPH, mcp_corpus
+
+    monkeypatch.setattr(parse, "_MIN_PARALLEL_BYTES", 0)
+    root, cache = aged(mcp_corpus(tmp_path / "c", SOURCEGRAPH)), tmp_path / "cache"
+    cold = load_corpus_frames(root, cache_dir=cache, jobs=jobs)
+    assert cold.profile_choice.profile.name == "sourcegraph"
+    assert len(plans(cache)) == 1 and not list(cache.rglob(".tmp-*"))
+    spy = Spy(monkeypatch)
+    planned = load_corpus_frames(root, cache_dir=cache, jobs=jobs)
+    assert spy.planned == 1 and spy.discovered == 0
+    same(planned, cold)
+    same(planned, load_corpus_frames(root, cache=False, jobs=1))

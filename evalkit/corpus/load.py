@@ -62,7 +62,9 @@ from evalkit.store.frame_files import (
     entry_arrays,
     file_name,
     identity_table,
+    memory_pool,
     read_frame_file,
+    write_frame_stream,
 )
 from evalkit.store.keys import store_directory, store_fingerprint
 from evalkit.store.price_memo import PriceMemo
@@ -432,7 +434,7 @@ def _load_planless(plan, path, *, layout, profile, keep_runs, prices, **args) ->
     args.update(keep_runs=keep_runs, prices=resolve_prices(prices))
     capture: dict[str, Any] = {}  # what the last load read from the store, for its plan
     settle: list[Callable[[], None]] = []  # the last load's store, to finish (`_load_frames`)
-    args.update(capture=capture, settle=settle)
+    args.update(capture=capture, settle=settle, plan=plan)
     writer = None
     try:
         if profile is None:
@@ -445,6 +447,7 @@ def _load_planless(plan, path, *, layout, profile, keep_runs, prices, **args) ->
             choice = choose_profile(_tool_names(corpus.tables))
             if choice.profile != CODEGRAPH:
                 settle.pop()()
+                _drop_writer(capture)  # the plan is of the load with the chosen profile
                 corpus = _load_frames(path, layout=layout, profile=choice.profile, **args)
         else:
             corpus = _load_frames(path, layout=layout, profile=profile, **args)
@@ -459,6 +462,7 @@ def _load_planless(plan, path, *, layout, profile, keep_runs, prices, **args) ->
     except BaseException:
         if writer is not None:
             writer.discard()
+        _drop_writer(capture)
         while settle:
             settle.pop()()
         raise
@@ -500,7 +504,7 @@ def _tool_names(tables: dict[str, Any]) -> list[list[str]]:
 # `Snapshot` keyed by the state of the whole tree and every option that changes the result):
 # the discovery, the records, the errors, the runs, the choices, and each frame as assembled
 # from the store's frame files, in discovery order (an Arrow stream, LZ4-compressed:
-# `frame_bytes`). The next identical load walks the tree once and, when the state is the
+# `write_frame_stream`). The next identical load walks the tree once and, when the state is the
 # recorded one, reads each frame back without decoding or gathering a row (a 100x corpus's
 # frames from the frame files: a Parquet decode and a gather into discovery order, 0.3 s; from
 # the plan: a decompression), then joins the outcomes and prices the sessions as every load
@@ -509,8 +513,9 @@ def _tool_names(tables: dict[str, Any]) -> list[list[str]]:
 # as without it. `verify=True` and `cache=False` never read or write one.
 
 # 2: the discovery and records compressed, the counts kept; 3: the wanted sessions as columns;
-# 4: the frames themselves, one part each, instead of where their rows are in the frame files.
-PLAN_VERSION = 4
+# 5: the frames themselves, one part each (before the plan's own two), instead of where their
+# rows are in the frame files.
+PLAN_VERSION = 5
 
 
 def _plan_snapshot(path, layout, profile, jobs, cache, cache_dir, verify, engine, fmt, keep_runs):
@@ -648,19 +653,22 @@ def _plan_pickler():
 
 
 def _write_plan(snap: Any, corpus: LoadedCorpus, got: dict[str, Any]) -> Any:
-    """Write the plan of a finished load (`got`: what it read from the store); the writer,
-    for the caller to commit (or discard), or None when no plan could be written."""
+    """Write the plan of a finished load (`got`: what it read from the store, and the writer
+    its frames were written to as they were read, `_add_stored`); the writer, for the caller
+    to commit (or discard), or None when no plan could be written."""
     import pickle
 
-    writer = snap.writer()
+    if "writer" in got:  # made as the frames were read, each frame a part of it already
+        writer, framed = got.pop("writer"), got["framed"]
+    else:  # no session was read from the store (a corpus of none)
+        writer, framed = snap.writer(), []
     if writer is None:
         return None
-    frames: dict[str, bytes] = got.get("frames") or {}
     plan = {
         "version": PLAN_VERSION,
         "store": got["store"],
         "wanted": _as_columns(got["wanted"]),
-        "framed": list(frames),  # the frames with rows, a part each after the first two
+        "framed": framed,  # the frames with rows, in the parts before the last two
         "errors": corpus.errors,
         # What the next load finds, the plan's loads say: every session in the store.
         "cache_hits": got["hits"],
@@ -682,15 +690,19 @@ def _write_plan(snap: Any, corpus: LoadedCorpus, got: dict[str, Any]) -> Any:
             pickler.dump(value)
             sink.close()
             writer.end_part()
-        for name in plan["framed"]:
-            writer.write_bytes(frames[name])
-            writer.end_part()
     except BaseException as exc:
         writer.discard()
         if not isinstance(exc, Exception):
             raise
         return None  # a value that cannot be kept: no plan, the load stands
     return writer
+
+
+def _drop_writer(got: dict[str, Any]) -> None:
+    """Discard the plan writer `got` holds, if any (the load will write no plan)."""
+    writer = got.pop("writer", None)
+    if writer is not None:
+        writer.discard()
 
 
 class _Sink:
@@ -738,18 +750,19 @@ def _read_plan(snap, path, strict, outcomes, pass_threshold, prices) -> LoadedCo
     if stored is None:
         return None
     with stored:
+        parts = len(stored.sizes)
         try:
-            plan = _plan_loads(stored.data(0))
+            plan = _plan_loads(stored.data(parts - 2))
             if plan.get("version") != PLAN_VERSION:
                 return None
             wanted = _from_columns(plan["wanted"])
             framed = plan["framed"]
-            if not set(framed) <= set(FRAME_NAMES) or len(stored.sizes) != 2 + len(framed):
+            if not set(framed) <= set(FRAME_NAMES) or parts != 2 + len(framed):
                 return None
-            part = {name: 2 + k for k, name in enumerate(framed)}
+            part = {name: k for k, name in enumerate(framed)}
         except Exception:  # noqa: BLE001 — a plan that cannot be read is no plan
             return None
-        later = stored.data(1)
+        later = stored.data(parts - 1)
         directory = plan["store"]
         tables: dict[str, pd.DataFrame] = {}
         for name in FRAME_NAMES:
@@ -817,6 +830,7 @@ def _load_frames(
     prices: Any = None,
     capture: dict[str, Any] | None = None,
     settle: list[Callable[[], None]] | None = None,
+    plan: Any = None,
 ) -> LoadedCorpus:
     """One load of the corpus (`load_corpus_frames`'s arguments). `capture`, a dict, gets what
     a plan of it needs when every row came from the store (else it is emptied). The store's
@@ -827,7 +841,9 @@ def _load_frames(
     found = loader.found
     bar = None if progress is False else Progress(len(loader.wanted), enabled=progress)
     runs: dict[str, dict[str, Any]] | None = {} if keep_runs else None
-    got: dict[str, Any] = {}
+    # What this load read from the store, for its plan (`plan`, a `Snapshot`): the frames are
+    # written to the plan as they are read (`_add_stored`).
+    got: dict[str, Any] = {"plan": plan}
     # The table's answers kept in the store: a warm load then never imports the table.
     memo = PriceMemo(loader.store.directory)
     # With none kept (and no prices of the user's), the first session parsed with a model
@@ -856,6 +872,7 @@ def _load_frames(
             memo,
         )
     except BaseException:
+        _drop_writer(got)
         store.finish(loader.wanted)
         raise
     if capture is not None:
@@ -866,17 +883,21 @@ def _load_frames(
         # one in the store, as the plan says (a cold load writes the plan its next load uses).
         stored_all = store.stored == store.misses and not store.lost_writes
         whole = stored_all and again == 0 and not parts.built
-        whole = whole and got.get("frames", {}) is not None  # every frame kept for the plan
+        whole = whole and got.get("framed", []) is not None  # every frame kept for the plan
         if whole and store.directory is not None and got.get("reads", 0) <= 1:
             capture.update(got, whole=True, store=os.fspath(store.directory))
+            got.pop("writer", None)  # the caller's now
             capture["wanted"] = loader.wanted
             capture["hits"] = store.hits + store.misses
+
+    _drop_writer(got)  # a load of which no plan is written
 
     def finished() -> None:
         # The parser workers write the shards meanwhile (`CorpusStore.write_with`): waited for
         # once the frames are made. A shard they could not write leaves no plan.
         store.finish(loader.wanted)
         if capture is not None and store.lost_writes:
+            _drop_writer(capture)
             capture.clear()
 
     if settle is None:
@@ -1045,45 +1066,71 @@ def _add_stored(
     refused: set[str] = set()
     bad: set[int] = set()
     pieces: dict[str, tuple[pd.DataFrame, list[tuple[int, list[Any]]]]] = {}
-    # Each frame as a plan of this load keeps it (`frame_bytes`); None once one cannot be kept.
-    kept: dict[str, bytes] | None = {} if got is not None else None
+    # Each frame written to the plan of this load as it is read, a part of its own
+    # (`write_frame_stream`), and named in `framed`; None when no plan will have them.
+    if got is not None and got.get("reads"):  # read twice: a plan of neither reading
+        _drop_writer(got)
+    plan = got.get("plan") if got is not None and not got.get("reads") else None
+    writer = plan.writer() if plan is not None else None
+    framed: list[str] | None = [] if writer is not None else None
     frames = iter(FRAME_NAMES)
     # A frame at a time: its files read (or the tables this run wrote taken from the store),
     # assembled, and let go before the next frame's, so memory holds one frame's tables.
-    while (frame := next(frames, None)) is not None:
-        items = [(k, where[frame]) for k, (_, _, where) in enumerate(stored) if frame in where]
-        items = [item for item in items if item[0] not in bad]
-        tables: dict[str, Any] = {}
-        for _, (hex_, _, _) in items:
-            if hex_ not in tables and file_name(frame, hex_) not in refused:
-                table = store.written_table(frame, hex_)
-                if table is None:
-                    table = read_frame_file(store.directory, frame, hex_)  # type: ignore[arg-type]
-                if table is None:
-                    refused.add(file_name(frame, hex_))
-                else:
-                    tables[hex_] = table
-                table = None  # only `tables` holds it: `assemble` lets it go
-        out: list[bytes] | None = [] if kept is not None else None
-        try:  # the entries taken apart once
-            planned = entry_arrays(items)
-        except OverflowError:  # a damaged row's figure: `assemble` tells whose
-            df, lost = assemble(frame, tables, items, idents)
-            out = kept = None
-        else:
-            df, lost = assemble_planned(frame, tables, planned, idents, out)
-        del tables
-        if lost:  # those sessions leave every frame: every frame assembled again without them
-            bad |= {items[j][0] for j in lost}
-            pieces, frames = {}, iter(FRAME_NAMES)
-            kept = {} if kept is not None else None
-            continue
-        pieces[frame] = (df, items)
-        if kept is not None and out and len(df):
-            kept[frame] = out[0]
+    try:
+        while (frame := next(frames, None)) is not None:
+            items = [(k, where[frame]) for k, (_, _, where) in enumerate(stored) if frame in where]
+            items = [item for item in items if item[0] not in bad]
+            tables: dict[str, Any] = {}
+            for _, (hex_, _, _) in items:
+                if hex_ not in tables and file_name(frame, hex_) not in refused:
+                    table = store.written_table(frame, hex_)
+                    if table is None:
+                        table = read_frame_file(store.directory, frame, hex_)  # type: ignore[arg-type]
+                    if table is None:
+                        refused.add(file_name(frame, hex_))
+                    else:
+                        tables[hex_] = table
+                    table = None  # only `tables` holds it: `assemble` lets it go
+            wrote: list[bool] = []
+
+            def keep(table: Any, writer: Any = writer, wrote: list[bool] = wrote) -> None:
+                write_frame_stream(table, writer.write_bytes)
+                wrote.append(True)
+
+            try:  # the entries taken apart once
+                planned = entry_arrays(items)
+            except OverflowError:  # a damaged row's figure: `assemble` tells whose
+                df, lost = assemble(frame, tables, items, idents)
+                lost = lost or []
+                if writer is not None:  # not kept: no plan of this load (its sessions are lost)
+                    writer.discard()
+                    writer = framed = None
+            else:
+                df, lost = assemble_planned(
+                    frame, tables, planned, idents, keep if writer is not None else None
+                )
+            del tables
+            if lost:  # those sessions leave every frame: every frame assembled again without them
+                bad |= {items[j][0] for j in lost}
+                pieces, frames = {}, iter(FRAME_NAMES)
+                if writer is not None:  # parts of frames made again: no plan of this load
+                    writer.discard()
+                    writer = framed = None
+                continue
+            pieces[frame] = (df, items)
+            if wrote:
+                writer.end_part()  # type: ignore[union-attr]
+                framed.append(frame)  # type: ignore[union-attr]
+            # What the frame's Arrow columns and its compression held, given back to the
+            # system before the next frame is read (a cold 100x load's peak memory).
+            memory_pool().release_unused()
+    except BaseException:
+        if writer is not None:
+            writer.discard()
+        raise
     if got is not None:  # what a plan of this load keeps (`_write_plan`)
         got["reads"] = got.get("reads", 0) + 1
-        got["frames"] = kept
+        got["writer"], got["framed"] = writer, framed
     for frame, (df, items) in pieces.items():
         if len(df):
             at = np.repeat(

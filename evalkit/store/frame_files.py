@@ -28,7 +28,7 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
@@ -322,10 +322,15 @@ def entry_arrays(entries: Sequence[tuple[int, list[Any]]]) -> Entries:
 
 
 def assemble_planned(
-    frame: str, tables: dict[str, Any], planned: Entries, idents: Any, kept: Any = None
+    frame: str,
+    tables: dict[str, Any],
+    planned: Entries,
+    idents: Any,
+    keep: Callable[[Any], None] | None = None,
 ) -> tuple[Any, list[int]]:
-    """`assemble` of entries already taken apart (`entry_arrays`); the same result. `kept`, a
-    list, also gets the frame's table as `frame_bytes` (what a load plan keeps of it)."""
+    """`assemble` of entries already taken apart (`entry_arrays`); the same result. `keep` is
+    also given the frame's Arrow table when it has rows, before it becomes pandas (what a load
+    plan keeps of it: `write_frame_stream`)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -395,26 +400,53 @@ def assemble_planned(
     out = pa.table(columns, schema=_frame_schema(frame))
     # Only `out` holds the rows now: each column's Arrow memory goes as it becomes pandas.
     del rows, ident, columns, column
-    if kept is not None:
-        kept.append(frame_bytes(out))
+    if keep is not None and out.num_rows:
+        keep(out)
     return to_pandas(out, self_destruct=True, memory_pool=pool), []
 
 
-def frame_bytes(table: Any) -> bytes:
-    """A frame's table (`assemble`'s, before pandas) as an Arrow IPC stream, its buffers LZ4
-    compressed: what a load plan keeps of each frame (`evalkit.corpus.load`), read back by
-    `frame_from_bytes` without any decoding or gathering (a 100x corpus's frames: 15 MB)."""
+# Rows of a frame compressed at a time as a plan keeps it (`write_frame_stream`): what the
+# compression holds at once, whatever the frame's size.
+FRAME_BATCH_ROWS = 16384
+
+
+class _WriteOnly:
+    """A binary file that hands each write to a function (for `pyarrow.PythonFile`)."""
+
+    closed = False
+
+    def __init__(self, write: Callable[[Any], None]) -> None:
+        self._write, self._at = write, 0
+
+    def write(self, data: Any) -> int:
+        n = memoryview(data).nbytes
+        self._write(data)
+        self._at += n
+        return n
+
+    def tell(self) -> int:
+        return self._at
+
+    def flush(self) -> None:
+        pass
+
+
+def write_frame_stream(table: Any, write: Callable[[Any], None]) -> None:
+    """Write a frame's table (`assemble`'s, before pandas) as an Arrow IPC stream, its buffers
+    LZ4 compressed, `FRAME_BATCH_ROWS` rows at a time, each piece handed to `write` as it is
+    made: what a load plan keeps of each frame (`evalkit.corpus.load`), read back by
+    `frame_from_bytes` without any decoding or gathering (a 100x corpus's frames: 27 MB).
+    Nothing of it is held beyond a batch (a cold 100x load's peak memory)."""
     import pyarrow as pa
 
-    sink = pa.BufferOutputStream()
-    options = pa.ipc.IpcWriteOptions(compression="lz4")
+    sink = pa.PythonFile(_WriteOnly(write), mode="w")
+    options = pa.ipc.IpcWriteOptions(compression="lz4", use_threads=False)
     with pa.ipc.new_stream(sink, table.schema, options=options) as writer:
-        writer.write_table(table)
-    return sink.getvalue().to_pybytes()
+        writer.write_table(table, max_chunksize=FRAME_BATCH_ROWS)
 
 
 def frame_from_bytes(frame: str, data: bytes) -> Any:
-    """The table of frame `frame` that `frame_bytes` wrote, fully validated (its schema exactly
+    """The table of frame `frame` that `write_frame_stream` wrote, fully validated (its schema exactly
     the frame's, every offset and length within its buffers); None for anything else."""
     import pyarrow as pa
 
