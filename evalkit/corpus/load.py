@@ -852,9 +852,13 @@ def _load_frames(
     # would then sit beside the frames as they are assembled, the load's peak, for a gain
     # under 1% (measured at 100x: +14 MB of peak).
     ahead = not memo and prices is None and len(loader.wanted) <= PRICE_TABLE_AHEAD
-    records, parts, again = _gather(
-        loader, found.sessions, jobs, bar, scheduler, runs, got, price_table=ahead
-    )
+    try:
+        records, parts, again = _gather(
+            loader, found.sessions, jobs, bar, scheduler, runs, got, price_table=ahead
+        )
+    except BaseException:
+        _drop_writer(got)  # the plan's frames written so far: no plan of a load that failed
+        raise
     store = loader.store
     errors = parts.errors()
     try:
