@@ -453,3 +453,27 @@ def test_a_corpus_read_again_with_its_own_profile_plans_that_reading_and_leaves_
     assert spy.planned == 1 and spy.discovered == 0
     same(planned, cold)
     same(planned, load_corpus_frames(root, cache=False, jobs=1))
+
+
+def test_a_load_interrupted_after_its_frames_were_read_leaves_no_plan_and_no_temp(
+    tmp_path, monkeypatch
+):
+    """The plan's frames are written as they are read: a load stopped after that (Ctrl-C while
+    it parses sessions again, say) discards them, and the next load writes a plan of its own."""
+    root, cache = corpus(tmp_path / "c"), tmp_path / "cache"
+    real = load_mod._add_stored
+
+    def interrupted(*args, **kwargs):
+        real(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    with pytest.MonkeyPatch.context() as stop:
+        stop.setattr(load_mod, "_add_stored", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            load_corpus_frames(root, cache_dir=cache, jobs=1)
+    assert plans(cache) == [] and not list(cache.rglob(".tmp-*"))
+    cold = load_corpus_frames(root, cache_dir=cache, jobs=1)
+    assert len(plans(cache)) == 1
+    spy = Spy(monkeypatch)
+    same(load_corpus_frames(root, cache_dir=cache, jobs=1), cold)
+    assert spy.planned == 1
