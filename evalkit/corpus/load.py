@@ -395,6 +395,26 @@ def load_corpus_frames(
         planned = _from_plan(plan, path, strict, outcomes, pass_threshold, resolve_prices(prices))
         if planned is not None:
             return planned
+    capture: dict[str, Any] = {}  # what the last load read from the store, for its plan
+    settle: list[Callable[[], None]] = []  # the last load's store, to finish (`_load_frames`)
+    args = dict(
+        jobs=jobs,
+        cache=cache,
+        cache_dir=cache_dir,
+        progress=progress,
+        strict=strict,
+        verify=verify,
+        engine=engine,
+        scheduler=scheduler,
+        format=format,
+        outcomes=outcomes,
+        pass_threshold=pass_threshold,
+        keep_runs=keep_runs,
+        prices=resolve_prices(prices),
+        capture=capture,
+        settle=settle,
+        plan=plan,
+    )
     # No plan (a first load of this store, whose every session will be parsed): the parser
     # workers start now, and the first walks the tree for the plan this load writes while this
     # process discovers the sessions, as a cold sweep's do (a 100x load: the walk 0.4 s).
@@ -402,76 +422,47 @@ def load_corpus_frames(
     with workers_ahead(ahead) if ahead is not None else contextlib.nullcontext() as pool:
         if plan is not None:
             plan.walk(pool)  # done already when a plan was read; here when no worker walks it
-        return _load_planless(
-            plan,
-            path,
-            layout=layout,
-            profile=profile,
-            keep_runs=keep_runs,
-            jobs=jobs,
-            cache=cache,
-            cache_dir=cache_dir,
-            progress=progress,
-            strict=strict,
-            verify=verify,
-            engine=engine,
-            scheduler=scheduler,
-            format=format,
-            outcomes=outcomes,
-            pass_threshold=pass_threshold,
-            prices=prices,
-        )
-
-
-def _load_planless(plan, path, *, layout, profile, keep_runs, prices, **args) -> LoadedCorpus:
-    """`load_corpus_frames` without a plan to read: discover, parse or look up every session
-    (`_load_frames`), then write the plan (`plan`, a `Snapshot` walked or being walked, or None)
-    when every row came from the store."""
-    layout_choice = None
-    if layout is None and os.path.isdir(path):
-        layout_choice = detect_layout(path)  # a harbor tree is read as one (issue 23)
-        layout = layout_choice.layout if layout_choice is not None else None
-    args.update(keep_runs=keep_runs, prices=resolve_prices(prices))
-    capture: dict[str, Any] = {}  # what the last load read from the store, for its plan
-    settle: list[Callable[[], None]] = []  # the last load's store, to finish (`_load_frames`)
-    args.update(capture=capture, settle=settle, plan=plan)
-    writer = None
-    try:
-        if profile is None:
-            # No profile given: read with the default, then choose one from the tools the
-            # sessions call; a corpus whose tool under test is not codegraph is read again with
-            # its profile. (With `keep_runs` the default is read as the codegraph profile: its
-            # runs are kept.)
-            first = CODEGRAPH if keep_runs else None
-            corpus = _load_frames(path, layout=layout, profile=first, **args)
-            choice = choose_profile(_tool_names(corpus.tables))
-            if choice.profile != CODEGRAPH:
+        layout_choice = None
+        if layout is None and os.path.isdir(path):
+            layout_choice = detect_layout(path)  # a harbor tree is read as one (issue 23)
+            layout = layout_choice.layout if layout_choice is not None else None
+        writer = None
+        try:
+            if profile is None:
+                # No profile given: read with the default, then choose one from the tools
+                # the sessions call; a corpus whose tool under test is not codegraph is read
+                # again with its profile. (With `keep_runs` the default is read as the
+                # codegraph profile: its runs are kept.)
+                first = CODEGRAPH if keep_runs else None
+                corpus = _load_frames(path, layout=layout, profile=first, **args)
+                choice = choose_profile(_tool_names(corpus.tables))
+                if choice.profile != CODEGRAPH:
+                    settle.pop()()
+                    _drop_writer(capture)  # the plan is of the load with the chosen profile
+                    corpus = _load_frames(path, layout=layout, profile=choice.profile, **args)
+            else:
+                corpus = _load_frames(path, layout=layout, profile=profile, **args)
+                choice = ProfileChoice(load_profile(profile), "given", detected=False)
+            corpus = dataclasses.replace(corpus, profile_choice=choice, layout_choice=layout_choice)
+            # The plan is written while the parser workers still write the shards, and kept
+            # only once every shard is written.
+            if plan is not None and capture.get("whole"):
+                writer = _write_plan(plan, corpus, capture)
+            while settle:
                 settle.pop()()
-                _drop_writer(capture)  # the plan is of the load with the chosen profile
-                corpus = _load_frames(path, layout=layout, profile=choice.profile, **args)
-        else:
-            corpus = _load_frames(path, layout=layout, profile=profile, **args)
-            choice = ProfileChoice(load_profile(profile), "given", detected=False)
-        corpus = dataclasses.replace(corpus, profile_choice=choice, layout_choice=layout_choice)
-        # The plan is written while the parser workers still write the shards, and kept only
-        # once every shard is written.
-        if plan is not None and capture.get("whole"):
-            writer = _write_plan(plan, corpus, capture)
-        while settle:
-            settle.pop()()
-    except BaseException:
+        except BaseException:
+            if writer is not None:
+                writer.discard()
+            _drop_writer(capture)
+            while settle:
+                settle.pop()()
+            raise
         if writer is not None:
-            writer.discard()
-        _drop_writer(capture)
-        while settle:
-            settle.pop()()
-        raise
-    if writer is not None:
-        if capture.get("whole"):
-            writer.commit()
-        else:
-            writer.discard()
-    return corpus
+            if capture.get("whole"):
+                writer.commit()
+            else:
+                writer.discard()
+        return corpus
 
 
 def _tool_names(tables: dict[str, Any]) -> list[list[str]]:
@@ -1089,7 +1080,8 @@ def _add_stored(
                 if hex_ not in tables and file_name(frame, hex_) not in refused:
                     table = store.written_table(frame, hex_)
                     if table is None:
-                        table = read_frame_file(store.directory, frame, hex_)  # type: ignore[arg-type]
+                        directory = store.directory
+                        table = read_frame_file(directory, frame, hex_)  # type: ignore[arg-type]
                     if table is None:
                         refused.add(file_name(frame, hex_))
                     else:

@@ -446,8 +446,9 @@ def write_frame_stream(table: Any, write: Callable[[Any], None]) -> None:
 
 
 def frame_from_bytes(frame: str, data: bytes) -> Any:
-    """The table of frame `frame` that `write_frame_stream` wrote, fully validated (its schema exactly
-    the frame's, every offset and length within its buffers); None for anything else."""
+    """The table of frame `frame` that `write_frame_stream` wrote, fully validated (its
+    schema exactly the frame's, every offset and length within its buffers); None for
+    anything else."""
     import pyarrow as pa
 
     try:
