@@ -12,11 +12,10 @@ exponents hold too), the best wall time and the peak
 resident memory (the largest process of the command) of:
 
 * frames cold / warm: `load_corpus(DIR)` with every frame taken (not its records), on an empty
-  store and again on the store it filled (the frames read from the store's frame files, by the
-  load plan the first load wrote; their peak memory is the load's, taken before the frames'
-  digest that checks every round: hashing their text costs more than reading them); each
-  also as measured
-  inside its process ("in-process": the interpreter started and pandas, evalkit and the
+  store and again on the store it filled (the frames read from the load plan the first load
+  wrote, which keeps them; their peak memory is the load's, taken before the frames' digest
+  that checks every round: hashing their text costs more than reading them); each also as
+  measured inside its process ("in-process": the interpreter started and pandas, evalkit and the
   loader's modules, `evalkit.tables.corpus`, imported before the clock starts), the figure a
   notebook's user sees. What a load imports on its own first use stays inside the clock, as a
   user's first load pays it: pyarrow's Parquet reader and pandas' Arrow conversion, and the
